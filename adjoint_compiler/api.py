@@ -1,0 +1,191 @@
+"""Public entry points: grad, value_and_grad, vjp, differentiable, adjoint_source.
+
+A gradient is compiled once per (function, wrt, argument kinds, shape of output) and cached;
+later calls run the cached generated function. Returned gradients never alias the inputs or each
+other, and computing one never writes into the caller's arrays.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import numbers
+import threading
+
+import numpy as np
+
+from . import runtime as rt
+from .frontend import SourceError, _unwrap
+from .pipeline import compile_gradient
+
+_CACHE: dict = {}
+_LOCKS: dict = {}
+_CACHE_LOCK = threading.Lock()
+
+
+def _kind(value) -> str:
+    return "seq" if isinstance(value, (tuple, list)) else "num"
+
+
+def _check_numeric(value, what: str) -> None:
+    if isinstance(value, (tuple, list)):
+        for v in value:
+            _check_numeric(v, what)
+        return
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind not in "biufc":
+            raise TypeError(f"{what} must be numeric to be differentiated, got an array of dtype {value.dtype}")
+        return
+    if isinstance(value, (numbers.Number, np.generic)) and not isinstance(value, (bool, np.bool_)):
+        return
+    raise TypeError(f"{what} must be a number, an array or a tuple/list of them to be differentiated, "
+                    f"got {type(value).__name__}")
+
+
+def _normalize_wrt(wrt):
+    if isinstance(wrt, (int, np.integer)) and not isinstance(wrt, bool):
+        return (int(wrt),), False
+    if isinstance(wrt, (tuple, list)) and wrt and all(isinstance(i, int) and not isinstance(i, bool)
+                                                      for i in wrt):
+        return tuple(wrt), True
+    raise TypeError(f"wrt must be an int or a non-empty tuple of ints, got {wrt!r}")
+
+
+def _bind(func, args, kwargs) -> list:
+    target = _unwrap(func)
+    if not callable(target):
+        raise TypeError(f"{target!r} is not callable")
+    try:
+        sig = inspect.signature(target)
+        bound = sig.bind(*args, **kwargs)
+    except TypeError as exc:
+        raise TypeError(f"{getattr(target, '__name__', target)}: {exc}") from None
+    except ValueError:
+        raise SourceError(f"cannot differentiate {target!r}: it has no Python signature or source") from None
+    bound.apply_defaults()
+    return [bound.arguments[p] for p in sig.parameters]
+
+
+def compiled(func, wrt: tuple, values: list, mode: str):
+    """The cached compiled gradient for these argument kinds, compiling it once (thread-safe)."""
+    n = len(values)
+    for i in wrt:
+        if not -n <= i < n:
+            raise IndexError(f"wrt={i} is out of range: {getattr(func, '__name__', func)} takes {n} arguments")
+    wrt = tuple(i % n for i in wrt)
+    key = (_unwrap(func), wrt, tuple(_kind(v) for v in values), mode)
+    entry = _CACHE.get(key)
+    if entry is not None:
+        return entry
+    with _CACHE_LOCK:
+        lock = _LOCKS.setdefault(key, threading.Lock())
+    with lock:
+        entry = _CACHE.get(key)
+        if entry is None:
+            entry = compile_gradient(_unwrap(func), wrt, key[2], mode)
+            _CACHE[key] = entry
+    return entry
+
+
+def _owned(grads: list, inputs: list) -> list:
+    """Copy any gradient array that shares memory with an input or an earlier gradient, or that is
+    read-only (a broadcast view)."""
+    out, seen = [], []
+    flat_inputs = [a for v in inputs for a in _arrays(v)]
+    for g in grads:
+        out.append(_own(g, flat_inputs, seen))
+    return out
+
+
+def _arrays(v):
+    if isinstance(v, np.ndarray):
+        return [v]
+    if isinstance(v, (tuple, list)):
+        return [a for x in v for a in _arrays(x)]
+    return []
+
+
+def _own(g, inputs, seen):
+    if isinstance(g, (tuple, list)):
+        return type(g)(_own(x, inputs, seen) for x in g)
+    if isinstance(g, np.ndarray):
+        if not g.flags.writeable or any(np.may_share_memory(g, a) for a in inputs + seen):
+            g = g.copy()
+        seen.append(g)
+    return g
+
+
+def _run_joint(func, wrt, args, kwargs):
+    values = _bind(func, args, kwargs)
+    wrt_t, as_tuple = _normalize_wrt(wrt)
+    entry = compiled(func, wrt_t, values, "joint")
+    for i in wrt_t:
+        _check_numeric(values[i], f"argument {i} of {getattr(func, '__name__', func)}")
+    value, raw = entry.function(*values)
+    n = len(values)
+    grads = [rt.gradient(g, values[i % n]) for g, i in zip(raw, wrt_t)]
+    grads = _owned(grads, values)
+    return value, (tuple(grads) if as_tuple else grads[0])
+
+
+def grad(func, wrt=0):
+    """The gradient of scalar-valued `func` w.r.t. argument `wrt` (an int or a tuple of ints)."""
+    _normalize_wrt(wrt)
+
+    @functools.wraps(_unwrap(func))
+    def gradient(*args, **kwargs):
+        return _run_joint(func, wrt, args, kwargs)[1]
+    gradient.__wrapped__ = None
+    del gradient.__wrapped__
+    return gradient
+
+
+def value_and_grad(func, wrt=0):
+    """Like `grad`, returning `(func(*args), gradient)` from one forward pass."""
+    _normalize_wrt(wrt)
+
+    def value_and_gradient(*args, **kwargs):
+        return _run_joint(func, wrt, args, kwargs)
+    functools.update_wrapper(value_and_gradient, _unwrap(func))
+    del value_and_gradient.__wrapped__
+    return value_and_gradient
+
+
+def vjp(func, *args):
+    """`(out, pullback)`: `pullback(out_bar)` returns one gradient per positional argument."""
+    values = _bind(func, args, {})
+    wrt = tuple(range(len(args)))
+    for i in wrt:
+        _check_numeric(values[i], f"argument {i} of {getattr(func, '__name__', func)}")
+    entry = compiled(func, wrt, values, "split")
+    out, backward = entry.function(*values)
+
+    def pullback(out_bar):
+        raw = backward(out_bar)
+        grads = [rt.gradient(g, values[i]) for g, i in zip(raw, wrt)]
+        return tuple(_owned(grads, list(values) + [out_bar]))
+    return out, pullback
+
+
+def adjoint_source(func, wrt=0) -> str:
+    """The generated Python source of the gradient of `func` (forward and backward)."""
+    wrt_t, _ = _normalize_wrt(wrt)
+    target = _unwrap(func)
+    n = len(inspect.signature(target).parameters)
+    return compiled(func, wrt_t, [0.0] * n, "joint").source
+
+
+def differentiable(func=None, *, wrt=0):
+    """Mark a function as differentiable; calling it is unchanged. Adds `.grad(wrt)`,
+    `.value_and_grad(wrt)` and `.adjoint_source(wrt)`. Usable as `@differentiable(wrt=(0, 1))`."""
+    if func is None:
+        return lambda f: differentiable(f, wrt=wrt)
+    _normalize_wrt(wrt)
+    default = wrt
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        return func(*args, **kwargs)
+    wrapper.grad = lambda wrt=default: grad(func, wrt)
+    wrapper.value_and_grad = lambda wrt=default: value_and_grad(func, wrt)
+    wrapper.adjoint_source = lambda wrt=default: adjoint_source(func, wrt)
+    return wrapper

@@ -1,0 +1,130 @@
+"""Codegen: the IR (forward) and the simplified adjoint code (backward) as Python source.
+
+Guarantees: the output parses; names are the IR's (deterministic); each block of statements is
+preceded by `# L<line>: <the user's statement>`; unneeded primal statements are not emitted.
+Two shapes: 'joint' (one function, forward then backward, for grad) and 'split' (forward returning
+the result and a `pullback` closure, for vjp).
+
+    def f_grad(x):                         def f_vjp(x):
+        # L2: y = np.sin(x)                    ...
+        y = np.sin(x)                          def f_pullback(y_bar): ...
+        ...                                    return y, f_pullback
+"""
+from __future__ import annotations
+
+import os
+
+from . import ir
+from .printing import expression, operand, to_source
+from .simplify import Code
+from .template import BIf
+
+INDENT = "    "
+
+
+class Writer:
+    def __init__(self, home_file: str):
+        self.lines: list[str] = []
+        self.home_file = home_file
+        self.last_line = None
+        self.line_locs: dict = {}  # generated line number (1-based) -> Loc
+
+    def emit(self, depth: int, text: str, loc=None) -> None:
+        for part in text.splitlines() or [""]:
+            self.lines.append((INDENT * depth + part) if part else "")
+            if loc is not None:
+                self.line_locs[len(self.lines)] = loc
+
+    def comment(self, depth: int, loc) -> None:
+        key = (loc.file, loc.line)
+        if key == self.last_line:
+            return
+        self.last_line = key
+        where = f"L{loc.line}" if loc.file == self.home_file else f"{os.path.basename(loc.file)} L{loc.line}"
+        self.emit(depth, f"# {where}: {loc.text}")
+
+    def new_block(self) -> None:
+        self.last_line = None
+
+    # -- forward -----------------------------------------------------------------------------
+    def forward(self, stmts, depth: int, keep: set, needed: set) -> int:
+        count = 0
+        for s in stmts:
+            if id(s) not in keep:
+                continue
+            count += 1
+            self.comment(depth, s.loc)
+            if isinstance(s, ir.Assign):
+                rhs = expression(s)
+                self.emit(depth, rhs if s.target is None else f"{s.target.name} = {rhs}", s.loc)
+            else:
+                self.emit(depth, f"if {operand(s.cond)}:", s.loc)
+                for block, results in ((s.body, s.body_results), (s.orelse, s.orelse_results)):
+                    if block is s.orelse:
+                        self.emit(depth, "else:")
+                    self.new_block()
+                    n = self.forward(block, depth + 1, keep, needed)
+                    for out, r in zip(s.outputs, results):
+                        if out.name in needed:
+                            self.emit(depth + 1, f"{out.name} = {operand(r)}", s.loc)
+                            n += 1
+                    if not n:
+                        self.emit(depth + 1, "pass")
+                self.new_block()
+        return count
+
+    # -- backward ----------------------------------------------------------------------------
+    def backward(self, code, depth: int) -> None:
+        for c in code:
+            self.comment(depth, c.loc)
+            if isinstance(c, Code):
+                self.emit(depth, to_source(c.stmt), c.loc)
+            else:
+                self.emit(depth, f"if {operand(c.cond)}:", c.loc)
+                for block in (c.body, c.orelse):
+                    if block is c.orelse:
+                        if not block:
+                            break
+                        self.emit(depth, "else:")
+                    self.new_block()
+                    if block:
+                        self.backward(block, depth + 1)
+                    else:
+                        self.emit(depth + 1, "pass")
+                self.new_block()
+
+
+def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep: set, needed: set,
+             header: str) -> tuple:
+    """(source, {generated line: Loc}) of the gradient function of `fn`.
+
+    `result_bar` is the result's adjoint name (None if the result is inactive), `grads` the returned
+    gradient expressions, one per wrt parameter."""
+    w = Writer(fn.loc.file)
+    w.emit(0, header)
+    w.emit(0, "import numpy as np")
+    w.emit(0, "from adjoint_compiler import runtime as rt")
+    w.emit(0, "")
+    w.emit(0, "")
+    params = ", ".join(p.name for p in fn.params)
+    result = operand(fn.result)
+    grad_tuple = "(" + ", ".join(grads) + ("," if len(grads) == 1 else "") + ")"
+    if mode == "joint":
+        w.emit(0, f"def {fn.name}_grad({params}):")
+        w.forward(fn.body, 1, keep, needed)
+        w.new_block()
+        w.emit(1, "# adjoint")
+        w.emit(1, f"{result_bar} = rt.seed({result})" if result_bar else f"rt.seed({result})")
+        w.backward(backward, 1)
+        w.emit(1, f"return {result}, {grad_tuple}")
+    else:
+        w.emit(0, f"def {fn.name}_vjp({params}):")
+        w.forward(fn.body, 1, keep, needed)
+        w.new_block()
+        w.emit(1, "")
+        w.emit(1, f"def {fn.name}_pullback({result_bar or 'result_bar'}):")
+        w.backward(backward, 2)
+        w.emit(2, f"return {grad_tuple}")
+        w.emit(1, "")
+        w.emit(1, f"return {result}, {fn.name}_pullback")
+    return "\n".join(w.lines) + "\n", w.line_locs

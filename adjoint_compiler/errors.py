@@ -1,0 +1,54 @@
+"""The error hierarchy. Every compile-time error points at the user's file, line and column."""
+from __future__ import annotations
+
+
+class AdjointCompilerError(Exception):
+    """Base of every error the compiler raises on purpose."""
+
+
+def _located(message: str, loc) -> str:
+    if loc is None:
+        return message
+    line = loc.raw_text.rstrip()
+    indent = len(line) - len(line.lstrip())
+    caret = " " * max(loc.col - indent, 0) + "^"
+    return f'{message}\n  File "{loc.file}", line {loc.line}\n    {line.lstrip()}\n    {caret}'
+
+
+class UnsupportedSyntaxError(AdjointCompilerError, SyntaxError):
+    """Syntax the compiler does not handle; Python prints a caret under the user's code."""
+
+    def __init__(self, message: str, loc=None):
+        if loc is None:
+            SyntaxError.__init__(self, message)
+        else:
+            SyntaxError.__init__(self, message, (loc.file, loc.line, loc.col + 1, loc.raw_text))
+        self.loc = loc
+
+
+class MissingRuleError(AdjointCompilerError):
+    """A called function has no adjoint rule and no source to compile."""
+
+    def __init__(self, message: str, loc=None):
+        super().__init__(_located(message, loc))
+        self.loc = loc
+
+
+class MutationError(AdjointCompilerError):
+    """An in-place write the compiler cannot differentiate safely."""
+
+    def __init__(self, message: str, loc=None):
+        super().__init__(_located(message, loc))
+        self.loc = loc
+
+
+class RuleError(AdjointCompilerError):
+    """A malformed adjoint rule, reported when it is registered."""
+
+
+class CompileError(AdjointCompilerError):
+    """Any other located compile-time problem (a name used before assignment, ...)."""
+
+    def __init__(self, message: str, loc=None):
+        super().__init__(_located(message, loc))
+        self.loc = loc

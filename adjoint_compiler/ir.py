@@ -1,0 +1,164 @@
+"""The typed IR shared by every pass after `ssa`.
+
+A function is a list of statements in structured SSA form: every `Var` is assigned once, and
+control flow is structured (`If` yields one value per output, like a block with parameters).
+Each statement carries the `Loc` of the user's line it came from.
+
+    y = x * w                Assign(y, operator.mul, [x, w])
+    if c: y = a  else: y = b If(c, [...], [...], outputs=[y_2], body_results=[a], orelse_results=[b])
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+
+@dataclass(frozen=True)
+class Loc:
+    """Where a statement came from: file, 1-based line, 0-based column, the raw source line."""
+
+    file: str
+    line: int
+    col: int
+    raw_text: str
+
+    @property
+    def text(self) -> str:
+        return self.raw_text.strip()
+
+
+@dataclass(eq=False)
+class Var:
+    """An SSA value. `kind` is 'num' (scalar or array), 'seq' (tuple/list) or 'any'."""
+
+    name: str
+    kind: str = "num"
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+@dataclass(eq=False)
+class Const:
+    """A literal: number, bool, None, str, Ellipsis."""
+
+    value: Any
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+@dataclass(eq=False)
+class Global:
+    """A name read from the function's globals or closure (a module, a constant array, ...)."""
+
+    path: str
+    value: Any
+
+    def __repr__(self) -> str:
+        return self.path
+
+
+@dataclass(eq=False)
+class Struct:
+    """An index built in place: kind 'tuple' or 'slice' over operands (`x[1:n, i]`)."""
+
+    kind: str
+    items: tuple
+
+    def __repr__(self) -> str:
+        return f"{self.kind}({', '.join(map(repr, self.items))})"
+
+
+Operand = Union[Var, Const, Global, Struct]
+
+
+@dataclass(frozen=True)
+class Prim:
+    """A primitive with no Python object of its own (tuple and list displays)."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Method:
+    """`receiver.name(...)`: the receiver is the first argument."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Attr:
+    """`receiver.name` read as a value."""
+
+    name: str
+
+
+BUILD_TUPLE = Prim("tuple")
+BUILD_LIST = Prim("list")
+
+
+@dataclass(eq=False)
+class Assign:
+    """`target = prim(*args, **kwargs)`; `callee` is how the user spelled a called function."""
+
+    target: Var
+    prim: Any
+    args: list
+    kwargs: dict
+    loc: Loc
+    callee: str | None = None
+    rule: Any = None  # set by activity: the Rule from the registry
+    bound: dict | None = None  # rule parameter -> operand
+
+
+@dataclass(eq=False)
+class If:
+    """Structured conditional: each branch yields one operand per output."""
+
+    cond: Operand
+    body: list
+    orelse: list
+    outputs: list
+    body_results: list
+    orelse_results: list
+    loc: Loc
+
+
+@dataclass(eq=False)
+class Function:
+    name: str
+    params: list
+    body: list
+    result: Operand
+    loc: Loc
+    defaults: dict = field(default_factory=dict)
+
+
+def operand_vars(op) -> list:
+    """The Vars an operand reads."""
+    if isinstance(op, Var):
+        return [op]
+    if isinstance(op, Struct):
+        return [v for item in op.items for v in operand_vars(item)]
+    return []
+
+
+def stmt_reads(stmt) -> list:
+    """The Vars a statement reads directly (not inside nested blocks)."""
+    if isinstance(stmt, Assign):
+        ops = list(stmt.args) + list(stmt.kwargs.values())
+    elif isinstance(stmt, If):
+        ops = [stmt.cond]
+    else:
+        raise TypeError(stmt)
+    return [v for op in ops for v in operand_vars(op)]
+
+
+def walk(stmts):
+    """Every statement, nested blocks included, in program order."""
+    for stmt in stmts:
+        yield stmt
+        if isinstance(stmt, If):
+            yield from walk(stmt.body)
+            yield from walk(stmt.orelse)

@@ -1,0 +1,323 @@
+"""Normalize: one operation per statement, control flow made explicit, one return at the end.
+
+Guarantees on the output `gast.FunctionDef`:
+- every `Assign` has one `Name` target and a value that is an atom (`Name`, `Constant`, a global
+  path like `np.pi`) or one operation whose operands are atoms (indices keep slice/tuple structure);
+- conditional expressions, `and`/`or` and comparison chains become `if` statements;
+- tuple targets become indexing, `x op= e` becomes `x = x op e`;
+- every path ends in exactly one `return <atom>`, and nothing follows a `return`.
+
+    y = np.sin(x * w) + b     ->   x_times_w = x * w
+                                   sin_x_times_w = np.sin(x_times_w)
+                                   y = sin_x_times_w + b
+"""
+from __future__ import annotations
+
+import copy
+
+import gast
+
+from .errors import UnsupportedSyntaxError
+from .frontend import Source
+from .naming import Namer
+
+OP_WORDS = {
+    gast.Add: "plus", gast.Sub: "minus", gast.Mult: "times", gast.Div: "over", gast.Pow: "pow",
+    gast.MatMult: "matmul", gast.FloorDiv: "floordiv", gast.Mod: "mod", gast.BitAnd: "and",
+    gast.BitOr: "or", gast.BitXor: "xor", gast.LShift: "lshift", gast.RShift: "rshift",
+    gast.Lt: "lt", gast.LtE: "le", gast.Gt: "gt", gast.GtE: "ge", gast.Eq: "eq", gast.NotEq: "ne",
+    gast.Is: "is", gast.IsNot: "is_not", gast.In: "in", gast.NotIn: "not_in",
+    gast.USub: "neg", gast.UAdd: "pos", gast.Not: "not", gast.Invert: "invert",
+}
+
+
+def name(id_: str, store: bool = False) -> gast.Name:
+    return gast.Name(id=id_, ctx=gast.Store() if store else gast.Load(), annotation=None, type_comment=None)
+
+
+def assign(target: str, value, at) -> gast.Assign:
+    return gast.copy_location(gast.Assign(targets=[name(target, True)], value=value, type_comment=None), at)
+
+
+def hint(e, is_global=lambda e: False) -> str:
+    """A readable name for the value of `e` (whose operands are atoms)."""
+    def h(x):
+        return hint(x, is_global)
+
+    if isinstance(e, gast.Name):
+        return e.id
+    if isinstance(e, gast.Constant):
+        v = e.value
+        return str(v) if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 100 else "c"
+    if isinstance(e, gast.Attribute):
+        return f"{h(e.value)}_{e.attr}"
+    if isinstance(e, gast.BinOp):
+        return _short(f"{h(e.left)}_{OP_WORDS[type(e.op)]}_{h(e.right)}", OP_WORDS[type(e.op)])
+    if isinstance(e, gast.UnaryOp):
+        return _short(f"{OP_WORDS[type(e.op)]}_{h(e.operand)}", OP_WORDS[type(e.op)])
+    if isinstance(e, gast.Compare):
+        word = OP_WORDS[type(e.ops[0])]
+        return _short(f"{h(e.left)}_{word}_{h(e.comparators[0])}", word)
+    if isinstance(e, gast.Call):
+        fname = e.func.attr if isinstance(e.func, gast.Attribute) else h(e.func)
+        if isinstance(e.func, gast.Attribute) and not is_global(e.func.value):
+            return _short(f"{h(e.func.value)}_{fname}", fname)
+        return _short(f"{fname}_{h(e.args[0])}", fname) if e.args else fname
+    if isinstance(e, gast.Subscript):
+        idx = e.slice
+        if isinstance(idx, (gast.Name, gast.Constant)):
+            return _short(f"{h(e.value)}_{h(idx)}", f"{h(e.value)}_item")
+        return _short(f"{h(e.value)}_slice", "item")
+    if isinstance(e, (gast.Tuple, gast.List)):
+        return "tup" if isinstance(e, gast.Tuple) else "lst"
+    return "t"
+
+
+def _short(full: str, fallback: str) -> str:
+    return full if len(full) <= 20 else fallback
+
+
+class Normalizer:
+    def __init__(self, source: Source, namer: Namer):
+        self.source = source
+        self.namer = namer
+        fn = source.node
+        self.locals = {a.id for a in fn.args.args + fn.args.kwonlyargs + fn.args.posonlyargs}
+        for node in gast.walk(fn):
+            if isinstance(node, gast.Name):
+                namer.reserve(node.id)
+                if isinstance(node.ctx, gast.Store):
+                    self.locals.add(node.id)
+        for n in self.locals:
+            namer.reserve(n)
+
+    def temp(self, base: str) -> str:
+        tmp = self.namer.fresh(base)
+        self.locals.add(tmp)
+        return tmp
+
+    def hint(self, e) -> str:
+        return hint(e, self.is_global_path)
+
+    # -- expressions -------------------------------------------------------------------------
+    def is_global_path(self, e) -> bool:
+        if isinstance(e, gast.Name):
+            return e.id not in self.locals
+        return isinstance(e, gast.Attribute) and self.is_global_path(e.value)
+
+    def atom(self, e, out: list):
+        """Evaluate `e` into `out`; return a Name, Constant or global path."""
+        if isinstance(e, gast.Constant) or (isinstance(e, gast.Name)) or self.is_global_path(e):
+            return e
+        value = self.simple(e, out)
+        if isinstance(value, (gast.Name, gast.Constant)) or self.is_global_path(value):
+            return value
+        tmp = self.temp(self.hint(value))
+        out.append(assign(tmp, value, e))
+        return name(tmp)
+
+    def simple(self, e, out: list, target: str | None = None):
+        """Evaluate the operands of `e` into `out`; return one operation over atoms."""
+        if isinstance(e, (gast.Name, gast.Constant)) or self.is_global_path(e):
+            return e
+        if isinstance(e, gast.Attribute):
+            return gast.Attribute(value=self.atom(e.value, out), attr=e.attr, ctx=gast.Load())
+        if isinstance(e, gast.BinOp):
+            return gast.BinOp(left=self.atom(e.left, out), op=e.op, right=self.atom(e.right, out))
+        if isinstance(e, gast.UnaryOp):
+            if (isinstance(e.op, (gast.USub, gast.UAdd)) and isinstance(e.operand, gast.Constant)
+                    and isinstance(e.operand.value, (int, float, complex))
+                    and not isinstance(e.operand.value, bool)):
+                v = e.operand.value
+                return gast.Constant(value=-v if isinstance(e.op, gast.USub) else v, kind=None)
+            return gast.UnaryOp(op=e.op, operand=self.atom(e.operand, out))
+        if isinstance(e, gast.Compare):
+            if len(e.ops) == 1:
+                return gast.Compare(left=self.atom(e.left, out), ops=e.ops,
+                                    comparators=[self.atom(e.comparators[0], out)])
+            return self.chain(e, out, target)
+        if isinstance(e, gast.Call):
+            return self.call(e, out)
+        if isinstance(e, gast.Subscript):
+            return gast.Subscript(value=self.atom(e.value, out), slice=self.index(e.slice, out),
+                                  ctx=gast.Load())
+        if isinstance(e, (gast.Tuple, gast.List)):
+            elts = [self.atom(x, out) for x in e.elts]
+            return type(e)(elts=elts, ctx=gast.Load())
+        if isinstance(e, gast.IfExp):
+            return self.ifexp(e, out, target)
+        if isinstance(e, gast.BoolOp):
+            return self.boolop(e, out, target)
+        raise UnsupportedSyntaxError(
+            f"{type(e).__name__} expressions are not supported in a differentiated function",
+            self.source.loc(e))
+
+    def call(self, e, out):
+        func = e.func
+        if not self.is_global_path(func):
+            if isinstance(func, gast.Attribute):
+                func = gast.Attribute(value=self.atom(func.value, out), attr=func.attr, ctx=gast.Load())
+            elif not isinstance(func, gast.Name):
+                func = self.atom(func, out)
+        args = [self.atom(a, out) for a in e.args]
+        keywords = []
+        for kw in e.keywords:
+            if kw.arg is None:
+                raise UnsupportedSyntaxError("`**kwargs` in a call is not supported", self.source.loc(kw.value))
+            keywords.append(gast.keyword(arg=kw.arg, value=self.atom(kw.value, out)))
+        return gast.Call(func=func, args=args, keywords=keywords)
+
+    def index(self, e, out):
+        if isinstance(e, gast.Slice):
+            parts = [None if p is None else self.atom(p, out) for p in (e.lower, e.upper, e.step)]
+            return gast.Slice(lower=parts[0], upper=parts[1], step=parts[2])
+        if isinstance(e, gast.Tuple):
+            return gast.Tuple(elts=[self.index(x, out) for x in e.elts], ctx=gast.Load())
+        return self.atom(e, out)
+
+    def _branch_value(self, e, target: str):
+        block: list = []
+        value = self.simple(e, block, target)
+        block.append(assign(target, value, e))
+        return block
+
+    def ifexp(self, e, out, target):
+        target = target or self.temp("cond_value")
+        test = self.atom(e.test, out)
+        out.append(gast.copy_location(gast.If(test=test, body=self._branch_value(e.body, target),
+                                              orelse=self._branch_value(e.orelse, target)), e))
+        return name(target)
+
+    def boolop(self, e, out, target):
+        """`a and b` is `b if a else a`; `a or b` is `a if a else b`; operands evaluated lazily."""
+        target = target or self.temp("and_value" if isinstance(e.op, gast.And) else "or_value")
+        first = self.simple(e.values[0], out)
+        out.append(assign(target, first, e))
+        rest = e.values[1:]
+        later = rest[0] if len(rest) == 1 else gast.copy_location(gast.BoolOp(op=e.op, values=rest), e)
+        branch = self._branch_value(later, target)
+        body, orelse = (branch, []) if isinstance(e.op, gast.And) else ([], branch)
+        out.append(gast.copy_location(gast.If(test=name(target), body=body, orelse=orelse), e))
+        return name(target)
+
+    def chain(self, e, out, target):
+        """`a < b < c` is `(a < b) and (b < c)` with `b` evaluated once."""
+        target = target or self.temp("cmp_value")
+        left = self.atom(e.left, out)
+        block = out
+        for i, (op, right) in enumerate(zip(e.ops, e.comparators)):
+            right = self.atom(right, block)
+            block.append(assign(target, gast.Compare(left=left, ops=[op], comparators=[right]), e))
+            if i < len(e.ops) - 1:
+                nxt: list = []
+                block.append(gast.copy_location(gast.If(test=name(target), body=nxt, orelse=[]), e))
+                block, left = nxt, right
+        return name(target)
+
+    # -- statements --------------------------------------------------------------------------
+    def block(self, stmts) -> list:
+        out: list = []
+        for s in stmts:
+            self.stmt(s, out)
+        return out
+
+    def stmt(self, s, out: list) -> None:
+        loc = self.source.loc
+        if isinstance(s, (gast.Assign, gast.AnnAssign)):
+            targets = s.targets if isinstance(s, gast.Assign) else [s.target]
+            if s.value is None:
+                return
+            single = targets[0].id if len(targets) == 1 and isinstance(targets[0], gast.Name) else None
+            value = self.simple(s.value, out, single)
+            if single is not None:
+                if not (isinstance(value, gast.Name) and value.id == single):
+                    out.append(assign(single, value, s))
+                return
+            if not (isinstance(value, (gast.Name, gast.Constant)) or self.is_global_path(value)):
+                tmp = self.temp(self.hint(value))
+                out.append(assign(tmp, value, s))
+                value = name(tmp)
+            for t in targets:
+                self.store(t, value, out, s)
+        elif isinstance(s, gast.AugAssign):
+            if not isinstance(s.target, gast.Name):
+                raise UnsupportedSyntaxError("augmented assignment into an element or attribute is not "
+                                             "supported yet", loc(s))
+            right = self.atom(s.value, out)
+            out.append(assign(s.target.id, gast.BinOp(left=name(s.target.id), op=s.op, right=right), s))
+        elif isinstance(s, gast.Expr):
+            if isinstance(s.value, gast.Constant):
+                return  # docstring or bare literal
+            value = self.simple(s.value, out)
+            if isinstance(value, gast.Call):
+                out.append(gast.copy_location(gast.Expr(value=value), s))
+        elif isinstance(s, gast.If):
+            test = self.atom(s.test, out)
+            out.append(gast.copy_location(gast.If(test=test, body=self.block(s.body),
+                                                  orelse=self.block(s.orelse)), s))
+        elif isinstance(s, gast.Return):
+            value = gast.Constant(value=None, kind=None) if s.value is None else self.atom(s.value, out)
+            out.append(gast.copy_location(gast.Return(value=value), s))
+        elif isinstance(s, gast.Pass):
+            return
+        else:
+            word = {gast.For: "`for` loops", gast.While: "`while` loops", gast.Break: "`break`",
+                    gast.Continue: "`continue`", gast.Assert: "`assert`"}.get(type(s), type(s).__name__)
+            raise UnsupportedSyntaxError(f"{word} not supported in a differentiated function", loc(s))
+
+    def store(self, target, value, out, at) -> None:
+        """Assign the atom `value` to a (possibly nested) target."""
+        if isinstance(target, gast.Name):
+            out.append(assign(target.id, value, at))
+        elif isinstance(target, (gast.Tuple, gast.List)):
+            for i, elt in enumerate(target.elts):
+                item = gast.Subscript(value=value, slice=gast.Constant(value=i, kind=None), ctx=gast.Load())
+                if isinstance(elt, gast.Name):
+                    out.append(assign(elt.id, item, at))
+                else:
+                    tmp = self.temp(f"{self.hint(value)}_{i}")
+                    out.append(assign(tmp, item, at))
+                    self.store(elt, name(tmp), out, at)
+        else:
+            raise UnsupportedSyntaxError("assignment into an element or attribute is not supported yet",
+                                         self.source.loc(at))
+
+
+def always_returns(stmts) -> bool:
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, gast.Return):
+        return True
+    return isinstance(last, gast.If) and always_returns(last.body) and always_returns(last.orelse)
+
+
+def may_return(stmts) -> bool:
+    return any(isinstance(n, gast.Return) for s in stmts for n in gast.walk(s))
+
+
+def single_exit(stmts, at) -> list:
+    """Move the statements after a branch that may return into its branches, so every path ends in
+    one return and nothing follows it."""
+    out: list = []
+    for i, s in enumerate(stmts):
+        if isinstance(s, gast.Return):
+            out.append(s)
+            return out
+        if isinstance(s, gast.If) and may_return([s]):
+            rest = stmts[i + 1:]
+            s.body = single_exit(s.body + copy.deepcopy(rest), at)
+            s.orelse = single_exit(s.orelse + copy.deepcopy(rest), at)
+            out.append(s)
+            return out
+        out.append(s)
+    out.append(gast.copy_location(gast.Return(value=gast.Constant(value=None, kind=None)), at))
+    return out
+
+
+def normalize(source: Source, namer: Namer) -> gast.FunctionDef:
+    """The function of `source`, normalized (see the module docstring)."""
+    fn = source.node
+    body = single_exit(Normalizer(source, namer).block(fn.body), fn.body[-1] if fn.body else fn)
+    return gast.FunctionDef(name=fn.name, args=fn.args, body=body, decorator_list=[], returns=None,
+                            type_comment=None, type_params=[])

@@ -1,0 +1,118 @@
+"""Text forms: `gast` trees to Python source, and the SSA IR to one statement per line.
+
+    y = mul(x, w)                         # L5
+    if c_gt_0:                            # L6
+        ...
+    yield y_2 <- (y, b)
+"""
+from __future__ import annotations
+
+import ast
+import operator
+
+import gast
+
+from . import ir
+
+BINOPS = {
+    operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/",
+    operator.floordiv: "//", operator.mod: "%", operator.pow: "**", operator.matmul: "@",
+    operator.and_: "&", operator.or_: "|", operator.xor: "^", operator.lshift: "<<",
+    operator.rshift: ">>", operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">=",
+    operator.eq: "==", operator.ne: "!=", operator.is_: "is", operator.is_not: "is not",
+}
+UNARY = {operator.neg: "-", operator.pos: "+", operator.not_: "not ", operator.invert: "~"}
+
+
+def _fill_empty(node):
+    for sub in ast.walk(node):
+        for field in ("body", "orelse"):
+            block = getattr(sub, field, None)
+            if isinstance(block, list) and not block and isinstance(sub, (ast.If, ast.For, ast.While)) \
+                    and field == "body":
+                block.append(ast.Pass())
+    return node
+
+
+def to_source(node) -> str:
+    """Python source of a gast (or ast) node; empty `if` bodies print as `pass`."""
+    tree = gast.gast_to_ast(node) if isinstance(node, gast.AST) else node
+    if isinstance(tree, ast.stmt) or isinstance(tree, ast.expr):
+        tree = ast.Module(body=[tree], type_ignores=[]) if isinstance(tree, ast.stmt) else tree
+    tree = ast.fix_missing_locations(_fill_empty(tree))
+    return ast.unparse(tree)
+
+
+# -- operands and statements as Python text (used by codegen and the IR dump) -------------------
+
+def operand(op, in_index: bool = False) -> str:
+    if isinstance(op, ir.Var):
+        return op.name
+    if isinstance(op, ir.Global):
+        return op.path
+    if isinstance(op, ir.Const):
+        return "..." if op.value is Ellipsis else repr(op.value)
+    if isinstance(op, ir.Struct):
+        if op.kind == "slice":
+            lo, hi, step = (("" if isinstance(p, ir.Const) and p.value is None else operand(p))
+                            for p in op.items)
+            if in_index:
+                return f"{lo}:{hi}" + (f":{step}" if step else "")
+            return f"slice({lo or None}, {hi or None}, {step or None})"
+        items = [operand(p, in_index) for p in op.items]
+        if in_index and items:
+            return ", ".join(items)
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+    raise TypeError(op)
+
+
+def expression(stmt: ir.Assign) -> str:
+    """The right-hand side of an Assign, as the user would write it."""
+    p, args = stmt.prim, stmt.args
+    if p in BINOPS:
+        if p is operator.contains:
+            return f"{operand(args[1])} in {operand(args[0])}"
+        return f"{operand(args[0])} {BINOPS[p]} {operand(args[1])}"
+    if p is operator.contains:
+        return f"{operand(args[1])} in {operand(args[0])}"
+    if p in UNARY:
+        return f"{UNARY[p]}{operand(args[0])}"
+    if p is operator.getitem:
+        return f"{operand(args[0])}[{operand(args[1], in_index=True)}]"
+    if p is ir.BUILD_TUPLE:
+        return operand(ir.Struct("tuple", tuple(args)))
+    if p is ir.BUILD_LIST:
+        return "[" + ", ".join(operand(a) for a in args) + "]"
+    if isinstance(p, ir.Attr):
+        return f"{operand(args[0])}.{p.name}"
+    call_args = [operand(a) for a in args]
+    if isinstance(p, ir.Method):
+        head, call_args = f"{operand(args[0])}.{p.name}", call_args[1:]
+    else:
+        head = stmt.callee
+    call_args += [f"{k}={operand(v)}" for k, v in stmt.kwargs.items()]
+    return f"{head}({', '.join(call_args)})"
+
+
+def format_ir(fn: ir.Function) -> str:
+    """The SSA IR: one statement per line, each with the user's line number."""
+    lines = [f"def {fn.name}({', '.join(p.name for p in fn.params)}):"]
+
+    def block(stmts, depth):
+        pad = "    " * depth
+        for s in stmts:
+            if isinstance(s, ir.Assign):
+                lines.append(f"{pad}{s.target.name} = {expression(s)}".ljust(48) + f"  # L{s.loc.line}")
+            elif isinstance(s, ir.If):
+                outs = ", ".join(v.name for v in s.outputs)
+                lines.append(f"{pad}if {operand(s.cond)}:".ljust(48) + f"  # L{s.loc.line}")
+                block(s.body, depth + 1)
+                if s.outputs:
+                    lines.append(f"{pad}    yield {outs} <- " + ", ".join(map(operand, s.body_results)))
+                lines.append(f"{pad}else:")
+                block(s.orelse, depth + 1)
+                if s.outputs:
+                    lines.append(f"{pad}    yield {outs} <- " + ", ".join(map(operand, s.orelse_results)))
+    block(fn.body, 1)
+    lines.append(f"    return {operand(fn.result)}")
+    return "\n".join(lines)

@@ -1,0 +1,59 @@
+"""Reverse: one adjoint block per active statement, in reverse order, from the rule table.
+
+Guarantee: the result is a list of `Accum` / `Raw` / `BIf` in backward order, each tagged with the
+Loc of the statement it differentiates; nothing is produced for inactive statements.
+
+    y = np.sin(x)         ->  x_bar += y_bar * np.cos(x)
+    if c: yield r <- a    ->  if c: a_bar += r_bar
+"""
+from __future__ import annotations
+
+import gast
+
+from . import ir
+from .template import Accum, BIf, instantiate
+
+
+class Reverser:
+    def __init__(self, active: set, namer):
+        self.active = active
+        self.namer = namer
+        self.names: dict = {}
+
+    def adjoint_name(self, var: ir.Var) -> str:
+        if var not in self.names:
+            self.names[var] = self.namer.adjoint(var.name)
+        return self.names[var]
+
+    def block(self, stmts) -> list:
+        out: list = []
+        for s in reversed(stmts):
+            if isinstance(s, ir.Assign):
+                if s.target is not None and s.target in self.active and s.rule.body is not None:
+                    out += instantiate(s.rule, s, self.active, self.adjoint_name, self.namer.fresh)
+            elif isinstance(s, ir.If):
+                body = self.branch(s, s.body, s.body_results)
+                orelse = self.branch(s, s.orelse, s.orelse_results)
+                if body or orelse:
+                    out.append(BIf(s.cond, body, orelse, s.loc))
+        return out
+
+    def branch(self, s: ir.If, stmts, results) -> list:
+        seeds = [Accum(r, ir_name(self.adjoint_name(o)), s.loc)
+                 for o, r in zip(s.outputs, results)
+                 if o in self.active and isinstance(r, ir.Var) and r in self.active]
+        return seeds + self.block(stmts)
+
+
+def ir_name(name: str):
+    return gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
+
+
+def reverse(fn: ir.Function, active: set, namer, wrt: list) -> tuple:
+    """(backward statements, {Var: adjoint name}) for `fn`. The `wrt` parameters and the result
+    are named first, so they read `x_bar`, `y_bar` whatever the function's temporaries are called."""
+    rev = Reverser(active, namer)
+    for v in wrt + ir.operand_vars(fn.result):
+        if v in active:
+            rev.adjoint_name(v)
+    return rev.block(fn.body), rev.names

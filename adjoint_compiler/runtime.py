@@ -1,0 +1,154 @@
+"""The one module generated code imports (as `rt`): small helpers rule templates call.
+
+Every helper takes plain NumPy values or Python scalars and returns a new value; none writes into
+its arguments. Gradients of Python scalars stay Python/NumPy scalars (no 0-d array churn).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+_SCALARS = (float, int, complex, bool, np.generic)
+
+
+def describe(value) -> str:
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {value.shape} and dtype {value.dtype}"
+    return f"a value of type {type(value).__name__}"
+
+
+def seed(y):
+    """The adjoint seed of a scalar result (1.0); a clear error for any other result."""
+    if isinstance(y, _SCALARS) and not isinstance(y, (bool, np.bool_)):
+        return 1.0
+    if isinstance(y, np.ndarray) and y.ndim == 0 and y.dtype.kind in "fciu":
+        return 1.0
+    raise TypeError(f"grad needs a function that returns a scalar, but it returned {describe(y)}; "
+                    "use vjp for array or tuple outputs")
+
+
+def zeros_like(x):
+    """The zero gradient of `x`: 0.0 for scalars, float zeros for arrays, the same structure for
+    tuples and lists."""
+    if isinstance(x, np.ndarray):
+        return np.zeros(x.shape, dtype=x.dtype if x.dtype.kind in "fc" else float)
+    if isinstance(x, (tuple, list)):
+        return type(x)(zeros_like(v) for v in x)
+    return 0.0
+
+
+def unbroadcast(g, x):
+    """Sum `g` over the dimensions along which `x` was broadcast, giving `x`'s shape."""
+    xs = np.shape(x)
+    gs = np.shape(g)
+    if gs == xs:
+        return g
+    if not xs:
+        return np.sum(g)
+    lead = len(gs) - len(xs)
+    if lead > 0:
+        g = np.sum(g, axis=tuple(range(lead)))
+    axes = tuple(i for i, (a, b) in enumerate(zip(xs, np.shape(g))) if a == 1 and b != 1)
+    if axes:
+        g = np.sum(g, axis=axes, keepdims=True)
+    if np.shape(g) != xs:
+        g = np.broadcast_to(g, xs)
+    return g
+
+
+def accum(a, b):
+    """`a + b` for gradients of any structure; None is a structural zero."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if isinstance(a, (tuple, list)):
+        return type(a)(accum(u, v) for u, v in zip(a, b))
+    return a + b
+
+
+def _is_advanced(idx) -> bool:
+    parts = idx if isinstance(idx, tuple) else (idx,)
+    return any(isinstance(p, (list, np.ndarray)) and not (isinstance(p, np.ndarray) and p.ndim == 0)
+               for p in parts)
+
+
+def getitem_adjoint(g, x, idx):
+    """The gradient of `x` from the gradient `g` of `x[idx]`; duplicate indices accumulate."""
+    if isinstance(x, (tuple, list)):
+        out = [None] * len(x)
+        if isinstance(idx, slice):
+            for i, v in zip(range(*idx.indices(len(x))), g):
+                out[i] = v
+        else:
+            out[idx] = g
+        return type(x)(out)
+    out = np.zeros(np.shape(x), dtype=np.result_type(g, float))
+    if _is_advanced(idx):
+        np.add.at(out, idx, g)
+    else:
+        out[idx] = g
+    return out
+
+
+def gradient(g, x):
+    """The gradient handed to the user for argument `x`: a float for a scalar, a float array of
+    `x`'s shape for an array, the same structure for tuples and lists. Structural zeros become zeros."""
+    if isinstance(x, (tuple, list)):
+        if g is None:
+            g = [None] * len(x)
+        return type(x)(gradient(gv, xv) for gv, xv in zip(g, x))
+    if isinstance(x, np.ndarray):
+        dtype = x.dtype if x.dtype.kind in "fc" else np.float64
+        if g is None:
+            return np.zeros(x.shape, dtype)
+        g = np.asarray(g)
+        if g.shape != x.shape:
+            g = np.broadcast_to(g, x.shape)
+        return g.astype(dtype, copy=False)
+    if g is None:
+        return 0.0
+    if isinstance(x, (complex, np.complexfloating)):
+        return complex(g)
+    return float(g)
+
+
+def pow_base_derivative(x, y):
+    """d(x**y)/dx = y * x**(y-1), with the integer powers exact at x = 0."""
+    return y * x ** (y - 1)
+
+
+def pow_exponent_derivative(z, x):
+    """d(x**y)/dy = x**y * log(x); 0 where x == 0 (the limit for y > 0)."""
+    if isinstance(x, _SCALARS):
+        return z * np.log(x) if x != 0 else 0.0 * z
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(x == 0, 0.0, z * np.log(np.where(x == 0, 1.0, x)))
+
+
+def matmul_left(g, x, y):
+    """The gradient of `x` in `x @ y`."""
+    if np.ndim(y) == 1:
+        return unbroadcast(np.multiply.outer(g, y), x) if np.ndim(x) > 1 else g * y
+    if np.ndim(x) == 1:
+        return unbroadcast(np.matmul(y, g[..., None])[..., 0], x) if np.ndim(g) else g * y
+    return unbroadcast(np.matmul(g, np.swapaxes(y, -1, -2)), x)
+
+
+def matmul_right(g, x, y):
+    """The gradient of `y` in `x @ y`."""
+    if np.ndim(x) == 1:
+        return unbroadcast(np.multiply.outer(x, g), y) if np.ndim(y) > 1 else g * x
+    if np.ndim(y) == 1:
+        return unbroadcast(np.matmul(np.swapaxes(x, -1, -2), g[..., None])[..., 0], y)
+    return unbroadcast(np.matmul(np.swapaxes(x, -1, -2), g), y)
+
+
+def expand_reduced(g, x, axis=None, keepdims=False):
+    """Broadcast the gradient of a reduction of `x` over `axis` back to `x`'s shape."""
+    shape = np.shape(x)
+    if not shape:
+        return g
+    if axis is not None and not keepdims:
+        axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
+        g = np.expand_dims(g, tuple(a % len(shape) for a in axes))
+    return np.broadcast_to(g, shape)

@@ -1,0 +1,162 @@
+"""Simplify: adjoint accumulations to plain assignments, zeros only where paths merge, dead code out.
+
+Guarantees on the output (a list of `Code` and `BIf`):
+- the first contribution to `v_bar` on every path is `v_bar = e`, later ones `v_bar = v_bar + e`;
+- a contribution that reads an adjoint no path has defined (a zero) is dropped, not computed;
+- a `v_bar` defined in only one branch of an `if` gets `rt.zeros_like(v)` in the other branch;
+- every statement whose result is never read before the gradients are returned is removed.
+
+    y_bar = 1.0; x_bar += y_bar * 2; x_bar += y_bar    ->   x_bar = y_bar * 2; x_bar = x_bar + y_bar
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gast
+
+from . import ir
+from .template import Accum, BIf, Raw
+
+
+@dataclass
+class Code:
+    stmt: object
+    loc: ir.Loc
+
+
+def _name(id_: str, store: bool = False):
+    return gast.Name(id=id_, ctx=gast.Store() if store else gast.Load(), annotation=None, type_comment=None)
+
+
+def _assign(target: str, value) -> gast.Assign:
+    return gast.Assign(targets=[_name(target, True)], value=value, type_comment=None)
+
+
+def rt_call(func: str, *args) -> gast.Call:
+    return gast.Call(func=gast.Attribute(value=_name("rt"), attr=func, ctx=gast.Load()),
+                     args=list(args), keywords=[])
+
+
+def loads(node) -> set:
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+
+
+def stores(node) -> tuple:
+    """(names rebound, names written into through a subscript or attribute)."""
+    rebound, written = set(), set()
+    targets = node.targets if isinstance(node, gast.Assign) else (
+        [node.target] if isinstance(node, (gast.AugAssign, gast.AnnAssign)) else [])
+    for t in targets:
+        for n in gast.walk(t):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                rebound.add(n.id)
+        root = t
+        while isinstance(root, (gast.Subscript, gast.Attribute)):
+            root = root.value
+        if root is not t and isinstance(root, gast.Name):
+            written.add(root.id)
+    return rebound, written
+
+
+class Resolver:
+    def __init__(self, names: dict):
+        self.names = names  # Var -> adjoint name
+        self.adjoint_of = {n: v for v, n in names.items()}
+        self.adjoint_names = set(self.adjoint_of)
+
+    def block(self, stmts, defined: set) -> list:
+        out: list = []
+        for s in stmts:
+            if isinstance(s, Accum):
+                name = self.names[s.var]
+                if (loads(s.expr) & self.adjoint_names) - defined:
+                    continue
+                if name in defined:
+                    if s.var.kind == "num":
+                        value = gast.BinOp(left=_name(name), op=gast.Add(), right=s.expr)
+                    else:
+                        value = rt_call("accum", _name(name), s.expr)
+                else:
+                    value = s.expr
+                    defined.add(name)
+                out.append(Code(_assign(name, value), s.loc))
+            elif isinstance(s, Raw):
+                if (loads(s.stmt) & self.adjoint_names) - defined:
+                    continue
+                defined |= stores(s.stmt)[0] & self.adjoint_names
+                out.append(Code(s.stmt, s.loc))
+            elif isinstance(s, BIf):
+                d_body, d_else = set(defined), set(defined)
+                body, orelse = self.block(s.body, d_body), self.block(s.orelse, d_else)
+                for name in sorted(d_body - d_else):
+                    orelse.append(self.zeros(name, s.loc))
+                for name in sorted(d_else - d_body):
+                    body.append(self.zeros(name, s.loc))
+                defined |= d_body | d_else
+                out.append(BIf(s.cond, body, orelse, s.loc))
+        return out
+
+    def zeros(self, name: str, loc) -> Code:
+        var = self.adjoint_of[name]
+        return Code(_assign(name, rt_call("zeros_like", _name(var.name))), loc)
+
+
+def prune(stmts, live: set) -> tuple:
+    """Drop statements whose results are not live; return (kept, names live on entry)."""
+    kept: list = []
+    live = set(live)
+    for s in reversed(stmts):
+        if isinstance(s, Code):
+            rebound, written = stores(s.stmt)
+            if (rebound or written) and not ((rebound | written) & live):
+                continue
+            live = (live - rebound) | loads(s.stmt)
+            kept.append(s)
+        else:
+            body, live_b = prune(s.body, live)
+            orelse, live_o = prune(s.orelse, live)
+            if not body and not orelse:
+                continue
+            live = live_b | live_o | {v.name for v in ir.operand_vars(s.cond)}
+            kept.append(BIf(s.cond, body, orelse, s.loc))
+    kept.reverse()
+    return kept, live
+
+
+def simplify(backward: list, adjoint_names: dict, seeded: set, returned: set) -> tuple:
+    """(backward code, primal and adjoint names it reads on entry).
+
+    `adjoint_names` maps Var -> adjoint name; `seeded` are the adjoints defined before the backward
+    pass (the result's); `returned` the adjoint names the gradient function returns, and `defined`
+    tells which of those exist at the end."""
+    resolver = Resolver(adjoint_names)
+    defined = set(seeded)
+    code = resolver.block(backward, defined)
+    code, live_in = prune(code, returned & defined)
+    return code, live_in, defined
+
+
+def forward_needed(fn: ir.Function, needed: set) -> set:
+    """The statements of the primal needed to produce the Var names in `needed` (and side effects)."""
+    keep: set = set()
+    needed = set(needed)
+
+    def block(stmts):
+        for s in reversed(stmts):
+            if isinstance(s, ir.Assign):
+                if s.target is None or s.target.name in needed:
+                    keep.add(id(s))
+                    needed.update(v.name for v in ir.stmt_reads(s))
+            elif isinstance(s, ir.If):
+                used = [(o, a, b) for o, a, b in zip(s.outputs, s.body_results, s.orelse_results)
+                        if o.name in needed]
+                for _, a, b in used:
+                    needed.update(v.name for v in ir.operand_vars(a) + ir.operand_vars(b))
+                before = len(keep)
+                block(s.body)
+                block(s.orelse)
+                if used or len(keep) > before:
+                    keep.add(id(s))
+                    needed.update(v.name for v in ir.operand_vars(s.cond))
+    block(fn.body)
+    return keep

@@ -1,0 +1,232 @@
+"""SSA: the normalized `gast` function to the typed IR, every name assigned once.
+
+Guarantees: every `Var` has one definition; a name assigned in both branches of an `if` becomes an
+`If` output; plain copies (`y = x`) and constant indexing of a tuple display are resolved
+statically (no statement); free names become `Global`s with their values; every statement has a Loc.
+
+    x = x * 2          x_2 = x * 2
+    if c: y = x        if c: yield y <- x_2
+    else: y = 0.0      else: yield y <- 0.0
+"""
+from __future__ import annotations
+
+import operator
+
+import gast
+
+from . import ir
+from .errors import CompileError, UnsupportedSyntaxError
+from .frontend import Source
+from .naming import Namer
+
+RETURN = "<return>"
+
+BINARY = {
+    gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul, gast.Div: operator.truediv,
+    gast.FloorDiv: operator.floordiv, gast.Mod: operator.mod, gast.Pow: operator.pow,
+    gast.MatMult: operator.matmul, gast.BitAnd: operator.and_, gast.BitOr: operator.or_,
+    gast.BitXor: operator.xor, gast.LShift: operator.lshift, gast.RShift: operator.rshift,
+}
+COMPARE = {
+    gast.Lt: operator.lt, gast.LtE: operator.le, gast.Gt: operator.gt, gast.GtE: operator.ge,
+    gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Is: operator.is_, gast.IsNot: operator.is_not,
+}
+UNARY = {gast.USub: operator.neg, gast.UAdd: operator.pos, gast.Not: operator.not_,
+         gast.Invert: operator.invert}
+CONTAINS = ir.Prim("in")
+NOT_CONTAINS = ir.Prim("not in")
+
+
+class SSABuilder:
+    def __init__(self, source: Source, namer: Namer, locals_: set):
+        self.source = source
+        self.namer = namer
+        self.locals = locals_
+        self.seen: set[str] = set()
+        self.env: dict = {}
+        self.tuples: dict = {}  # Var -> operands of the tuple display that defined it
+
+    def version(self, name: str, kind: str = "num") -> ir.Var:
+        """The next SSA version of a user (or normalize) name: `x`, then `x_2`, `x_3`, ..."""
+        if name not in self.seen:
+            self.seen.add(name)
+            self.namer.reserve(name)
+            return ir.Var(name, kind)
+        return ir.Var(self.namer.fresh(name), kind)
+
+    def loc(self, node):
+        return self.source.loc(node)
+
+    # -- operands ----------------------------------------------------------------------------
+    def operand(self, e):
+        if isinstance(e, gast.Constant):
+            return ir.Const(e.value)
+        if isinstance(e, gast.Name):
+            if e.id in self.env:
+                return self.env[e.id]
+            if e.id in self.locals:
+                raise CompileError(f"`{e.id}` may be used before it is assigned (it is not assigned on "
+                                   "every path that reaches here)", self.loc(e))
+            found, value = self.source.lookup(e.id)
+            if not found:
+                raise CompileError(f"name `{e.id}` is not defined", self.loc(e))
+            return ir.Global(e.id, value)
+        if isinstance(e, gast.Attribute):
+            base = self.operand(e.value)
+            if isinstance(base, ir.Global):
+                try:
+                    return ir.Global(f"{base.path}.{e.attr}", getattr(base.value, e.attr))
+                except AttributeError:
+                    raise CompileError(f"`{base.path}` has no attribute `{e.attr}`", self.loc(e)) from None
+        raise AssertionError(f"normalize left a non-atom operand: {gast.dump(e)}")
+
+    def index(self, e):
+        if isinstance(e, gast.Slice):
+            return ir.Struct("slice", tuple(ir.Const(None) if p is None else self.operand(p)
+                                            for p in (e.lower, e.upper, e.step)))
+        if isinstance(e, gast.Tuple):
+            return ir.Struct("tuple", tuple(self.index(x) for x in e.elts))
+        return self.operand(e)
+
+    def is_atom(self, e) -> bool:
+        return isinstance(e, (gast.Constant, gast.Name)) or (
+            isinstance(e, gast.Attribute) and self.is_atom(e.value) and
+            isinstance(self.operand(e.value), ir.Global))
+
+    # -- operations --------------------------------------------------------------------------
+    def operation(self, e):
+        """(prim, args, kwargs, callee) for a one-operation expression."""
+        if isinstance(e, gast.BinOp):
+            return BINARY[type(e.op)], [self.operand(e.left), self.operand(e.right)], {}, None
+        if isinstance(e, gast.UnaryOp):
+            return UNARY[type(e.op)], [self.operand(e.operand)], {}, None
+        if isinstance(e, gast.Compare):
+            left, right, op = self.operand(e.left), self.operand(e.comparators[0]), type(e.ops[0])
+            if op in (gast.In, gast.NotIn):
+                return (CONTAINS if op is gast.In else NOT_CONTAINS), [right, left], {}, None
+            return COMPARE[op], [left, right], {}, None
+        if isinstance(e, gast.Subscript):
+            return operator.getitem, [self.operand(e.value), self.index(e.slice)], {}, None
+        if isinstance(e, gast.Tuple):
+            return ir.BUILD_TUPLE, [self.operand(x) for x in e.elts], {}, None
+        if isinstance(e, gast.List):
+            return ir.BUILD_LIST, [self.operand(x) for x in e.elts], {}, None
+        if isinstance(e, gast.Attribute):
+            return ir.Attr(e.attr), [self.operand(e.value)], {}, None
+        if isinstance(e, gast.Call):
+            args = [self.operand(a) for a in e.args]
+            kwargs = {kw.arg: self.operand(kw.value) for kw in e.keywords}
+            func = e.func
+            if isinstance(func, gast.Attribute) and not isinstance(self.operand_or_none(func), ir.Global):
+                return ir.Method(func.attr), [self.operand(func.value)] + args, kwargs, None
+            callee = self.operand(func)
+            if not isinstance(callee, ir.Global):
+                raise UnsupportedSyntaxError("calling a value computed inside the differentiated "
+                                             "function is not supported; call the function by name",
+                                             self.loc(e))
+            return callee.value, args, kwargs, callee.path
+        raise AssertionError(f"normalize left an unexpected expression: {gast.dump(e)}")
+
+    def operand_or_none(self, e):
+        try:
+            return self.operand(e) if self.is_atom(e) else None
+        except CompileError:
+            return None
+
+    # -- statements --------------------------------------------------------------------------
+    def block(self, stmts) -> list:
+        out: list = []
+        for s in stmts:
+            self.stmt(s, out)
+        return out
+
+    def stmt(self, s, out: list) -> None:
+        if isinstance(s, gast.Assign):
+            self.assign(s.targets[0].id, s.value, s, out)
+        elif isinstance(s, gast.Expr):
+            prim, args, kwargs, callee = self.operation(s.value)
+            out.append(ir.Assign(None, prim, args, kwargs, self.loc(s), callee))
+        elif isinstance(s, gast.Return):
+            self.env[RETURN] = self.operand(s.value)
+        elif isinstance(s, gast.If):
+            self.branch(s, out)
+        else:
+            raise AssertionError(f"normalize left an unexpected statement: {type(s).__name__}")
+
+    def assign(self, name: str, value, at, out: list) -> None:
+        if self.is_atom(value):
+            self.env[name] = self.operand(value)  # a copy: no statement
+            return
+        prim, args, kwargs, callee = self.operation(value)
+        if prim is operator.getitem and args[0] in self.tuples and isinstance(args[1], ir.Const) \
+                and isinstance(args[1].value, int):
+            items = self.tuples[args[0]]
+            if -len(items) <= args[1].value < len(items):
+                self.env[name] = items[args[1].value]
+                return
+        kind = "seq" if prim in (ir.BUILD_TUPLE, ir.BUILD_LIST) else "num"
+        if prim is operator.getitem and isinstance(args[0], ir.Var) and args[0].kind != "num":
+            kind = "any"
+        target = self.version(name, kind)
+        if prim is ir.BUILD_TUPLE:
+            self.tuples[target] = args
+        out.append(ir.Assign(target, prim, args, kwargs, self.loc(at), callee))
+        self.env[name] = target
+
+    def branch(self, s, out: list) -> None:
+        cond = self.operand(s.test)
+        before = self.env
+        self.env = dict(before)
+        body = self.block(s.body)
+        env_body, self.env = self.env, dict(before)
+        orelse = self.block(s.orelse)
+        env_orelse = self.env
+        merged = {k: v for k, v in before.items()}
+        outputs, body_results, orelse_results = [], [], []
+        for name in sorted(set(env_body) & set(env_orelse), key=_order(env_body, env_orelse)):
+            a, b = env_body[name], env_orelse[name]
+            if a is b:
+                merged[name] = a
+                continue
+            kind = a.kind if isinstance(a, ir.Var) and isinstance(b, ir.Var) and a.kind == b.kind else (
+                "num" if _numeric(a) and _numeric(b) else "any")
+            out_var = ir.Var(self.namer.fresh("result"), kind) if name == RETURN else self.version(name, kind)
+            outputs.append(out_var)
+            body_results.append(a)
+            orelse_results.append(b)
+            merged[name] = out_var
+        self.env = merged
+        out.append(ir.If(cond, body, orelse, outputs, body_results, orelse_results, self.loc(s)))
+
+
+def _numeric(op) -> bool:
+    if isinstance(op, ir.Var):
+        return op.kind == "num"
+    return isinstance(op, ir.Const) and isinstance(op.value, (int, float, complex))
+
+
+def _order(*envs):
+    """Sort merged names by first appearance, so If outputs are in a deterministic, natural order."""
+    position = {}
+    for env in envs:
+        for i, k in enumerate(env):
+            position.setdefault(k, i)
+    return lambda k: position[k]
+
+
+def build(source: Source, normalized: gast.FunctionDef, namer: Namer, kinds: dict) -> ir.Function:
+    """The IR of a normalized function; `kinds` maps parameter names to 'num' or 'seq'."""
+    fn = source.node
+    param_names = [a.id for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]
+    locals_ = set(param_names)
+    for node in gast.walk(normalized):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            locals_.add(node.id)
+    builder = SSABuilder(source, namer, locals_)
+    params = []
+    for p in param_names:
+        var = builder.version(p, kinds.get(p, "num"))
+        builder.env[p] = var
+        params.append(var)
+    body = builder.block(normalized.body)
+    return ir.Function(fn.name, params, body, builder.env[RETURN], source.loc(fn))

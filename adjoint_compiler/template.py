@@ -1,0 +1,202 @@
+"""Rule templates: parsed and checked at registration, instantiated per statement.
+
+A template is a plain function whose parameters are the primal result and the primal arguments
+and whose body is the adjoint code, e.g.
+
+    def sin(y, x):
+        x_bar += y_bar * np.cos(x)
+
+Instantiating it for `s = np.sin(t)` gives `Accum(t, s_bar * np.cos(t))`, i.e. `t_bar += ...`.
+"""
+from __future__ import annotations
+
+import copy
+import inspect
+import textwrap
+from dataclasses import dataclass, field
+
+import gast
+
+from . import ir
+from .errors import CompileError, RuleError
+from .printing import operand as operand_text
+
+
+@dataclass
+class Accum:
+    """`<var>_bar += expr`."""
+
+    var: ir.Var
+    expr: object
+    loc: ir.Loc
+
+
+@dataclass
+class Raw:
+    """Any other adjoint statement (a write into an adjoint, a helper call)."""
+
+    stmt: object
+    loc: ir.Loc
+
+
+@dataclass
+class BIf:
+    """The adjoint of an If: the same condition, each branch reversed."""
+
+    cond: object
+    body: list
+    orelse: list
+    loc: ir.Loc
+
+
+@dataclass
+class Rule:
+    name: str
+    result: str | None
+    params: list
+    defaults: dict
+    varargs: str | None
+    body: list | None  # None: the primitive passes no gradient
+    diff_params: set = field(default_factory=set)
+    locals: set = field(default_factory=set)
+
+    @property
+    def differentiable(self) -> bool:
+        return bool(self.diff_params)
+
+    def bind(self, args: list, kwargs: dict, loc) -> dict:
+        """Map template parameters to the call's operands (defaults as constants)."""
+        bound: dict = {}
+        if len(args) > len(self.params) and not self.varargs:
+            raise CompileError(f"`{self.name}` takes at most {len(self.params)} positional arguments in "
+                               f"its adjoint rule, got {len(args)}", loc)
+        for p, a in zip(self.params, args):
+            bound[p] = a
+        if self.varargs:
+            bound[self.varargs] = tuple(args[len(self.params):])
+        for k, v in kwargs.items():
+            if k not in self.params:
+                raise CompileError(f"the adjoint rule of `{self.name}` does not support the keyword "
+                                   f"argument `{k}`", loc)
+            if k in bound:
+                raise CompileError(f"`{self.name}` got multiple values for `{k}`", loc)
+            bound[k] = v
+        for p in self.params:
+            if p not in bound:
+                if p not in self.defaults:
+                    raise CompileError(f"`{self.name}` is missing the argument `{p}`", loc)
+                bound[p] = ir.Const(self.defaults[p])
+        return bound
+
+
+def _bar_base(name: str):
+    return name[:-4] if name.endswith("_bar") else None
+
+
+def parse_template(template, what: str) -> Rule:
+    """Read and check a template function; malformed templates raise RuleError here."""
+    try:
+        src = textwrap.dedent(inspect.getsource(template))
+    except (OSError, TypeError) as exc:
+        raise RuleError(f"cannot read the source of the rule for {what}: {exc}") from None
+    fn = gast.parse(src).body[0]
+    a = fn.args
+    if a.kwarg or a.kwonlyargs or a.posonlyargs:
+        raise RuleError(f"rule for {what}: use plain parameters (result, then the primal's arguments)")
+    names = [x.id for x in a.args]
+    if not names:
+        raise RuleError(f"rule for {what}: the first parameter must name the primal result")
+    result, params = names[0], names[1:]
+    default_nodes = a.defaults
+    defaults = {}
+    for p, d in zip(params[len(params) - len(default_nodes):], default_nodes):
+        if not isinstance(d, gast.Constant):
+            raise RuleError(f"rule for {what}: default of `{p}` must be a literal")
+        defaults[p] = d.value
+    varargs = a.vararg.id if a.vararg else None
+    known = set(params) | {result} | ({varargs} if varargs else set())
+    body = [s for s in fn.body if not (isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant))]
+    diff, local_names = set(), set()
+    for s in body:
+        for node in gast.walk(s):
+            if isinstance(node, gast.Name):
+                base = _bar_base(node.id)
+                if base is not None and base not in known:
+                    raise RuleError(f"rule for {what} uses `{node.id}`, but `{base}` is not one of its "
+                                    f"parameters {[result] + params}")
+                if isinstance(node.ctx, gast.Store) and base is None:
+                    local_names.add(node.id)
+        if isinstance(s, gast.AugAssign):
+            if not (isinstance(s.op, gast.Add) and isinstance(s.target, gast.Name)
+                    and _bar_base(s.target.id) in known - {result}):
+                raise RuleError(f"rule for {what}: augmented assignments must be `<arg>_bar += ...`")
+            diff.add(_bar_base(s.target.id))
+        for node in gast.walk(s):
+            if isinstance(node, (gast.Assign, gast.AugAssign)):
+                for t in getattr(node, "targets", None) or [node.target]:
+                    root = t
+                    while isinstance(root, (gast.Subscript, gast.Attribute)):
+                        root = root.value
+                    if isinstance(root, gast.Name) and _bar_base(root.id) in set(params):
+                        diff.add(_bar_base(root.id))
+    return Rule(what, result, params, defaults, varargs, body, diff, local_names)
+
+
+def nondiff_rule(what: str) -> Rule:
+    return Rule(what, None, [], {}, "args", None)
+
+
+def operand_expr(op):
+    return gast.parse(operand_text(op), mode="eval").body
+
+
+class _Substitute(gast.NodeTransformer):
+    def __init__(self, names: dict):
+        self.names = names
+
+    def visit_Name(self, node):
+        if node.id in self.names:
+            new = self.names[node.id]
+            if isinstance(new, str):
+                return gast.copy_location(gast.Name(id=new, ctx=node.ctx, annotation=None,
+                                                    type_comment=None), node)
+            return new
+        return node
+
+
+def instantiate(rule: Rule, stmt: ir.Assign, active: set, adjoint_name, temp_name) -> list:
+    """The adjoint statements of `stmt` from its rule; contributions to inactive values are dropped."""
+    mapping: dict = {}
+    inactive_bars: set = set()
+    if rule.result:
+        mapping[rule.result] = operand_expr(stmt.target)
+        mapping[rule.result + "_bar"] = adjoint_name(stmt.target)
+    for p, op in stmt.bound.items():
+        if p == rule.varargs:
+            mapping[p] = gast.Tuple(elts=[operand_expr(o) for o in op], ctx=gast.Load())
+            continue
+        mapping[p] = operand_expr(op)
+        if isinstance(op, ir.Var) and op in active:
+            mapping[p + "_bar"] = adjoint_name(op)
+        else:
+            inactive_bars.add(p + "_bar")
+    for name in sorted(rule.locals):
+        mapping[name] = temp_name(f"{stmt.target.name}_{name}")
+    out = []
+    for s in rule.body:
+        spread = isinstance(s, gast.AugAssign) and rule.varargs and _bar_base(s.target.id) == rule.varargs
+        if not spread and any(isinstance(n, gast.Name) and n.id in inactive_bars for n in gast.walk(s)):
+            continue
+        if spread:
+            # `items_bar += e` over `*items`: item i receives `e[i]`
+            for i, item in enumerate(stmt.bound[rule.varargs]):
+                if isinstance(item, ir.Var) and item in active:
+                    expr = _Substitute(mapping).visit(copy.deepcopy(s.value))
+                    index = gast.Constant(value=i, kind=None)
+                    out.append(Accum(item, gast.Subscript(value=expr, slice=index, ctx=gast.Load()), stmt.loc))
+        elif isinstance(s, gast.AugAssign):
+            var = stmt.bound[_bar_base(s.target.id)]
+            out.append(Accum(var, _Substitute(mapping).visit(copy.deepcopy(s.value)), stmt.loc))
+        else:
+            out.append(Raw(_Substitute(mapping).visit(copy.deepcopy(s)), stmt.loc))
+    return out

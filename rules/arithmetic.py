@@ -1,0 +1,65 @@
+"""Python operators and the scalar builtins. Every binary rule undoes broadcasting."""
+import operator
+
+import numpy as np
+
+from adjoint_compiler import runtime as rt
+from adjoint_compiler.registry import adjoint, nondifferentiable
+
+
+@adjoint(operator.add)
+def add(z, x, y):
+    x_bar += rt.unbroadcast(z_bar, x)
+    y_bar += rt.unbroadcast(z_bar, y)
+
+
+@adjoint(operator.sub)
+def sub(z, x, y):
+    x_bar += rt.unbroadcast(z_bar, x)
+    y_bar += rt.unbroadcast(-z_bar, y)
+
+
+@adjoint(operator.mul)
+def mul(z, x, y):
+    x_bar += rt.unbroadcast(z_bar * y, x)
+    y_bar += rt.unbroadcast(z_bar * x, y)
+
+
+@adjoint(operator.truediv)
+def truediv(z, x, y):
+    x_bar += rt.unbroadcast(z_bar / y, x)
+    y_bar += rt.unbroadcast(-z_bar * z / y, y)
+
+
+@adjoint(operator.pow)
+def pow(z, x, y):
+    x_bar += rt.unbroadcast(z_bar * rt.pow_base_derivative(x, y), x)
+    y_bar += rt.unbroadcast(z_bar * rt.pow_exponent_derivative(z, x), y)
+
+
+@adjoint(operator.mod)
+def mod(z, x, y):
+    x_bar += rt.unbroadcast(z_bar, x)
+    y_bar += rt.unbroadcast(-z_bar * np.floor_divide(x, y), y)
+
+
+@adjoint(operator.matmul)
+def matmul(z, x, y):
+    x_bar += rt.matmul_left(z_bar, x, y)
+    y_bar += rt.matmul_right(z_bar, x, y)
+
+
+@adjoint(operator.neg)
+def neg(y, x):
+    x_bar += -y_bar
+
+
+@adjoint(operator.pos)
+def pos(y, x):
+    x_bar += y_bar
+
+
+# Piecewise constant or boolean: no gradient.
+nondifferentiable(operator.floordiv, operator.lt, operator.le, operator.gt, operator.ge, operator.eq,
+                  operator.ne, operator.is_, operator.is_not, operator.not_, operator.invert,
+                  operator.and_, operator.or_, operator.xor, operator.lshift, operator.rshift)

@@ -1,0 +1,16 @@
+"""Reads by index and the tuple/list displays."""
+import operator
+
+from adjoint_compiler import runtime as rt
+from adjoint_compiler.ir import BUILD_LIST, BUILD_TUPLE
+from adjoint_compiler.registry import adjoint
+
+
+@adjoint(operator.getitem)
+def getitem(y, x, idx):
+    x_bar += rt.getitem_adjoint(y_bar, x, idx)
+
+
+@adjoint(BUILD_TUPLE, BUILD_LIST)
+def build(y, *items):
+    items_bar += y_bar
