@@ -152,3 +152,6 @@ def expand_reduced(g, x, axis=None, keepdims=False):
         axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
         g = np.expand_dims(g, tuple(a % len(shape) for a in axes))
     return np.broadcast_to(g, shape)
+
+
+from .runtime_rules import *  # noqa: E402,F401,F403  (helpers of the rule templates)
