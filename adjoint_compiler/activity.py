@@ -60,6 +60,14 @@ def _varied(stmts, varied: set) -> None:
             for out, a, b in zip(s.outputs, s.body_results, s.orelse_results):
                 if a in varied or b in varied:
                     varied.add(out)
+        elif isinstance(s, ir.Loop):
+            while True:
+                count = len(varied)
+                varied.update(p for p, i, n in zip(s.params, s.inits, s.nexts) if i in varied or n in varied)
+                _varied(s.cond_body, varied)
+                _varied(s.body, varied)
+                if len(varied) == count:
+                    break
 
 
 def _useful(stmts, useful: set) -> None:
@@ -73,6 +81,15 @@ def _useful(stmts, useful: set) -> None:
                     useful.update(v for v in (a, b) if isinstance(v, ir.Var))
             _useful(s.body, useful)
             _useful(s.orelse, useful)
+        elif isinstance(s, ir.Loop):
+            while True:
+                count = len(useful)
+                for p, i, n in zip(s.params, s.inits, s.nexts):
+                    if p in useful:
+                        useful.update(v for v in (i, n) if isinstance(v, ir.Var))
+                _useful(s.body, useful)
+                if len(useful) == count:
+                    break
 
 
 def analyze(fn: ir.Function, wrt: list) -> set:

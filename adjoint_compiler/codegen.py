@@ -16,14 +16,15 @@ import os
 
 from . import ir
 from .printing import expression, operand, to_source
-from .simplify import Code
-from .template import BIf
+from .simplify import Code, counted
+from .template import BIf, BLoop
 
 INDENT = "    "
 
 
 class Writer:
-    def __init__(self, home_file: str):
+    def __init__(self, home_file: str, tape=None):
+        self.tape = tape
         self.lines: list[str] = []
         self.home_file = home_file
         self.last_line = None
@@ -54,6 +55,11 @@ class Writer:
                 continue
             count += 1
             self.comment(depth, s.loc)
+            for name in self.tape.before.get(id(s), []) if self.tape else []:
+                self.emit(depth, f"{self.tape.stacks[name]}.append({name})", s.loc)
+            if isinstance(s, ir.Loop):
+                self.loop(s, depth, keep, needed)
+                continue
             if isinstance(s, ir.Assign):
                 rhs = expression(s)
                 self.emit(depth, rhs if s.target is None else f"{s.target.name} = {rhs}", s.loc)
@@ -73,12 +79,62 @@ class Writer:
                 self.new_block()
         return count
 
+    def loop(self, s: ir.Loop, depth: int, keep: set, needed: set) -> None:
+        tape = self.tape
+        stacks, nones = tape.setup.get(id(s), ([], [])) if tape else ([], [])
+        for stack in stacks:
+            self.emit(depth, f"{stack} = []", s.loc)
+        for name in nones:
+            self.emit(depth, f"{name} = None", s.loc)
+        carried = [(p, i, n) for p, i, n in zip(s.params, s.inits, s.nexts) if p.name in needed]
+        for p, i, _ in carried:
+            if p.name != operand(i):
+                self.emit(depth, f"{p.name} = {operand(i)}", s.loc)
+        count = counted(s) and s.trips.name in needed
+        if count:
+            self.emit(depth, f"{s.trips.name} = 0", s.loc)
+        if s.kind == "for":
+            self.emit(depth, f"for {s.target.name} in {operand(s.iterable)}:", s.loc)
+        else:
+            self.emit(depth, "while True:", s.loc)
+            self.new_block()
+            self.forward(s.cond_body, depth + 1, keep, needed)
+            self.emit(depth + 1, f"if not {operand(s.cond)}:", s.loc)
+            self.emit(depth + 2, "break")
+        self.new_block()
+        n = self.forward(s.body, depth + 1, keep, needed)
+        for name in tape.each_iteration.get(id(s), []) if tape else []:
+            self.emit(depth + 1, f"{tape.stacks[name]}.append({name})", s.loc)
+        moves = [(p.name, operand(nx)) for p, _, nx in carried if p.name != operand(nx)]
+        if len(moves) == 1:
+            self.emit(depth + 1, f"{moves[0][0]} = {moves[0][1]}", s.loc)
+        elif moves:
+            self.emit(depth + 1, ", ".join(m[0] for m in moves) + " = " + ", ".join(m[1] for m in moves),
+                      s.loc)
+        if count:
+            self.emit(depth + 1, f"{s.trips.name} += 1", s.loc)
+        if s.stop is not None:
+            self.emit(depth + 1, f"if {operand(s.stop)}:", s.loc)
+            self.emit(depth + 2, "break")
+        if not (n or moves or count or s.stop is not None or s.kind == "while"):
+            self.emit(depth + 1, "pass")
+        self.new_block()
+
     # -- backward ----------------------------------------------------------------------------
     def backward(self, code, depth: int) -> None:
         for c in code:
             self.comment(depth, c.loc)
             if isinstance(c, Code):
                 self.emit(depth, to_source(c.stmt), c.loc)
+            elif isinstance(c, BLoop):
+                loop = c.loop
+                if counted(loop):
+                    self.emit(depth, f"for _ in range({loop.trips.name}):", c.loc)
+                else:
+                    self.emit(depth, f"for {loop.target.name} in reversed({operand(loop.iterable)}):", c.loc)
+                self.new_block()
+                self.backward(c.body, depth + 1)
+                self.new_block()
             else:
                 self.emit(depth, f"if {operand(c.cond)}:", c.loc)
                 for block in (c.body, c.orelse):
@@ -95,12 +151,12 @@ class Writer:
 
 
 def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep: set, needed: set,
-             header: str) -> tuple:
+             header: str, tape=None) -> tuple:
     """(source, {generated line: Loc}) of the gradient function of `fn`.
 
     `result_bar` is the result's adjoint name (None if the result is inactive), `grads` the returned
     gradient expressions, one per wrt parameter."""
-    w = Writer(fn.loc.file)
+    w = Writer(fn.loc.file, tape)
     w.emit(0, header)
     w.emit(0, "import numpy as np")
     w.emit(0, "from adjoint_compiler import runtime as rt")

@@ -96,6 +96,7 @@ class Attr:
 
 BUILD_TUPLE = Prim("tuple")
 BUILD_LIST = Prim("list")
+CONCAT = Prim("concat")  # `+` of two tuples or lists
 
 
 @dataclass(eq=False)
@@ -126,6 +127,30 @@ class If:
 
 
 @dataclass(eq=False)
+class Loop:
+    """Structured loop. `params` hold the loop-carried values: `inits` on entry, `nexts` at the end
+    of each iteration, and their final values after the loop (a param is its own output).
+
+    kind 'for': `target` takes each item of `iterable` (a range object).
+    kind 'while': `cond_body` computes `cond` at the top of each iteration.
+    `stop` (a break flag computed in the body) ends the loop after the iteration that set it.
+    `trips` counts the iterations when the adjoint needs to know it."""
+
+    kind: str
+    params: list
+    inits: list
+    body: list
+    nexts: list
+    loc: Loc
+    target: Var | None = None
+    iterable: Operand | None = None
+    cond_body: list = field(default_factory=list)
+    cond: Operand | None = None
+    stop: Operand | None = None
+    trips: Var | None = None
+
+
+@dataclass(eq=False)
 class Function:
     name: str
     params: list
@@ -150,9 +175,22 @@ def stmt_reads(stmt) -> list:
         ops = list(stmt.args) + list(stmt.kwargs.values())
     elif isinstance(stmt, If):
         ops = [stmt.cond]
+    elif isinstance(stmt, Loop):
+        ops = list(stmt.inits) + [stmt.iterable] if stmt.kind == "for" else list(stmt.inits)
     else:
         raise TypeError(stmt)
     return [v for op in ops for v in operand_vars(op)]
+
+
+def stmt_operands(stmt) -> list:
+    """Every operand a statement mentions directly (results and loop values included)."""
+    if isinstance(stmt, Assign):
+        return list(stmt.args) + list(stmt.kwargs.values())
+    if isinstance(stmt, If):
+        return [stmt.cond] + list(stmt.body_results) + list(stmt.orelse_results)
+    if isinstance(stmt, Loop):
+        return [op for op in [*stmt.inits, *stmt.nexts, stmt.iterable, stmt.cond, stmt.stop] if op is not None]
+    raise TypeError(stmt)
 
 
 def walk(stmts):
@@ -162,3 +200,20 @@ def walk(stmts):
         if isinstance(stmt, If):
             yield from walk(stmt.body)
             yield from walk(stmt.orelse)
+        elif isinstance(stmt, Loop):
+            yield from walk(stmt.cond_body)
+            yield from walk(stmt.body)
+
+
+def defined_in(stmts) -> set:
+    """Every Var defined in a block, nested blocks included (loop params and targets too)."""
+    out = set()
+    for s in walk(stmts):
+        if isinstance(s, Assign) and s.target is not None:
+            out.add(s.target)
+        elif isinstance(s, If):
+            out.update(s.outputs)
+        elif isinstance(s, Loop):
+            out.update(s.params)
+            out.update(v for v in (s.target, s.trips) if v is not None)
+    return out

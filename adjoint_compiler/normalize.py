@@ -260,10 +260,95 @@ class Normalizer:
             out.append(gast.copy_location(gast.Return(value=value), s))
         elif isinstance(s, gast.Pass):
             return
+        elif isinstance(s, (gast.Break, gast.Continue)):
+            out.append(s)
+        elif isinstance(s, gast.For):
+            self.for_loop(s, out)
+        elif isinstance(s, gast.While):
+            self.while_loop(s, out)
         else:
-            word = {gast.For: "`for` loops", gast.While: "`while` loops", gast.Break: "`break`",
-                    gast.Continue: "`continue`", gast.Assert: "`assert`"}.get(type(s), type(s).__name__)
-            raise UnsupportedSyntaxError(f"{word} not supported in a differentiated function", loc(s))
+            word = {gast.Assert: "`assert`"}.get(type(s), type(s).__name__)
+            raise UnsupportedSyntaxError(f"{word} statements are not supported in a differentiated function",
+                                         loc(s))
+
+    # -- loops -------------------------------------------------------------------------------
+    def is_builtin_call(self, e, name_: str) -> bool:
+        return (isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and e.func.id == name_
+                and e.func.id not in self.locals)
+
+    def index_form(self, e, out) -> tuple:
+        """(length atom, item(k) -> expression) for iterating `e` by index."""
+        if self.is_builtin_call(e, "enumerate") and e.args:
+            n, item = self.index_form(e.args[0], out)
+            start = self.atom(e.args[1], out) if len(e.args) > 1 else None
+            if start is None:
+                return n, lambda k: gast.Tuple(elts=[k, item(k)], ctx=gast.Load())
+            return n, lambda k: gast.Tuple(elts=[gast.BinOp(left=k, op=gast.Add(), right=start), item(k)],
+                                           ctx=gast.Load())
+        if self.is_builtin_call(e, "zip") and e.args:
+            parts = [self.index_form(a, out) for a in e.args]
+            n = parts[0][0]
+            if len(parts) > 1:
+                n = self.atom(gast.Call(func=name("min"), args=[p[0] for p in parts], keywords=[]), out)
+            return n, lambda k: gast.Tuple(elts=[item(k) for _, item in parts], ctx=gast.Load())
+        if self.is_builtin_call(e, "reversed") and len(e.args) == 1:
+            n, item = self.index_form(e.args[0], out)
+            last = self.atom(gast.BinOp(left=n, op=gast.Sub(), right=gast.Constant(value=1, kind=None)), out)
+            return n, lambda k: item(gast.BinOp(left=last, op=gast.Sub(), right=k))
+        seq = self.atom(e, out)
+        n = self.atom(gast.Call(func=name("len"), args=[seq], keywords=[]), out)
+        return n, lambda k: gast.Subscript(value=seq, slice=k, ctx=gast.Load())
+
+    def for_loop(self, s, out) -> None:
+        if s.orelse:
+            raise UnsupportedSyntaxError("`for ... else` is not supported", self.source.loc(s))
+        if self.is_builtin_call(s.iter, "range") and isinstance(s.target, gast.Name):
+            iterable = self.atom(s.iter, out)
+            target, head = s.target.id, []
+        else:
+            base = s.target.id if isinstance(s.target, gast.Name) else "item"
+            n, item = self.index_form(s.iter, out)
+            iterable = self.atom(gast.Call(func=name("range"), args=[n], keywords=[]), out)
+            target = self.temp(f"{base}_index")
+            head = self.block([gast.copy_location(gast.Assign(targets=[s.target], value=item(name(target)),
+                                                              type_comment=None), s)])
+        self.locals.add(target)
+        flags = _Flags(self)
+        body = lower_jumps(head + self.block(s.body), flags)
+        loop = gast.copy_location(gast.For(target=name(target, True), iter=iterable, body=body, orelse=[],
+                                           type_comment=None), s)
+        self.emit_loop(loop, flags, out)
+
+    def while_loop(self, s, out) -> None:
+        if s.orelse:
+            raise UnsupportedSyntaxError("`while ... else` is not supported", self.source.loc(s))
+        cond_body: list = []
+        test = self.atom(s.test, cond_body)
+        flags = _Flags(self)
+        body = lower_jumps(self.block(s.body), flags)
+        check = gast.copy_location(gast.If(test=gast.UnaryOp(op=gast.Not(), operand=test),
+                                           body=[gast.Break()], orelse=[]), s)
+        loop = gast.copy_location(gast.While(test=gast.Constant(value=True, kind=None),
+                                             body=cond_body + [check] + body, orelse=[]), s)
+        loop.cond_len = len(cond_body)
+        loop.cond_atom = test
+        self.emit_loop(loop, flags, out)
+
+    def emit_loop(self, loop, flags, out) -> None:
+        """Initialize the loop's flags, end each iteration with `if <stop>: break`, and return after
+        the loop when its body returned."""
+        loop.stop_flag = flags.stop
+        if flags.stop:
+            out.append(assign(flags.stop, gast.Constant(value=False, kind=None), loop))
+            loop.body.append(gast.copy_location(gast.If(test=name(flags.stop), body=[gast.Break()],
+                                                        orelse=[]), loop))
+        if flags.returned:
+            out.append(assign(flags.returned, gast.Constant(value=False, kind=None), loop))
+            out.append(assign(flags.value, gast.Constant(value=None, kind=None), loop))
+        out.append(loop)
+        if flags.returned:
+            out.append(gast.copy_location(gast.If(test=name(flags.returned), body=[
+                gast.copy_location(gast.Return(value=name(flags.value)), loop)], orelse=[]), loop))
 
     def store(self, target, value, out, at) -> None:
         """Assign the atom `value` to a (possibly nested) target."""
@@ -281,6 +366,58 @@ class Normalizer:
         else:
             raise UnsupportedSyntaxError("assignment into an element or attribute is not supported yet",
                                          self.source.loc(at))
+
+
+class _Flags:
+    """The variables a loop body's `break`/`return` set; created on first use."""
+
+    def __init__(self, normalizer):
+        self.normalizer = normalizer
+        self.stop = self.returned = self.value = None
+
+    def need_stop(self) -> str:
+        self.stop = self.stop or self.normalizer.temp("stop")
+        return self.stop
+
+    def need_return(self) -> tuple:
+        self.returned = self.returned or self.normalizer.temp("returned")
+        self.value = self.value or self.normalizer.temp("return_value")
+        return self.returned, self.value
+
+
+def _jumps(stmts) -> bool:
+    """Whether `stmts` break, continue or return out of the enclosing loop (not out of a nested one)."""
+    for s in stmts:
+        if isinstance(s, (gast.Break, gast.Continue, gast.Return)):
+            return True
+        if isinstance(s, gast.If) and (_jumps(s.body) or _jumps(s.orelse)):
+            return True
+    return False
+
+
+def lower_jumps(stmts, flags: _Flags) -> list:
+    """Replace `break`, `continue` and `return` in a loop body by flag assignments, moving the rest of
+    the block into the branches that fall through."""
+    out: list = []
+    for i, s in enumerate(stmts):
+        if isinstance(s, gast.Break):
+            out.append(assign(flags.need_stop(), gast.Constant(value=True, kind=None), s))
+            return out
+        if isinstance(s, gast.Continue):
+            return out
+        if isinstance(s, gast.Return):
+            returned, value = flags.need_return()
+            out += [assign(value, s.value, s), assign(returned, gast.Constant(value=True, kind=None), s),
+                    assign(flags.need_stop(), gast.Constant(value=True, kind=None), s)]
+            return out
+        if isinstance(s, gast.If) and (_jumps(s.body) or _jumps(s.orelse)):
+            rest = stmts[i + 1:]
+            s.body = lower_jumps(s.body + copy.deepcopy(rest), flags)
+            s.orelse = lower_jumps(s.orelse + copy.deepcopy(rest), flags)
+            out.append(s)
+            return out
+        out.append(s)
+    return out
 
 
 def always_returns(stmts) -> bool:

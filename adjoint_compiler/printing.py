@@ -70,11 +70,11 @@ def expression(stmt: ir.Assign) -> str:
     """The right-hand side of an Assign, as the user would write it."""
     p, args = stmt.prim, stmt.args
     if p in BINOPS:
-        if p is operator.contains:
-            return f"{operand(args[1])} in {operand(args[0])}"
         return f"{operand(args[0])} {BINOPS[p]} {operand(args[1])}"
-    if p is operator.contains:
-        return f"{operand(args[1])} in {operand(args[0])}"
+    if isinstance(p, ir.Prim) and p.name in ("in", "not in"):
+        return f"{operand(args[1])} {p.name} {operand(args[0])}"
+    if p is ir.CONCAT:
+        return f"{operand(args[0])} + {operand(args[1])}"
     if p in UNARY:
         return f"{UNARY[p]}{operand(args[0])}"
     if p is operator.getitem:
@@ -103,6 +103,19 @@ def format_ir(fn: ir.Function) -> str:
         for s in stmts:
             if isinstance(s, ir.Assign):
                 lines.append(f"{pad}{s.target.name} = {expression(s)}".ljust(48) + f"  # L{s.loc.line}")
+            elif isinstance(s, ir.Loop):
+                carried = ", ".join(f"{p.name} <- {operand(i)}" for p, i in zip(s.params, s.inits))
+                head = (f"for {s.target.name} in {operand(s.iterable)}" if s.kind == "for" else "while")
+                lines.append(f"{pad}{head} [{carried}]:".ljust(48) + f"  # L{s.loc.line}")
+                if s.kind == "while":
+                    block(s.cond_body, depth + 1)
+                    lines.append(f"{pad}    if not {operand(s.cond)}: exit")
+                block(s.body, depth + 1)
+                if s.params:
+                    lines.append(f"{pad}    next " + ", ".join(
+                        f"{p.name} <- {operand(n)}" for p, n in zip(s.params, s.nexts)))
+                if s.stop is not None:
+                    lines.append(f"{pad}    if {operand(s.stop)}: exit")
             elif isinstance(s, ir.If):
                 outs = ", ".join(v.name for v in s.outputs)
                 lines.append(f"{pad}if {operand(s.cond)}:".ljust(48) + f"  # L{s.loc.line}")

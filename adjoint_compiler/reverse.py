@@ -11,7 +11,8 @@ from __future__ import annotations
 import gast
 
 from . import ir
-from .template import Accum, BIf, instantiate
+from .simplify import assign_stmt
+from .template import Accum, BIf, BLoop, Mark, Raw, Reset, instantiate
 
 
 class Reverser:
@@ -19,6 +20,7 @@ class Reverser:
         self.active = active
         self.namer = namer
         self.names: dict = {}
+        self.in_loop = 0
 
     def adjoint_name(self, var: ir.Var) -> str:
         if var not in self.names:
@@ -36,6 +38,35 @@ class Reverser:
                 orelse = self.branch(s, s.orelse, s.orelse_results)
                 if body or orelse:
                     out.append(BIf(s.cond, body, orelse, s.loc))
+            elif isinstance(s, ir.Loop):
+                out += self.loop(s)
+            if self.in_loop:
+                out.append(Mark(s))
+        return out
+
+    def loop(self, s: ir.Loop) -> list:
+        """Each reverse iteration hands the carried adjoints to the values that produced them
+        (`x_3_bar = x_2_bar`), starts the carried adjoints afresh, then reverses the body."""
+        carried = [(p, n, i) for p, n, i in zip(s.params, s.nexts, s.inits) if p in self.active]
+        body: list = []
+        snapshot = any(isinstance(n, ir.Var) and n in s.params for _, n, _ in carried)
+        handoff = []
+        for p, n, _ in carried:
+            if not (isinstance(n, ir.Var) and n in self.active):
+                continue
+            if snapshot:
+                held = self.namer.fresh(self.adjoint_name(p) + "_in")
+                body.append(Raw(assign_stmt(held, ir_name(self.adjoint_name(p))), s.loc))
+                handoff.append(Accum(n, ir_name(held), s.loc))
+            else:
+                body.append(Accum(n, ir_name(self.adjoint_name(p)), s.loc))
+        body += [Reset(p) for p, _, _ in carried] + handoff
+        self.in_loop += 1
+        body += self.block(s.body)
+        self.in_loop -= 1
+        out = [BLoop(s, body, s.loc)]
+        out += [Accum(i, ir_name(self.adjoint_name(p)), s.loc)
+                for p, _, i in carried if isinstance(i, ir.Var) and i in self.active]
         return out
 
     def branch(self, s: ir.If, stmts, results) -> list:

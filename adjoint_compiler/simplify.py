@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import gast
 
 from . import ir
-from .template import Accum, BIf, Raw
+from .template import Accum, BIf, BLoop, Mark, Raw, Reset
 
 
 @dataclass
@@ -28,8 +28,11 @@ def _name(id_: str, store: bool = False):
     return gast.Name(id=id_, ctx=gast.Store() if store else gast.Load(), annotation=None, type_comment=None)
 
 
-def _assign(target: str, value) -> gast.Assign:
+def assign_stmt(target: str, value) -> gast.Assign:
     return gast.Assign(targets=[_name(target, True)], value=value, type_comment=None)
+
+
+_assign = assign_stmt
 
 
 def rt_call(func: str, *args) -> gast.Call:
@@ -85,6 +88,12 @@ class Resolver:
                     continue
                 defined |= stores(s.stmt)[0] & self.adjoint_names
                 out.append(Code(s.stmt, s.loc))
+            elif isinstance(s, Reset):
+                defined.discard(self.names[s.var])
+            elif isinstance(s, Mark):
+                out.append(s)
+            elif isinstance(s, BLoop):
+                out += self.loop(s, defined)
             elif isinstance(s, BIf):
                 d_body, d_else = set(defined), set(defined)
                 body, orelse = self.block(s.body, d_body), self.block(s.orelse, d_else)
@@ -96,9 +105,47 @@ class Resolver:
                 out.append(BIf(s.cond, body, orelse, s.loc))
         return out
 
+    def loop(self, s: BLoop, defined: set) -> list:
+        """Adjoints accumulated across iterations start from zero before the loop; adjoints of
+        values local to one iteration start undefined in each; carried adjoints are defined at the
+        end of every iteration."""
+        loop = s.loop
+        carried = [self.names[p] for p in loop.params if p in self.names]
+        local = {self.names[v] for v in ir.defined_in(loop.body) | {loop.target} if v in self.names}
+        before = []
+        for name in carried + sorted(self.accumulated(s.body) - local - set(carried)):
+            if name not in defined:
+                before.append(self.zeros(name, s.loc))
+                defined.add(name)
+        inside = defined - local
+        body = self.block(s.body, inside)
+        body += [self.zeros(name, s.loc) for name in carried if name not in inside]
+        return before + [BLoop(loop, body, s.loc)]
+
+    def accumulated(self, stmts) -> set:
+        """Adjoint names that `stmts` add to or write into."""
+        out = set()
+        for s in stmts:
+            if isinstance(s, Accum):
+                out.add(self.names[s.var])
+            elif isinstance(s, Raw):
+                out |= set().union(*stores(s.stmt)) & self.adjoint_names
+            elif isinstance(s, (BIf, BLoop)):
+                out |= self.accumulated(s.body) | self.accumulated(getattr(s, "orelse", []))
+        return out
+
     def zeros(self, name: str, loc) -> Code:
         var = self.adjoint_of[name]
         return Code(_assign(name, rt_call("zeros_like", _name(var.name))), loc)
+
+
+def counted(loop) -> bool:
+    """Whether the reverse of `loop` counts iterations (else it walks the range backwards)."""
+    return loop.kind == "while" or loop.stop is not None
+
+
+def header_reads(loop) -> set:
+    return {loop.trips.name} if counted(loop) else {v.name for v in ir.operand_vars(loop.iterable)}
 
 
 def prune(stmts, live: set) -> tuple:
@@ -106,7 +153,20 @@ def prune(stmts, live: set) -> tuple:
     kept: list = []
     live = set(live)
     for s in reversed(stmts):
-        if isinstance(s, Code):
+        if isinstance(s, Mark):
+            kept.append(s)
+        elif isinstance(s, BLoop):
+            out = set(live)
+            while True:
+                body, live_in = prune(s.body, out)
+                if live | live_in <= out:
+                    break
+                out |= live_in
+            if not any(not isinstance(b, Mark) for b in body):
+                continue
+            live = live | live_in | header_reads(s.loop)
+            kept.append(BLoop(s.loop, body, s.loc))
+        elif isinstance(s, Code):
             rebound, written = stores(s.stmt)
             if (rebound or written) and not ((rebound | written) & live):
                 continue
@@ -137,9 +197,9 @@ def simplify(backward: list, adjoint_names: dict, seeded: set, returned: set) ->
 
 
 def forward_needed(fn: ir.Function, needed: set) -> set:
-    """The statements of the primal needed to produce the Var names in `needed` (and side effects)."""
+    """The statements of the primal needed to produce the Var names in `needed` (and side effects);
+    grows `needed` with everything those statements read."""
     keep: set = set()
-    needed = set(needed)
 
     def block(stmts):
         for s in reversed(stmts):
@@ -158,5 +218,23 @@ def forward_needed(fn: ir.Function, needed: set) -> set:
                 if used or len(keep) > before:
                     keep.add(id(s))
                     needed.update(v.name for v in ir.operand_vars(s.cond))
+            elif isinstance(s, ir.Loop):
+                loop(s)
+
+    def loop(s: ir.Loop):
+        while True:
+            count = (len(needed), len(keep))
+            for p, i, n in zip(s.params, s.inits, s.nexts):
+                if p.name in needed:
+                    needed.update(v.name for v in ir.operand_vars(i) + ir.operand_vars(n))
+            block(s.body)
+            if any(id(b) in keep for b in s.body) or any(p.name in needed for p in s.params):
+                keep.add(id(s))
+                for op in (s.iterable, s.cond, s.stop):
+                    needed.update(v.name for v in ir.operand_vars(op))
+                block(s.cond_body)
+            if (len(needed), len(keep)) == count:
+                return
+
     block(fn.body)
     return keep

@@ -150,6 +150,8 @@ class SSABuilder:
             self.env[RETURN] = self.operand(s.value)
         elif isinstance(s, gast.If):
             self.branch(s, out)
+        elif isinstance(s, (gast.For, gast.While)):
+            self.loop(s, out)
         else:
             raise AssertionError(f"normalize left an unexpected statement: {type(s).__name__}")
 
@@ -199,6 +201,103 @@ class SSABuilder:
         out.append(ir.If(cond, body, orelse, outputs, body_results, orelse_results, self.loc(s)))
 
 
+    def loop(self, s, out: list) -> None:
+        is_for = isinstance(s, gast.For)
+        body_nodes = list(s.body)
+        cond_nodes: list = []
+        if not is_for:
+            cond_nodes, body_nodes = body_nodes[:s.cond_len], body_nodes[s.cond_len + 1:]
+        if s.stop_flag:
+            body_nodes = body_nodes[:-1]
+        assigned = _stored(cond_nodes + body_nodes)
+        target_name = s.target.id if is_for else None
+        outside = self.reads_outside(s)
+        exposed = _exposed(cond_nodes + body_nodes, {target_name} if is_for else set())
+        carried = [n for n in assigned if n != target_name and (n in self.env or n in outside or n in exposed)]
+        before = self.env
+        params = []
+        for n in carried:
+            init = before.get(n, ir.Const(None))
+            params.append(self.version(n, init.kind if isinstance(init, ir.Var) else
+                                       ("num" if _numeric(init) else "any")))
+        inits = [before.get(n, ir.Const(None)) for n in carried]
+        self.env = dict(before)
+        self.env.update(zip(carried, params))
+        loop = ir.Loop("for" if is_for else "while", params, inits, [], [], self.loc(s))
+        if is_for:
+            loop.iterable = self.operand(s.iter)
+            loop.target = self.version(target_name)
+            self.env[target_name] = loop.target
+        else:
+            loop.cond_body = self.block(cond_nodes)
+            loop.cond = self.operand(s.cond_atom)
+        loop.body = self.block(body_nodes)
+        loop.nexts = [self.env[n] for n in carried]
+        for p, nxt in zip(params, loop.nexts):
+            if p.kind != (nxt.kind if isinstance(nxt, ir.Var) else ("num" if _numeric(nxt) else "any")):
+                p.kind = "any"
+        if s.stop_flag:
+            loop.stop = self.env[s.stop_flag]
+        loop.trips = ir.Var(self.namer.fresh(f"{target_name or 'while'}_trips"))
+        self.env = dict(before)
+        self.env.update(zip(carried, params))
+        for n in set(assigned) | ({target_name} if is_for else set()):
+            if n not in carried:
+                self.env.pop(n, None)
+        out.append(loop)
+
+    def reads_outside(self, node) -> set:
+        inside = _loads(node)
+        return {n for n, count in self.load_counts.items() if count > inside.get(n, 0)}
+
+
+def _loads(node) -> dict:
+    counts: dict = {}
+    for n in gast.walk(node):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+            counts[n.id] = counts.get(n.id, 0) + 1
+    return counts
+
+
+def _stored(stmts) -> dict:
+    """Names assigned in `stmts` (nested blocks included), in order of first assignment."""
+    out: dict = {}
+    for s in stmts:
+        for n in gast.walk(s):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                out.setdefault(n.id, None)
+    return out
+
+
+def _exposed(stmts, assigned: set) -> set:
+    """Names read in `stmts` before they are certainly assigned there (read from a previous
+    iteration when `stmts` is a loop body)."""
+    out: set = set()
+    assigned = set(assigned)
+    for s in stmts:
+        if isinstance(s, gast.Assign):
+            out |= set(_loads(s.value)) - assigned
+            assigned.add(s.targets[0].id)
+        elif isinstance(s, gast.If):
+            out |= set(_loads(s.test)) - assigned
+            a_body, a_else = set(assigned), set(assigned)
+            out |= _exposed(s.body, a_body) | _exposed(s.orelse, a_else)
+            assigned |= _certain(s.body, assigned) & _certain(s.orelse, assigned)
+        else:
+            out |= set(_loads(s)) - assigned
+    return out
+
+
+def _certain(stmts, assigned: set) -> set:
+    got = set(assigned)
+    for s in stmts:
+        if isinstance(s, gast.Assign):
+            got.add(s.targets[0].id)
+        elif isinstance(s, gast.If):
+            got |= _certain(s.body, got) & _certain(s.orelse, got)
+    return got
+
+
 def _numeric(op) -> bool:
     if isinstance(op, ir.Var):
         return op.kind == "num"
@@ -223,6 +322,7 @@ def build(source: Source, normalized: gast.FunctionDef, namer: Namer, kinds: dic
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
             locals_.add(node.id)
     builder = SSABuilder(source, namer, locals_)
+    builder.load_counts = _loads(normalized)
     params = []
     for p in param_names:
         var = builder.version(p, kinds.get(p, "num"))

@@ -50,6 +50,29 @@ class BIf:
 
 
 @dataclass
+class BLoop:
+    """The adjoint of a Loop: its iterations in reverse order."""
+
+    loop: object
+    body: list
+    loc: ir.Loc
+
+
+@dataclass
+class Reset:
+    """From here on `<var>_bar` holds nothing (a loop param's adjoint at the top of an iteration)."""
+
+    var: ir.Var
+
+
+@dataclass
+class Mark:
+    """The point of the backward pass where the primal values `stmt` defined are restored (tape)."""
+
+    stmt: object
+
+
+@dataclass
 class Rule:
     name: str
     result: str | None

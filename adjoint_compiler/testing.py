@@ -5,9 +5,12 @@ in float64, so a gradient is never checked against the compiler itself.
 """
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from .api import _bind, grad
+from .frontend import _unwrap
 
 
 def _flatten(value):
@@ -53,8 +56,12 @@ def check_grads(f, *args, wrt=0, rtol: float = 1e-5, atol: float = 1e-6, eps: fl
     wrts = (wrt,) if isinstance(wrt, int) else tuple(wrt)
     g = grad(f, wrts)(*args, **kwargs)
 
+    params = list(inspect.signature(_unwrap(f)).parameters.values())
+
     def plain(*a):
-        return f(*a)
+        positional = [v for p, v in zip(params, a) if p.kind is not p.KEYWORD_ONLY]
+        keywords = {p.name: v for p, v in zip(params, a) if p.kind is p.KEYWORD_ONLY}
+        return f(*positional, **keywords)
     for i, gi in zip(wrts, g):
         flat_g = _flatten(gi)
         dirs, derivs = numerical_grad(plain, values, i, eps)

@@ -63,3 +63,22 @@ def pos(y, x):
 nondifferentiable(operator.floordiv, operator.lt, operator.le, operator.gt, operator.ge, operator.eq,
                   operator.ne, operator.is_, operator.is_not, operator.not_, operator.invert,
                   operator.and_, operator.or_, operator.xor, operator.lshift, operator.rshift)
+
+
+# -- builtins -------------------------------------------------------------------------------------
+# `abs` and `pow` share the rules of np.abs and `**` (see ufuncs.py).
+
+@adjoint(float)
+def to_float(y, x):
+    x_bar += y_bar
+
+
+@adjoint(sum)
+def builtin_sum(y, iterable, start=0):
+    iterable_bar += rt.sum_items_adjoint(y_bar, iterable)
+    start_bar += rt.unbroadcast(y_bar, start)
+
+
+@adjoint(max, min)
+def builtin_max(y, *args):
+    args_bar += rt.extremum_args_adjoint(y_bar, y, args)

@@ -14,3 +14,8 @@ def getitem(y, x, idx):
 @adjoint(BUILD_TUPLE, BUILD_LIST)
 def build(y, *items):
     items_bar += y_bar
+
+
+@adjoint("item")
+def item(y, a, *args):
+    a_bar += rt.item_adjoint(y_bar, a, args)

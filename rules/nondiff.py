@@ -1,6 +1,9 @@
 """Functions that pass no gradient: predicates, integer-valued and shape queries."""
+import math
+
 import numpy as np
 
+from adjoint_compiler.ir import Attr
 from adjoint_compiler.registry import nondifferentiable
 from adjoint_compiler.ssa import CONTAINS, NOT_CONTAINS
 
@@ -11,3 +14,18 @@ nondifferentiable(CONTAINS, NOT_CONTAINS, len, int, bool, range, isinstance, pri
                   np.identity, np.full, np.logical_and, np.logical_or, np.logical_not, np.equal,
                   np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal, np.any, np.all,
                   np.nonzero, np.count_nonzero, np.floor_divide)
+
+# Builtins and `math`: rounding, predicates and integer functions.
+nondifferentiable(round, math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite,
+                  math.isclose, math.factorial, math.gcd, math.comb, math.perm)
+
+# More NumPy: rounding, predicates, indices and constructors.
+nondifferentiable(np.around, np.fix, np.signbit, np.isclose, np.allclose, np.array_equal,
+                  np.empty_like, np.full_like, np.argwhere, np.flatnonzero, np.searchsorted,
+                  np.digitize, np.logical_xor, np.tri, np.diag_indices, np.tril_indices,
+                  np.triu_indices)
+
+# ndarray methods and attributes that are indices, predicates or metadata.
+nondifferentiable("argmax", "argmin", "argsort", "nonzero", "all", "any")
+nondifferentiable(Attr("shape"), Attr("ndim"), Attr("size"), Attr("dtype"), Attr("itemsize"),
+                  Attr("nbytes"))

@@ -1,0 +1,115 @@
+"""Tape: save only the loop values the backward pass reads, and restore them in reverse.
+
+A value defined inside a loop is overwritten by the next iteration. If (and only if) the adjoint
+code reads it, the forward pass pushes its old value just before redefining it, and the backward
+pass pops it back right after the adjoint of the defining statement, so every adjoint sees the
+value of its own iteration. Loop-carried values are pushed before the end-of-iteration move and
+popped at the top of each reverse iteration.
+
+    for i in range(n):                     for i in reversed(range_n):
+        x_stack.append(x_2)                    x_2 = x_stack.pop()
+        x_3 = np.sin(x_2)                      x_3_bar = x_2_bar
+        x_2 = x_3                              x_2_bar = x_3_bar * np.cos(x_2)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import gast
+
+from . import ir
+from .simplify import Code, counted, header_reads, loads
+from .template import BIf, BLoop, Mark
+
+
+@dataclass
+class Plan:
+    stacks: dict = field(default_factory=dict)        # saved name -> stack name
+    before: dict = field(default_factory=dict)        # id(stmt) -> names pushed before it runs
+    each_iteration: dict = field(default_factory=dict)  # id(loop) -> names pushed at iteration end
+    setup: dict = field(default_factory=dict)         # id(outermost loop) -> (stacks, names set to None)
+
+
+def _defined_by(s) -> list:
+    if isinstance(s, ir.Assign):
+        return [s.target] if s.target is not None else []
+    if isinstance(s, ir.If):
+        return list(s.outputs)
+    if isinstance(s, ir.Loop):
+        return list(s.params) + [v for v in (s.target, s.trips) if v is not None]
+    return []
+
+
+def _reads_in_loops(code, inside: bool = False) -> set:
+    out: set = set()
+    for c in code:
+        if isinstance(c, Code) and inside:
+            out |= loads(c.stmt)
+        elif isinstance(c, BIf):
+            if inside:
+                out |= {v.name for v in ir.operand_vars(c.cond)}
+            out |= _reads_in_loops(c.body, inside) | _reads_in_loops(c.orelse, inside)
+        elif isinstance(c, BLoop):
+            if inside:
+                out |= header_reads(c.loop)
+            out |= _reads_in_loops(c.body, True)
+    return out
+
+
+def _pop(name: str, stack: str, loc) -> Code:
+    return Code(gast.parse(f"{name} = {stack}.pop()").body[0], loc)
+
+
+def plan(fn: ir.Function, code: list, namer) -> tuple:
+    """(Plan, backward code with the pops in place)."""
+    read = _reads_in_loops(code)
+    result = Plan()
+    nested: dict = {}  # id(stmt) -> names it defines, for statements inside a loop body
+    per_iteration: dict = {}  # id(loop) -> names restored at the top of each reverse iteration
+
+    def stack(name: str) -> str:
+        if name not in result.stacks:
+            result.stacks[name] = namer.fresh(f"{name}_stack")
+        return result.stacks[name]
+
+    def walk(stmts, outer):
+        for s in stmts:
+            if outer is not None:
+                names = [v.name for v in _defined_by(s) if v.name in read]
+                if names:
+                    nested[id(s)] = names
+                    result.before[id(s)] = names
+                    stacks, nones = result.setup.setdefault(id(outer), ([], []))
+                    nones += [n for n in names if n not in nones]
+                    stacks += [stack(n) for n in names if stack(n) not in stacks]
+            if isinstance(s, ir.If):
+                walk(s.body, outer)
+                walk(s.orelse, outer)
+            elif isinstance(s, ir.Loop):
+                carried = [p.name for p in s.params if p.name in read]
+                if counted(s) and s.target is not None and s.target.name in read:
+                    carried.append(s.target.name)
+                if carried:
+                    result.each_iteration[id(s)] = carried
+                    per_iteration[id(s)] = carried
+                    stacks, _ = result.setup.setdefault(id(outer or s), ([], []))
+                    stacks += [stack(n) for n in carried if stack(n) not in stacks]
+                walk(s.body, outer or s)
+
+    walk(fn.body, None)
+
+    def rewrite(items) -> list:
+        out = []
+        for c in items:
+            if isinstance(c, Mark):
+                out += [_pop(n, result.stacks[n], c.stmt.loc) for n in nested.get(id(c.stmt), [])]
+            elif isinstance(c, BIf):
+                out.append(BIf(c.cond, rewrite(c.body), rewrite(c.orelse), c.loc))
+            elif isinstance(c, BLoop):
+                pops = [_pop(n, result.stacks[n], c.loc) for n in per_iteration.get(id(c.loop), [])]
+                out.append(BLoop(c.loop, pops + rewrite(c.body), c.loc))
+            else:
+                out.append(c)
+        return out
+
+    return result, rewrite(code)
