@@ -16,7 +16,7 @@ from .template import Rule
 
 def _describe_callee(stmt) -> str:
     if stmt.callee:
-        return f"`{stmt.callee}`"
+        return f"`{stmt.callee.path}`"
     if isinstance(stmt.prim, ir.Method):
         return f"the method `.{stmt.prim.name}()`"
     if isinstance(stmt.prim, ir.Attr):
@@ -30,10 +30,11 @@ def bind_rules(fn: ir.Function) -> None:
             rule = registry.lookup(stmt.prim)
             if rule is None:
                 what = _describe_callee(stmt)
+                name = stmt.callee.path if stmt.callee else "func"
                 raise MissingRuleError(
                     f"no adjoint rule for {what}, and it has no Python source to compile. Register one "
-                    f"with `@adjoint({stmt.callee or 'func'})` over `def _(result, *args): ...`, or "
-                    f"declare it with `nondifferentiable({stmt.callee or 'func'})`", stmt.loc)
+                    f"with `@adjoint({name})` over `def _(result, *args): ...`, or "
+                    f"declare it with `nondifferentiable({name})`", stmt.loc)
             stmt.rule = rule
             stmt.bound = rule.bind(stmt.args, stmt.kwargs, stmt.loc)
 

@@ -50,10 +50,12 @@ class Const:
 
 @dataclass(eq=False)
 class Global:
-    """A name read from the function's globals or closure (a module, a constant array, ...)."""
+    """A name read from the function's globals or closure (a module, a constant array, ...).
+    `root_value` is the value of the path's first name (what the generated code must bind)."""
 
     path: str
     value: Any
+    root_value: Any = None
 
     def __repr__(self) -> str:
         return self.path
@@ -101,14 +103,14 @@ CONCAT = Prim("concat")  # `+` of two tuples or lists
 
 @dataclass(eq=False)
 class Assign:
-    """`target = prim(*args, **kwargs)`; `callee` is how the user spelled a called function."""
+    """`target = prim(*args, **kwargs)`; `callee` is the Global the user called (its path prints)."""
 
     target: Var
     prim: Any
     args: list
     kwargs: dict
     loc: Loc
-    callee: str | None = None
+    callee: Global | None = None
     rule: Any = None  # set by activity: the Rule from the registry
     bound: dict | None = None  # rule parameter -> operand
 

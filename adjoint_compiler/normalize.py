@@ -88,6 +88,7 @@ class Normalizer:
                 namer.reserve(node.id)
                 if isinstance(node.ctx, gast.Store):
                     self.locals.add(node.id)
+        self.current = fn
         for n in self.locals:
             namer.reserve(n)
 
@@ -113,7 +114,7 @@ class Normalizer:
         if isinstance(value, (gast.Name, gast.Constant)) or self.is_global_path(value):
             return value
         tmp = self.temp(self.hint(value))
-        out.append(assign(tmp, value, e))
+        out.append(assign(tmp, value, e if getattr(e, "lineno", None) else self.current))
         return name(tmp)
 
     def simple(self, e, out: list, target: str | None = None):
@@ -146,11 +147,40 @@ class Normalizer:
             return type(e)(elts=elts, ctx=gast.Load())
         if isinstance(e, gast.IfExp):
             return self.ifexp(e, out, target)
+        if isinstance(e, (gast.ListComp, gast.GeneratorExp)):
+            return self.comprehension(e, out, target)
+        if isinstance(e, gast.Dict):
+            if not all(isinstance(k, gast.Constant) for k in e.keys):
+                raise UnsupportedSyntaxError("dict displays need constant keys", self.source.loc(e))
+            return gast.Dict(keys=e.keys, values=[self.atom(v, out) for v in e.values])
         if isinstance(e, gast.BoolOp):
             return self.boolop(e, out, target)
         raise UnsupportedSyntaxError(
             f"{type(e).__name__} expressions are not supported in a differentiated function",
             self.source.loc(e))
+
+    def comprehension(self, e, out, target):
+        """`[f(x) for x in xs if c]` is a loop appending to a new list (generators are made lists)."""
+        result = target or self.temp("items")
+        renames = {}
+        for gen in e.generators:
+            if getattr(gen, "is_async", 0):
+                raise UnsupportedSyntaxError("async comprehensions are not supported", self.source.loc(e))
+            for n in gast.walk(gen.target):
+                if isinstance(n, gast.Name):
+                    renames[n.id] = self.temp(n.id)
+        e = _Rename(renames).visit(copy.deepcopy(e))
+        stmt = gast.copy_location(gast.Assign(targets=[name(result, True)], value=gast.BinOp(
+            left=name(result), op=gast.Add(), right=gast.List(elts=[e.elt], ctx=gast.Load())),
+            type_comment=None), e)
+        for gen in reversed(e.generators):
+            for cond in reversed(gen.ifs):
+                stmt = gast.copy_location(gast.If(test=cond, body=[stmt], orelse=[]), e)
+            stmt = gast.copy_location(gast.For(target=gen.target, iter=gen.iter, body=[stmt], orelse=[],
+                                               type_comment=None), e)
+        out.append(assign(result, gast.List(elts=[], ctx=gast.Load()), e))
+        self.stmt(stmt, out)
+        return name(result)
 
     def call(self, e, out):
         func = e.func
@@ -222,6 +252,8 @@ class Normalizer:
         return out
 
     def stmt(self, s, out: list) -> None:
+        if getattr(s, "lineno", None):
+            self.current = s
         loc = self.source.loc
         if isinstance(s, (gast.Assign, gast.AnnAssign)):
             targets = s.targets if isinstance(s, gast.Assign) else [s.target]
@@ -248,6 +280,16 @@ class Normalizer:
         elif isinstance(s, gast.Expr):
             if isinstance(s.value, gast.Constant):
                 return  # docstring or bare literal
+            call = s.value
+            if (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
+                    and call.func.attr == "append" and isinstance(call.func.value, gast.Name)
+                    and call.func.value.id in self.locals and len(call.args) == 1 and not call.keywords):
+                # `xs.append(v)` rebinds `xs` to `xs + [v]`: a new list, so earlier versions stay intact
+                seq = call.func.value.id
+                item = gast.List(elts=[call.args[0]], ctx=gast.Load())
+                self.stmt(gast.copy_location(gast.Assign(targets=[name(seq, True)], value=gast.BinOp(
+                    left=name(seq), op=gast.Add(), right=item), type_comment=None), s), out)
+                return
             value = self.simple(s.value, out)
             if isinstance(value, gast.Call):
                 out.append(gast.copy_location(gast.Expr(value=value), s))
@@ -366,6 +408,16 @@ class Normalizer:
         else:
             raise UnsupportedSyntaxError("assignment into an element or attribute is not supported yet",
                                          self.source.loc(at))
+
+
+class _Rename(gast.NodeTransformer):
+    def __init__(self, names: dict):
+        self.names = names
+
+    def visit_Name(self, node):
+        if node.id in self.names:
+            node.id = self.names[node.id]
+        return node
 
 
 class _Flags:

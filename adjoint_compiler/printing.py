@@ -89,7 +89,7 @@ def expression(stmt: ir.Assign) -> str:
     if isinstance(p, ir.Method):
         head, call_args = f"{operand(args[0])}.{p.name}", call_args[1:]
     else:
-        head = stmt.callee
+        head = stmt.callee.path
     call_args += [f"{k}={operand(v)}" for k, v in stmt.kwargs.items()]
     return f"{head}({', '.join(call_args)})"
 

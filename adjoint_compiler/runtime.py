@@ -155,3 +155,19 @@ def expand_reduced(g, x, axis=None, keepdims=False):
 
 
 from .runtime_rules import *  # noqa: E402,F401,F403  (helpers of the rule templates)
+
+
+def seq_head(g, x):
+    """The gradient of `x` in `x + y` (tuples or lists): the first len(x) items of `g`."""
+    return g[:len(x)]
+
+
+def seq_tail(g, x):
+    """The gradient of `y` in `x + y` (tuples or lists): the items of `g` after len(x)."""
+    return g[len(x):]
+
+
+def item(g, i, like):
+    """Item i of a sequence gradient; a structural zero (None) becomes zeros shaped like `like`."""
+    v = g[i]
+    return zeros_like(like) if v is None else v

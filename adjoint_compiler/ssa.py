@@ -10,13 +10,15 @@ statically (no statement); free names become `Global`s with their values; every 
 """
 from __future__ import annotations
 
+import inspect
 import operator
+import types
 
 import gast
 
-from . import ir
-from .errors import CompileError, UnsupportedSyntaxError
-from .frontend import Source
+from . import fence, frontend, ir, registry
+from .errors import CompileError, MissingRuleError, UnsupportedSyntaxError
+from .frontend import Source, SourceError
 from .naming import Namer
 
 RETURN = "<return>"
@@ -37,45 +39,104 @@ CONTAINS = ir.Prim("in")
 NOT_CONTAINS = ir.Prim("not in")
 
 
+LIBRARIES = {"numpy", "scipy", "math", "builtins", "operator", "functools", "itertools"}
+
+
 class SSABuilder:
-    def __init__(self, source: Source, namer: Namer, locals_: set):
+    def __init__(self, source: Source, namer: Namer, normalized, own=None, inlining=frozenset()):
         self.source = source
         self.namer = namer
-        self.locals = locals_
+        fn = source.node
+        self.locals = {a.id for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
+        for node in gast.walk(normalized):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                self.locals.add(node.id)
+        self.load_counts = _loads(normalized)
+        self.own = own  # for an inlined function: the names its normalize pass introduced
+        self.inlining = inlining  # functions being inlined around this one (recursion check)
         self.seen: set[str] = set()
         self.env: dict = {}
         self.tuples: dict = {}  # Var -> operands of the tuple display that defined it
 
     def version(self, name: str, kind: str = "num") -> ir.Var:
         """The next SSA version of a user (or normalize) name: `x`, then `x_2`, `x_3`, ..."""
-        if name not in self.seen:
+        if name not in self.seen and (self.own is None or name in self.own):
             self.seen.add(name)
             self.namer.reserve(name)
             return ir.Var(name, kind)
+        self.seen.add(name)
         return ir.Var(self.namer.fresh(name), kind)
+
+    # -- calls to user functions ---------------------------------------------------------------
+    def inlinable(self, prim) -> bool:
+        func = frontend._unwrap(prim) if callable(prim) else prim
+        return (isinstance(func, types.FunctionType) and registry.lookup(prim) is None
+                and registry.lookup(func) is None
+                and (func.__module__ or "").split(".")[0] not in LIBRARIES)
+
+    def inline(self, prim, args: list, kwargs: dict, callee, at, out: list):
+        """Splice the IR of a called user function in place of the call; returns its result."""
+        func = frontend._unwrap(prim)
+        name = callee.path if callee else func.__name__
+        if func in self.inlining or func is frontend._unwrap(self.source.func):
+            raise CompileError(f"the recursive call to `{name}` cannot be differentiated; write the "
+                               "recursion as a loop", self.loc(at))
+        try:
+            source = frontend.read_function(func)
+        except SourceError as exc:
+            raise MissingRuleError(f"cannot compile the call to `{name}`: {exc}. Register a rule with "
+                                   f"`@adjoint({name})`", self.loc(at)) from None
+        fence.check(source)
+        from .normalize import normalize
+
+        sub_namer = Namer(self.namer.used)
+        normalized = normalize(source, sub_namer)
+        own = sub_namer.used - self.namer.used
+        self.namer.used |= sub_namer.used
+        sig = inspect.signature(func)
+        try:
+            bound = sig.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise CompileError(f"in the call to `{name}`: {exc}", self.loc(at)) from None
+        sub = SSABuilder(source, self.namer, normalized, own,
+                         self.inlining | {frontend._unwrap(self.source.func)})
+        for pname, param in sig.parameters.items():
+            if pname in bound.arguments:
+                sub.env[pname] = bound.arguments[pname]
+            elif isinstance(param.default, (int, float, complex, bool, str, type(None))):
+                sub.env[pname] = ir.Const(param.default)
+            else:
+                label = self.namer.fresh(f"{func.__name__}_{pname}_default")
+                sub.env[pname] = ir.Global(label, param.default, param.default)
+        out.extend(sub.block(normalized.body))
+        return sub.env[RETURN]
 
     def loc(self, node):
         return self.source.loc(node)
 
     # -- operands ----------------------------------------------------------------------------
-    def operand(self, e):
+    def operand(self, e, allow_dict: bool = False):
         if isinstance(e, gast.Constant):
             return ir.Const(e.value)
         if isinstance(e, gast.Name):
             if e.id in self.env:
-                return self.env[e.id]
+                value = self.env[e.id]
+                if isinstance(value, _Dict) and not allow_dict:
+                    raise UnsupportedSyntaxError(f"the dict `{e.id}` may only be read with constant keys "
+                                                 f"(`{e.id}['key']`)", self.loc(e))
+                return value
             if e.id in self.locals:
                 raise CompileError(f"`{e.id}` may be used before it is assigned (it is not assigned on "
                                    "every path that reaches here)", self.loc(e))
             found, value = self.source.lookup(e.id)
             if not found:
                 raise CompileError(f"name `{e.id}` is not defined", self.loc(e))
-            return ir.Global(e.id, value)
+            return ir.Global(e.id, value, value)
         if isinstance(e, gast.Attribute):
             base = self.operand(e.value)
             if isinstance(base, ir.Global):
                 try:
-                    return ir.Global(f"{base.path}.{e.attr}", getattr(base.value, e.attr))
+                    return ir.Global(f"{base.path}.{e.attr}", getattr(base.value, e.attr), base.root_value)
                 except AttributeError:
                     raise CompileError(f"`{base.path}` has no attribute `{e.attr}`", self.loc(e)) from None
         raise AssertionError(f"normalize left a non-atom operand: {gast.dump(e)}")
@@ -97,7 +158,10 @@ class SSABuilder:
     def operation(self, e):
         """(prim, args, kwargs, callee) for a one-operation expression."""
         if isinstance(e, gast.BinOp):
-            return BINARY[type(e.op)], [self.operand(e.left), self.operand(e.right)], {}, None
+            left, right = self.operand(e.left), self.operand(e.right)
+            if isinstance(e.op, gast.Add) and _kind(left) == "seq" and _kind(right) == "seq":
+                return ir.CONCAT, [left, right], {}, None
+            return BINARY[type(e.op)], [left, right], {}, None
         if isinstance(e, gast.UnaryOp):
             return UNARY[type(e.op)], [self.operand(e.operand)], {}, None
         if isinstance(e, gast.Compare):
@@ -124,7 +188,7 @@ class SSABuilder:
                 raise UnsupportedSyntaxError("calling a value computed inside the differentiated "
                                              "function is not supported; call the function by name",
                                              self.loc(e))
-            return callee.value, args, kwargs, callee.path
+            return callee.value, args, kwargs, callee
         raise AssertionError(f"normalize left an unexpected expression: {gast.dump(e)}")
 
     def operand_or_none(self, e):
@@ -145,7 +209,10 @@ class SSABuilder:
             self.assign(s.targets[0].id, s.value, s, out)
         elif isinstance(s, gast.Expr):
             prim, args, kwargs, callee = self.operation(s.value)
-            out.append(ir.Assign(None, prim, args, kwargs, self.loc(s), callee))
+            if self.inlinable(prim):
+                self.inline(prim, args, kwargs, callee, s, out)
+            else:
+                out.append(ir.Assign(None, prim, args, kwargs, self.loc(s), callee))
         elif isinstance(s, gast.Return):
             self.env[RETURN] = self.operand(s.value)
         elif isinstance(s, gast.If):
@@ -159,14 +226,28 @@ class SSABuilder:
         if self.is_atom(value):
             self.env[name] = self.operand(value)  # a copy: no statement
             return
+        if isinstance(value, gast.Dict):
+            self.env[name] = _Dict({k.value: self.operand(v) for k, v in zip(value.keys, value.values)})
+            return
+        if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name) \
+                and isinstance(self.env.get(value.value.id), _Dict):
+            table = self.env[value.value.id]
+            if not (isinstance(value.slice, gast.Constant) and value.slice.value in table.items):
+                raise UnsupportedSyntaxError(f"the dict `{value.value.id}` may only be read with one of its "
+                                             f"constant keys {sorted(map(repr, table.items))}", self.loc(at))
+            self.env[name] = table.items[value.slice.value]
+            return
         prim, args, kwargs, callee = self.operation(value)
+        if self.inlinable(prim):
+            self.env[name] = self.inline(prim, args, kwargs, callee, at, out)
+            return
         if prim is operator.getitem and args[0] in self.tuples and isinstance(args[1], ir.Const) \
                 and isinstance(args[1].value, int):
             items = self.tuples[args[0]]
             if -len(items) <= args[1].value < len(items):
                 self.env[name] = items[args[1].value]
                 return
-        kind = "seq" if prim in (ir.BUILD_TUPLE, ir.BUILD_LIST) else "num"
+        kind = "seq" if prim in (ir.BUILD_TUPLE, ir.BUILD_LIST, ir.CONCAT) else "num"
         if prim is operator.getitem and isinstance(args[0], ir.Var) and args[0].kind != "num":
             kind = "any"
         target = self.version(name, kind)
@@ -232,6 +313,10 @@ class SSABuilder:
             loop.cond_body = self.block(cond_nodes)
             loop.cond = self.operand(s.cond_atom)
         loop.body = self.block(body_nodes)
+        missing = [n for n in carried if n not in self.env]
+        if missing:
+            raise CompileError(f"`{missing[0]}` is assigned in this loop only on some paths",
+                               self.loc(s))
         loop.nexts = [self.env[n] for n in carried]
         for p, nxt in zip(params, loop.nexts):
             if p.kind != (nxt.kind if isinstance(nxt, ir.Var) else ("num" if _numeric(nxt) else "any")):
@@ -283,6 +368,11 @@ def _exposed(stmts, assigned: set) -> set:
             a_body, a_else = set(assigned), set(assigned)
             out |= _exposed(s.body, a_body) | _exposed(s.orelse, a_else)
             assigned |= _certain(s.body, assigned) & _certain(s.orelse, assigned)
+        elif isinstance(s, gast.For):
+            out |= set(_loads(s.iter)) - assigned
+            out |= _exposed(s.body, assigned | {s.target.id})
+        elif isinstance(s, gast.While):
+            out |= _exposed(s.body, set(assigned))
         else:
             out |= set(_loads(s)) - assigned
     return out
@@ -296,6 +386,23 @@ def _certain(stmts, assigned: set) -> set:
         elif isinstance(s, gast.If):
             got |= _certain(s.body, got) & _certain(s.orelse, got)
     return got
+
+
+class _Dict:
+    """A dict display: resolved statically, it never reaches the IR."""
+
+    def __init__(self, items: dict):
+        self.items = items
+
+
+def _kind(op) -> str:
+    if isinstance(op, ir.Var):
+        return op.kind
+    if isinstance(op, ir.Const):
+        return "seq" if isinstance(op.value, (tuple, list)) else "num"
+    if isinstance(op, ir.Global):
+        return "seq" if isinstance(op.value, (tuple, list)) else "any"
+    return "any"
 
 
 def _numeric(op) -> bool:
@@ -317,12 +424,7 @@ def build(source: Source, normalized: gast.FunctionDef, namer: Namer, kinds: dic
     """The IR of a normalized function; `kinds` maps parameter names to 'num' or 'seq'."""
     fn = source.node
     param_names = [a.id for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]
-    locals_ = set(param_names)
-    for node in gast.walk(normalized):
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-            locals_.add(node.id)
-    builder = SSABuilder(source, namer, locals_)
-    builder.load_counts = _loads(normalized)
+    builder = SSABuilder(source, namer, normalized)
     params = []
     for p in param_names:
         var = builder.version(p, kinds.get(p, "num"))

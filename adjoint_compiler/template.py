@@ -216,7 +216,11 @@ def instantiate(rule: Rule, stmt: ir.Assign, active: set, adjoint_name, temp_nam
                 if isinstance(item, ir.Var) and item in active:
                     expr = _Substitute(mapping).visit(copy.deepcopy(s.value))
                     index = gast.Constant(value=i, kind=None)
-                    out.append(Accum(item, gast.Subscript(value=expr, slice=index, ctx=gast.Load()), stmt.loc))
+                    pick = gast.Call(func=gast.Attribute(value=gast.Name(id="rt", ctx=gast.Load(), annotation=None,
+                                                                         type_comment=None),
+                                                         attr="item", ctx=gast.Load()),
+                                     args=[expr, index, operand_expr(item)], keywords=[])
+                    out.append(Accum(item, pick, stmt.loc))
         elif isinstance(s, gast.AugAssign):
             var = stmt.bound[_bar_base(s.target.id)]
             out.append(Accum(var, _Substitute(mapping).visit(copy.deepcopy(s.value)), stmt.loc))

@@ -2,7 +2,7 @@
 import operator
 
 from adjoint_compiler import runtime as rt
-from adjoint_compiler.ir import BUILD_LIST, BUILD_TUPLE
+from adjoint_compiler.ir import BUILD_LIST, BUILD_TUPLE, CONCAT
 from adjoint_compiler.registry import adjoint
 
 
@@ -19,3 +19,9 @@ def build(y, *items):
 @adjoint("item")
 def item(y, a, *args):
     a_bar += rt.item_adjoint(y_bar, a, args)
+
+
+@adjoint(CONCAT)
+def concat(z, x, y):
+    x_bar += rt.seq_head(z_bar, x)
+    y_bar += rt.seq_tail(z_bar, x)
