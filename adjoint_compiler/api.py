@@ -23,7 +23,14 @@ _CACHE_LOCK = threading.Lock()
 
 
 def _kind(value) -> str:
-    return "seq" if isinstance(value, (tuple, list)) else "num"
+    """What the compiled code may assume about an argument: 'seq', 'r<ndim>' or 'num'."""
+    if isinstance(value, (tuple, list)):
+        return "seq"
+    if isinstance(value, np.ndarray):
+        return f"r{value.ndim}"
+    if isinstance(value, (numbers.Number, np.generic)):
+        return "r0"
+    return "num"
 
 
 def _check_numeric(value, what: str) -> None:
@@ -171,7 +178,7 @@ def adjoint_source(func, wrt=0) -> str:
     wrt_t, _ = _normalize_wrt(wrt)
     target = _unwrap(func)
     n = len(inspect.signature(target).parameters)
-    return compiled(func, wrt_t, [0.0] * n, "joint").source
+    return compiled(func, wrt_t, [None] * n, "joint").source
 
 
 def differentiable(func=None, *, wrt=0):

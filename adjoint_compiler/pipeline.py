@@ -10,7 +10,7 @@ import keyword
 import os
 from dataclasses import dataclass, field
 
-from . import activity, codegen, fence, frontend, ir, loader, normalize, ssa, tape
+from . import activity, codegen, fence, frontend, ir, loader, normalize, shapes, ssa, tape
 from .naming import Namer
 from .printing import format_ir, to_source
 from .reverse import reverse
@@ -72,7 +72,10 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
     if stage == "normalize":
         return to_source(normalized)
     params = [a.id for a in source.node.args.posonlyargs + source.node.args.args + source.node.args.kwonlyargs]
-    fn = ssa.build(source, normalized, namer, dict(zip(params, kinds)))
+    fn = ssa.build(source, normalized, namer, {p: ("num" if k.startswith("r") else k)
+                                               for p, k in zip(params, kinds)})
+    ranks = shapes.infer(fn, {v: (int(k[1:]) if k.startswith("r") else None)
+                              for v, k in zip(fn.params, kinds)})
     if stage == "ssa":
         return format_ir(fn)
     wrt_vars = [fn.params[i] for i in wrt]
@@ -80,7 +83,7 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
     if stage == "activity":
         names = sorted(v.name for v in active)
         return format_ir(fn) + "\n\n# active: " + ", ".join(names)
-    backward, names = reverse(fn, active, namer, wrt_vars)
+    backward, names = reverse(fn, active, namer, wrt_vars, ranks)
     result_bar = names.get(fn.result) if isinstance(fn.result, ir.Var) else None
     if stage == "reverse":
         return "\n".join(repr(s) for s in backward)

@@ -11,13 +11,15 @@ from __future__ import annotations
 import gast
 
 from . import ir
+from .shapes import broadcast_free
 from .simplify import assign_stmt
 from .template import Accum, BIf, BLoop, Mark, Raw, Reset, instantiate
 
 
 class Reverser:
-    def __init__(self, active: set, namer):
+    def __init__(self, active: set, namer, ranks: dict | None = None):
         self.active = active
+        self.ranks = ranks or {}
         self.namer = namer
         self.names: dict = {}
         self.in_loop = 0
@@ -32,7 +34,8 @@ class Reverser:
         for s in reversed(stmts):
             if isinstance(s, ir.Assign):
                 if s.target is not None and s.target in self.active and s.rule.body is not None:
-                    out += instantiate(s.rule, s, self.active, self.adjoint_name, self.namer.fresh)
+                    out += instantiate(s.rule, s, self.active, self.adjoint_name, self.namer.fresh,
+                                       lambda stmt, op: broadcast_free(stmt, op, self.ranks))
             elif isinstance(s, ir.If):
                 body = self.branch(s, s.body, s.body_results)
                 orelse = self.branch(s, s.orelse, s.orelse_results)
@@ -80,10 +83,10 @@ def ir_name(name: str):
     return gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
 
 
-def reverse(fn: ir.Function, active: set, namer, wrt: list) -> tuple:
+def reverse(fn: ir.Function, active: set, namer, wrt: list, ranks: dict | None = None) -> tuple:
     """(backward statements, {Var: adjoint name}) for `fn`. The `wrt` parameters and the result
     are named first, so they read `x_bar`, `y_bar` whatever the function's temporaries are called."""
-    rev = Reverser(active, namer)
+    rev = Reverser(active, namer, ranks)
     for v in wrt + ir.operand_vars(fn.result):
         if v in active:
             rev.adjoint_name(v)

@@ -194,7 +194,27 @@ def trace_adjoint(g, x, offset=0, axis1=0, axis2=1):
     """The gradient of `x` in `np.trace(x, offset, axis1, axis2)`: `g` on that diagonal."""
     shape = np.shape(x)
     eye = np.eye(shape[axis1], shape[axis2], k=offset)
-    return np.moveaxis(np.asarray(g)[..., None, None] * eye, (-2, -1), (axis1 % len(shape), axis2 % len(shape)))
+    axes = (axis1 % len(shape), axis2 % len(shape))
+    return np.moveaxis(np.asarray(g)[..., None, None] * eye, (-2, -1), axes)
+
+
+def diagonal_adjoint(g, x, offset=0, axis1=0, axis2=1):
+    """The gradient of `x` in `np.diagonal(x, offset, axis1, axis2)`: `g` written onto that diagonal."""
+    shape = np.shape(x)
+    axis1, axis2 = axis1 % len(shape), axis2 % len(shape)
+    g = np.asarray(g)
+    out = np.zeros(g.shape[:-1] + (shape[axis1], shape[axis2]), dtype=np.result_type(g, float))
+    k = np.arange(g.shape[-1])
+    out[..., k + max(-offset, 0), k + max(offset, 0)] = g
+    return np.moveaxis(out, (-2, -1), (axis1, axis2))
+
+
+def diag_adjoint(g, v, k=0):
+    """The gradient of `v` in `np.diag(v, k)`: the k-th diagonal of `g` for a vector `v` (which
+    `np.diag` put on a diagonal), `g` on that diagonal for a matrix `v`."""
+    if np.ndim(v) == 1:
+        return np.diagonal(g, k)
+    return diagonal_adjoint(g, v, k)
 
 
 # -- products -------------------------------------------------------------------------------------
@@ -337,6 +357,15 @@ def solve_a_adjoint(b_adj, a, x, b):
 def det_adjoint(g, y, a):
     """The gradient of `a` in `y = np.linalg.det(a)`: g * y * inv(a)^T."""
     return np.asarray(g * y)[..., None, None] * mT(np.linalg.inv(a))
+
+
+def slogdet_adjoint(g, a):
+    """The gradient of `a` in `(sign, logabsdet) = np.linalg.slogdet(a)`, from the pair of
+    gradients `g` (the sign's is ignored): g_logabsdet * inv(a)^T."""
+    g_log = g[1]
+    if g_log is None:
+        return np.zeros(np.shape(a))
+    return np.asarray(g_log)[..., None, None] * mT(np.linalg.inv(a))
 
 
 # -- shape ----------------------------------------------------------------------------------------

@@ -187,8 +187,27 @@ class _Substitute(gast.NodeTransformer):
         return node
 
 
-def instantiate(rule: Rule, stmt: ir.Assign, active: set, adjoint_name, temp_name) -> list:
-    """The adjoint statements of `stmt` from its rule; contributions to inactive values are dropped."""
+class _DropUnbroadcast(gast.NodeTransformer):
+    """`rt.unbroadcast(g, x)` -> `g` where template parameter `x` provably has the shape of `g`."""
+
+    def __init__(self, shape_free: set):
+        self.shape_free = shape_free
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        f = node.func
+        if (isinstance(f, gast.Attribute) and f.attr == "unbroadcast" and isinstance(f.value, gast.Name)
+                and f.value.id == "rt" and len(node.args) == 2 and isinstance(node.args[1], gast.Name)
+                and node.args[1].id in self.shape_free):
+            return node.args[0]
+        return node
+
+
+def instantiate(rule: Rule, stmt: ir.Assign, active: set, adjoint_name, temp_name,
+                broadcast_free=lambda stmt, op: False) -> list:
+    """The adjoint statements of `stmt` from its rule; contributions to inactive values are dropped,
+    and `rt.unbroadcast` is dropped for operands `broadcast_free(stmt, operand)` says need none."""
+    shape_free = {p for p, op in stmt.bound.items() if isinstance(op, ir.Var) and broadcast_free(stmt, op)}
     mapping: dict = {}
     inactive_bars: set = set()
     if rule.result:
@@ -206,7 +225,9 @@ def instantiate(rule: Rule, stmt: ir.Assign, active: set, adjoint_name, temp_nam
     for name in sorted(rule.locals):
         mapping[name] = temp_name(f"{stmt.target.name}_{name}")
     out = []
+    drop = _DropUnbroadcast(shape_free)
     for s in rule.body:
+        s = drop.visit(copy.deepcopy(s)) if shape_free else s
         spread = isinstance(s, gast.AugAssign) and rule.varargs and _bar_base(s.target.id) == rule.varargs
         if not spread and any(isinstance(n, gast.Name) and n.id in inactive_bars for n in gast.walk(s)):
             continue

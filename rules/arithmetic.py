@@ -68,7 +68,7 @@ nondifferentiable(operator.floordiv, operator.lt, operator.le, operator.gt, oper
 # -- builtins -------------------------------------------------------------------------------------
 # `abs` and `pow` share the rules of np.abs and `**` (see ufuncs.py).
 
-@adjoint(float)
+@adjoint(float, np.float64)
 def to_float(y, x):
     x_bar += y_bar
 

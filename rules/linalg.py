@@ -1,9 +1,11 @@
-"""Products, contractions and `np.linalg`: dot, inner, outer, tensordot, einsum, trace, inv,
-solve, det, norm. (`@`/`np.matmul` share the operator's rule in `arithmetic` and `ufuncs`.)"""
+"""Products, contractions, diagonals and `np.linalg`: dot, inner, outer, tensordot, einsum, trace,
+diagonal, diag, triu, tril, inv, solve, det, slogdet, norm. (`@` and `np.matmul` share the
+operator's rule: see `arithmetic` and `ufuncs`.)"""
 import numpy as np
 
 from adjoint_compiler import runtime as rt
-from adjoint_compiler.registry import adjoint, alias
+from adjoint_compiler.ir import Attr
+from adjoint_compiler.registry import adjoint, alias, nondifferentiable
 
 
 @adjoint(np.dot)
@@ -46,6 +48,29 @@ def trace(y, a, offset=0, axis1=0, axis2=1):
 alias("trace", np.trace)
 
 
+@adjoint(np.diagonal)
+def diagonal(y, a, offset=0, axis1=0, axis2=1):
+    a_bar += rt.diagonal_adjoint(y_bar, a, offset, axis1, axis2)
+
+
+alias("diagonal", np.diagonal)
+
+
+@adjoint(np.diag)
+def diag(y, v, k=0):
+    v_bar += rt.diag_adjoint(y_bar, v, k)
+
+
+@adjoint(np.triu)
+def triu(y, m, k=0):
+    m_bar += np.triu(y_bar, k)
+
+
+@adjoint(np.tril)
+def tril(y, m, k=0):
+    m_bar += np.tril(y_bar, k)
+
+
 @adjoint(np.linalg.inv)
 def inv(y, a):
     a_bar += -rt.mT(y) @ y_bar @ rt.mT(y)
@@ -61,6 +86,19 @@ def solve(x, a, b):
 @adjoint(np.linalg.det)
 def det(y, a):
     a_bar += rt.det_adjoint(y_bar, y, a)
+
+
+@adjoint(np.linalg.slogdet)
+def slogdet(y, a):
+    a_bar += rt.slogdet_adjoint(y_bar, a)
+
+
+@adjoint(Attr("logabsdet"))
+def logabsdet(y, result):
+    result_bar += (None, y_bar)
+
+
+nondifferentiable(Attr("sign"))
 
 
 @adjoint(np.linalg.norm)

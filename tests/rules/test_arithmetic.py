@@ -51,6 +51,7 @@ def test_matmul_operator(sx, sy, sw):
 
 def b_float(x): return float(x) * 2.5 + x
 def b_float_array(x): return float(x[1]) * x[0]
+def b_float64(x): return np.float64(x) * x
 def b_sum_array(x, w): return np.sum(sum(x) * w)
 def b_sum_list(x, w): return np.sum(sum([x, x * x, np.sin(x)]) * w)
 def b_sum_tuple_scalars(x, w): return sum((x[0], x[1] * x[2], 1.0)) * w
@@ -79,6 +80,7 @@ def test_builtin(f, sx, sw):
 def test_float():
     check_grads(b_float, 0.7)
     check_grads(b_float_array, np.array([0.3, -1.2]))
+    check_grads(b_float64, 0.7)
 
 
 def b_max_scalars(x, y): return max(x, y)

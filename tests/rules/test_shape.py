@@ -29,7 +29,9 @@ def s_expand_dims_kw(x, w): return np.sum(np.expand_dims(x, axis=(0, 2)) * w)
 def s_squeeze(x, w): return np.sum(np.squeeze(x) * w)
 def s_squeeze_axis(x, w): return np.sum(np.squeeze(x, axis=0) * w)
 def s_squeeze_method(x, w): return np.sum(x.squeeze() * w)
+def s_atleast_1d(x, w): return np.sum(np.atleast_1d(x) * w)
 def s_atleast_2d(x, w): return np.sum(np.atleast_2d(x) * w)
+def s_atleast_3d(x, w): return np.sum(np.atleast_3d(x) * w)
 def s_broadcast_to(x, w): return np.sum(np.broadcast_to(x, (2, 3, 4)) * w)
 def s_tile(x, w): return np.sum(np.tile(x, 2) * w)
 def s_tile_2d(x, w): return np.sum(np.tile(x, (2, 1, 3)) * w)
@@ -47,6 +49,9 @@ def s_copy(x, w): return np.sum(np.copy(x) * w)
 def s_copy_method(x, w): return np.sum(x.copy() * w)
 def s_astype(x, w): return np.sum(x.astype(float) * w)
 def s_asarray(x, w): return np.sum(np.asarray(x) * w)
+def s_asanyarray(x, w): return np.sum(np.asanyarray(x) * w)
+def s_ascontiguousarray(x, w): return np.sum(np.ascontiguousarray(x.T) * w)
+def s_astype_function(x, w): return np.sum(np.astype(x, np.float64) * w)
 def s_array(x, w): return np.sum(np.array(x) * w)
 def s_array_float(x, w): return np.sum(np.array(x, dtype=float) * w)
 def s_array_scalars(x, w): return np.sum(np.array([x[0], x[1] * x[2], 2.0]) * w)
@@ -64,15 +69,21 @@ UNARY = [
     (s_transpose_method_tuple, T, (2, 4, 3)), (s_swapaxes, T, (4, 3, 2)),
     (s_swapaxes_method, T, (2, 4, 3)), (s_moveaxis, T, (3, 4, 2)), (s_expand_dims, M, (3, 1, 4)),
     (s_expand_dims_kw, M, (1, 3, 1, 4)), (s_squeeze, (1, 3, 1), (3,)), (s_squeeze_axis, (1, 3, 1), (3, 1)),
-    (s_squeeze_method, (3, 1), (3,)), (s_atleast_2d, V, (1, 4)), (s_broadcast_to, (3, 1), (2, 3, 4)),
+    (s_squeeze_method, (3, 1), (3,)), (s_atleast_1d, (), (1,)), (s_atleast_2d, V, (1, 4)),
+    (s_atleast_3d, M, (3, 4, 1)), (s_broadcast_to, (3, 1), (2, 3, 4)),
     (s_broadcast_to, (), (2, 3, 4)), (s_tile, V, (8,)), (s_tile, M, (3, 8)), (s_tile_2d, M, (2, 3, 12)),
     (s_repeat, M, (24,)), (s_repeat_axis, M, (3, 12)), (s_repeat_counts, M, (3, 4)),
     (s_repeat_method, M, (6, 4)), (s_flip, M, (3, 4)), (s_flip_axis, T, (2, 3, 4)), (s_fliplr, M, (3, 4)),
     (s_flipud, M, (3, 4)), (s_roll, M, (3, 4)), (s_roll_axes, M, (3, 4)), (s_copy, M, (3, 4)),
-    (s_copy_method, M, (3, 4)), (s_astype, M, (3, 4)), (s_asarray, M, (3, 4)), (s_array, V, (4,)),
+    (s_copy_method, M, (3, 4)), (s_astype, M, (3, 4)), (s_asarray, M, (3, 4)), (s_asanyarray, V, (4,)),
+    (s_ascontiguousarray, M, (4, 3)), (s_array, V, (4,)),
     (s_array_float, M, (3, 4)), (s_array_scalars, V, (3,)), (s_array_rows, M, (3, 4)),
     (s_array_nested, V, (2, 2)),
 ]
+
+
+if hasattr(np, "astype"):  # NumPy >= 2.1
+    UNARY.append((s_astype_function, M, (3, 4)))
 
 
 @pytest.mark.parametrize("f,sx,sw", UNARY, ids=[f"{f.__name__}-{sx}" for f, sx, _ in UNARY])
@@ -93,11 +104,12 @@ def s_array_pair(a, b, w): return np.sum(np.array([a, b]) * w)
 
 
 PAIRS = [
-    (s_concat, (2, 3), (4, 3), (6, 3)), (s_concat, (2,), (3,), (5,)), (s_concat_axis1, (3, 1), (3, 2), (3, 4)),
-    (s_concat_none, (2, 2), (3,), (7,)), (s_stack, (3,), (3,), (2, 3)), (s_stack, (2, 3), (2, 3), (2, 2, 3)),
-    (s_stack_last, (2, 3), (2, 3), (2, 3, 3)), (s_hstack, (2,), (3,), (5,)), (s_hstack, (2, 1), (2, 3), (2, 4)),
-    (s_hstack, (), (3,), (4,)), (s_vstack, (3,), (3,), (2, 3)), (s_vstack, (1, 3), (2, 3), (3, 3)),
-    (s_vstack, (3,), (2, 3), (3, 3)), (s_array_pair, (), (), (2,)), (s_array_pair, (2, 3), (2, 3), (2, 2, 3)),
+    (s_concat, (2, 3), (4, 3), (6, 3)), (s_concat, (2,), (3,), (5,)),
+    (s_concat_axis1, (3, 1), (3, 2), (3, 4)), (s_concat_none, (2, 2), (3,), (7,)),
+    (s_stack, (3,), (3,), (2, 3)), (s_stack, (2, 3), (2, 3), (2, 2, 3)), (s_stack_last, (2, 3), (2, 3), (2, 3, 3)),
+    (s_hstack, (2,), (3,), (5,)), (s_hstack, (2, 1), (2, 3), (2, 4)), (s_hstack, (), (3,), (4,)),
+    (s_vstack, (3,), (3,), (2, 3)), (s_vstack, (1, 3), (2, 3), (3, 3)), (s_vstack, (3,), (2, 3), (3, 3)),
+    (s_array_pair, (), (), (2,)), (s_array_pair, (2, 3), (2, 3), (2, 2, 3)),
 ]
 
 

@@ -94,6 +94,7 @@ def f_multiply(x, y, w): return np.sum(np.multiply(x, y) * w)
 def f_divide(x, y, w): return np.sum(np.divide(x, y) * w)
 def f_true_divide(x, y, w): return np.sum(np.true_divide(x, y) * w)
 def f_power(x, y, w): return np.sum(np.power(x, y) * w)
+def f_float_power(x, y, w): return np.sum(np.float_power(x, y) * w)
 def f_maximum(x, y, w): return np.sum(np.maximum(x, y) * w)
 def f_minimum(x, y, w): return np.sum(np.minimum(x, y) * w)
 def f_fmax(x, y, w): return np.sum(np.fmax(x, y) * w)
@@ -109,7 +110,7 @@ def f_clip_bounds(x, y, w): return np.sum(np.clip(x, y, y + 0.5) * w)
 
 
 BINARY = [(f_add, POS, POS), (f_subtract, POS, POS), (f_multiply, ANY, ANY), (f_divide, POS, POS),
-          (f_true_divide, POS, POS), (f_power, POS, POS), (f_maximum, ANY, ANY),
+          (f_true_divide, POS, POS), (f_power, POS, POS), (f_float_power, POS, POS), (f_maximum, ANY, ANY),
           (f_minimum, ANY, ANY), (f_fmax, ANY, ANY), (f_fmin, ANY, ANY), (f_hypot, ANY, ANY),
           (f_arctan2, ANY, ANY), (f_logaddexp, ANY, ANY), (f_logaddexp2, ANY, ANY),
           (f_fmod, (2.1, 3.9), (0.7, 0.8)), (f_mod, (2.1, 3.9), (0.7, 0.8)), (f_where3, ANY, ANY),

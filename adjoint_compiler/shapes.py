@@ -1,0 +1,119 @@
+"""Shapes: which values surely have the same shape, known from the argument kinds alone.
+
+Each value gets a shape class: 0 for a scalar, or a token shared by values that surely have equal
+shapes (an array argument, and everything computed from it elementwise, with scalars or with
+values of its own class). Values without a class are unknown. Rules use it to drop
+`rt.unbroadcast(g, x)` where `x` has the class of the result: nothing was broadcast.
+
+    x: float, a: float       y = np.sin(x) * a      class(y) = 0
+    v: array                 w = v * 2.0 + v        class(w) = class(v)
+"""
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+from . import ir
+
+ELEMENTWISE = {operator.add, operator.sub, operator.mul, operator.truediv, operator.pow, operator.mod,
+               operator.floordiv, operator.neg, operator.pos, operator.lt, operator.le, operator.gt,
+               operator.ge, operator.eq, operator.ne, operator.and_, operator.or_, operator.xor,
+               operator.invert, abs}
+REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.std, np.var}
+REDUCING_METHODS = {"sum", "mean", "prod", "max", "min", "std", "var"}
+SCALAR_RESULTS = {float, int, len, math.fsum}
+
+
+def is_elementwise(prim) -> bool:
+    return prim in ELEMENTWISE or (isinstance(prim, np.ufunc) and prim.nout == 1)
+
+
+class Shapes:
+    def __init__(self, params: dict):
+        self.known: dict = dict(params)
+
+    def of(self, op):
+        if isinstance(op, ir.Var):
+            return self.known.get(op)
+        if isinstance(op, (ir.Const, ir.Global)):
+            v = op.value
+            if isinstance(v, (bool, int, float, complex, np.generic)):
+                return 0
+            if isinstance(v, np.ndarray):
+                return 0 if v.ndim == 0 else ("global", id(v))
+        return None
+
+    def set(self, var, token) -> bool:
+        """Record a class; returns True if it changed."""
+        changed = self.known.get(var) != token or (token is None and var in self.known)
+        if token is None:
+            self.known.pop(var, None)
+        else:
+            self.known[var] = token
+        return changed
+
+    def assign(self, s: ir.Assign):
+        p = s.prim
+        if is_elementwise(p) and not s.kwargs:
+            tokens = [self.of(a) for a in s.args]
+            if None in tokens:
+                return None
+            arrays = {t for t in tokens if t != 0}
+            return 0 if not arrays else (arrays.pop() if len(arrays) == 1 else None)
+        if p in REDUCTIONS or (isinstance(p, ir.Method) and p.name in REDUCING_METHODS):
+            axis = s.kwargs.get("axis", s.args[1] if len(s.args) > 1 else ir.Const(None))
+            keep = s.kwargs.get("keepdims", ir.Const(False))
+            if isinstance(axis, ir.Const) and axis.value is None and isinstance(keep, ir.Const) \
+                    and not keep.value:
+                return 0
+        if getattr(p, "__module__", None) == "math" or p in SCALAR_RESULTS:
+            return 0
+        return s.target  # a shape of its own
+
+    def block(self, stmts) -> bool:
+        changed = False
+        for s in stmts:
+            if isinstance(s, ir.Assign):
+                if s.target is not None:
+                    changed |= self.set(s.target, self.assign(s))
+            elif isinstance(s, ir.If):
+                changed |= self.block(s.body) | self.block(s.orelse)
+                for out, a, b in zip(s.outputs, s.body_results, s.orelse_results):
+                    ta, tb = self.of(a), self.of(b)
+                    changed |= self.set(out, ta if ta == tb and ta is not None else out)
+            elif isinstance(s, ir.Loop):
+                if s.target is not None:
+                    changed |= self.set(s.target, 0)
+                for p, i in zip(s.params, s.inits):
+                    if p not in self.known:
+                        changed |= self.set(p, self.of(i) if self.of(i) is not None else p)
+                for _ in range(len(s.params) + 2):
+                    inner = self.block(s.cond_body) | self.block(s.body)
+                    for p, n in zip(s.params, s.nexts):
+                        if self.of(n) != self.of(p):
+                            inner |= self.set(p, p)  # differs across iterations: a class of its own
+                    changed |= inner
+                    if not inner:
+                        break
+        return changed
+
+
+def infer(fn: ir.Function, param_ranks: dict) -> dict:
+    """{Var: shape class} for the values whose class is known; `param_ranks` maps each parameter
+    to its ndim (or None when not an array or scalar)."""
+    shapes = Shapes({p: (0 if r == 0 else p) for p, r in param_ranks.items() if r is not None})
+    for _ in range(4):
+        if not shapes.block(fn.body):
+            break
+    return shapes.known
+
+
+def broadcast_free(stmt: ir.Assign, operand, known: dict) -> bool:
+    """Whether `operand` of an elementwise `stmt` surely has the result's shape."""
+    if not is_elementwise(stmt.prim) or stmt.kwargs or stmt.target is None:
+        return False
+    shapes = Shapes(known)
+    mine = shapes.of(operand)
+    return mine is not None and mine == shapes.of(stmt.target)
