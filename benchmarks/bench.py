@@ -309,7 +309,8 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0] if text else ''}".strip()
 
 
-def run_workload(wl, size: str, rounds: int, target: float, frameworks: bool, seed: int = 0) -> dict:
+def run_workload(wl, size: str, rounds: int, target: float, frameworks: bool, seed: int = 0,
+                 cold_compiles: int = 3) -> dict:
     res = {"name": wl.name, "description": wl.description, "status": "ok", "notes": [], "fail": []}
     rng = np.random.default_rng(seed)
     n = len(wl.wrt)
@@ -354,18 +355,21 @@ def run_workload(wl, size: str, rounds: int, target: float, frameworks: bool, se
     h_full = _as_tuple(hand(), n)
     fns = {"primal": primal}
     if res["status"] == "ok":
-        g = grad(wl.f, wrt=wl.wrt)
-        clear_compile_cache(wl.f)
-        gc.collect()
-        t0 = time.perf_counter()
+        firsts = []
         try:
-            g_full = _as_tuple(g(*args), n)
+            for _ in range(cold_compiles):  # median of a few cold first calls
+                g = grad(wl.f, wrt=wl.wrt)
+                clear_compile_cache(wl.f)
+                gc.collect()
+                t0 = time.perf_counter()
+                g_full = _as_tuple(g(*args), n)
+                firsts.append(time.perf_counter() - t0)
         except Exception as exc:
             res["status"] = "skipped"
             res["reason"] = "full instance: " + _reason(exc)
             res["traceback"] = traceback.format_exc()
         else:
-            res["first_call"] = time.perf_counter() - t0
+            res["first_call"] = statistics.median(firsts)
             fns["compiled"] = lambda: g(*args)
             msg = grads_close(g_full, h_full)
             if msg:
@@ -466,7 +470,7 @@ def report(results: list, env: list, markdown: bool, size: str, rounds: int) -> 
     out.append(table(results, markdown))
     out.append("")
     out.append("ms = median milliseconds per call; compiled = `grad(f, wrt)(*args)` "
-               "including the API wrapper; first call = cold compile + one run; compile = first call - "
+               "including the API wrapper; first call = cold compile + one run (median of 3 cold compiles); compile = first call - "
                "compiled; peak MB = tracemalloc peak of one call.")
     out.append("")
     for r in results:
@@ -604,7 +608,7 @@ def run(quick: bool = False, only=None, rounds: int | None = None, frameworks: b
         if progress:
             progress(f"[bench] {wl.name} ...")
         try:
-            res = run_workload(wl, size, rounds, target, frameworks)
+            res = run_workload(wl, size, rounds, target, frameworks, cold_compiles=1 if quick else 3)
         except Exception as exc:  # a bug in a workload or the harness: report it, keep going
             res = {"name": wl.name, "description": wl.description, "status": "error",
                    "reason": "harness error: " + _reason(exc), "fail": [f"harness error: {_reason(exc)}"],

@@ -1,0 +1,99 @@
+"""Buffer and copyto: mutable arrays you may write into inside differentiated code.
+
+At run time a Buffer is a thin wrapper around an ndarray whose reads return new arrays (never
+views), so a value read from a buffer keeps its value whatever is written afterwards.
+
+    b = Buffer(np.zeros(3)); b[1:] = 2.0; np.sum(b.copy())  ->  4.0
+"""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+
+class Buffer:
+    """A differentiable mutable array. `Buffer(x)` holds a copy of `x` (float for integer `x`)."""
+
+    __slots__ = ("data",)
+    __array_priority__ = 20
+
+    def __init__(self, x):
+        data = np.array(x.data if isinstance(x, Buffer) else x, copy=True)
+        if data.dtype.kind in "biu":
+            data = data.astype(float)
+        self.data = data
+
+    @classmethod
+    def zeros(cls, shape, dtype=float) -> "Buffer":
+        return cls(np.zeros(shape, dtype=dtype))
+
+    @classmethod
+    def zeros_like(cls, x) -> "Buffer":
+        x = x.data if isinstance(x, Buffer) else np.asarray(x)
+        return cls(np.zeros(x.shape, dtype=x.dtype if x.dtype.kind in "fcO" else float))
+
+    # -- reads: always new arrays --------------------------------------------------------------
+    def __getitem__(self, idx):
+        value = self.data[idx]
+        if isinstance(value, np.ndarray):
+            value = value.copy()
+            value.flags.writeable = False
+        return value
+
+    def copy(self) -> np.ndarray:
+        return self.data.copy()
+
+    __copy__ = copy
+
+    def __array__(self, dtype=None, copy=None):
+        return np.array(self.data, dtype=dtype, copy=True)
+
+    # -- writes --------------------------------------------------------------------------------
+    def __setitem__(self, idx, value):
+        self.data[idx] = value
+
+    # -- the ndarray it holds ------------------------------------------------------------------
+    shape = property(lambda self: self.data.shape)
+    ndim = property(lambda self: self.data.ndim)
+    size = property(lambda self: self.data.size)
+    dtype = property(lambda self: self.data.dtype)
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self.data)))
+
+    def __repr__(self) -> str:
+        return f"Buffer({self.data!r})"
+
+
+def _is_stream(src) -> bool:
+    return not isinstance(src, (np.ndarray, Buffer, list, tuple, int, float, complex, np.generic)) and (
+        hasattr(src, "__next__") or isinstance(src, (map, filter, zip, range, itertools.islice)))
+
+
+def copyto(dst, src, where=True):
+    """`np.copyto` for buffers and arrays; an iterator or generator `src` fills `dst`'s slots in C
+    order from slot 0 (a shorter one writes a prefix, a longer one raises ValueError)."""
+    data = dst.data if isinstance(dst, Buffer) else dst
+    if _is_stream(src):
+        items = list(itertools.islice(src, data.size + 1))
+        if len(items) > data.size:
+            raise ValueError(f"copyto: the iterator yields more than the buffer's {data.size} slots")
+        flat = data.reshape(-1)  # a view: data is contiguous
+        flat[:len(items)] = items if data.dtype != object else _object_items(items)
+        return dst
+    if isinstance(src, Buffer):
+        src = src.data
+    np.copyto(data, np.asarray(src, dtype=data.dtype) if data.dtype == object else src, where=where)
+    return dst
+
+
+def _object_items(items):
+    out = np.empty(len(items), dtype=object)
+    out[:] = [None] * len(items)
+    for i, v in enumerate(items):
+        out[i] = v
+    return out
