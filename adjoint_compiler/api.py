@@ -164,10 +164,10 @@ def vjp(func, *args):
     for i in wrt:
         _check_numeric(values[i], f"argument {i} of {getattr(func, '__name__', func)}")
     entry = compiled(func, wrt, values, "split")
-    out, backward = entry.function(*values)
+    out, saved = entry.function(*values)
 
     def pullback(out_bar):
-        raw = backward(out_bar)
+        raw = entry.pullback(saved, out_bar)
         grads = [rt.gradient(g, values[i]) for g, i in zip(raw, wrt)]
         return tuple(_owned(grads, list(values) + [out_bar]))
     return out, pullback

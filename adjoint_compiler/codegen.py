@@ -16,7 +16,7 @@ import os
 
 from . import ir
 from .printing import expression, operand, to_source
-from .simplify import Code, counted
+from .simplify import Code, counted, header_reads, loads, stores
 from .template import BIf, BLoop
 
 INDENT = "    "
@@ -150,12 +150,32 @@ class Writer:
                 self.new_block()
 
 
+def _code_names(code, want) -> set:
+    out: set = set()
+    for c in code:
+        if isinstance(c, Code):
+            out |= want(c.stmt)
+        else:
+            out |= {v.name for v in ir.operand_vars(getattr(c, "cond", None))}
+            if isinstance(c, BLoop):
+                out |= header_reads(c.loop)
+            out |= _code_names(c.body, want) | _code_names(getattr(c, "orelse", []), want)
+    return out
+
+
+def _names_in(text: str) -> set:
+    import re
+    return set(re.findall(r"[A-Za-z_]\w*", text))
+
+
 def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep: set, needed: set,
-             header: str, tape=None) -> tuple:
+             header: str, tape=None, namer=None) -> tuple:
     """(source, {generated line: Loc}) of the gradient function of `fn`.
 
     `result_bar` is the result's adjoint name (None if the result is inactive), `grads` the returned
-    gradient expressions, one per wrt parameter."""
+    gradient expressions, one per wrt parameter. 'joint' is one function returning
+    `(value, grads)`; 'split' is `<f>_vjp(*args) -> (value, saved)` and
+    `<f>_pullback(saved, result_bar) -> grads`."""
     w = Writer(fn.loc.file, tape)
     w.emit(0, header)
     w.emit(0, "import numpy as np")
@@ -165,22 +185,37 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
     params = ", ".join(p.name for p in fn.params)
     result = operand(fn.result)
     grad_tuple = "(" + ", ".join(grads) + ("," if len(grads) == 1 else "") + ")"
+    restored = _code_names(backward, lambda s: stores(s)[0] | stores(s)[1])
     if mode == "joint":
         w.emit(0, f"def {fn.name}_grad({params}):")
         w.forward(fn.body, 1, keep, needed)
         w.new_block()
+        if result in restored:  # the backward pass restores it: keep the value returned
+            value = namer.fresh(f"{result}_value")
+            w.emit(1, f"{value} = {result}")
+            result = value
         w.emit(1, "# adjoint")
         w.emit(1, f"{result_bar} = rt.seed({result})" if result_bar else f"rt.seed({result})")
         w.backward(backward, 1)
         w.emit(1, f"return {result}, {grad_tuple}")
     else:
+        forward_names = {p.name for p in fn.params} | {v.name for v in ir.defined_in(fn.body)}
+        if tape:
+            forward_names |= set(tape.stacks.values())
+        read = _code_names(backward, loads) | {n for g in grads for n in _names_in(g)}
+        saved = sorted(read & forward_names)
+        saved_tuple = "(" + ", ".join(saved) + ("," if len(saved) == 1 else "") + ")"
         w.emit(0, f"def {fn.name}_vjp({params}):")
         w.forward(fn.body, 1, keep, needed)
         w.new_block()
-        w.emit(1, "")
-        w.emit(1, f"def {fn.name}_pullback({result_bar or 'result_bar'}):")
-        w.backward(backward, 2)
-        w.emit(2, f"return {grad_tuple}")
-        w.emit(1, "")
-        w.emit(1, f"return {result}, {fn.name}_pullback")
+        w.emit(1, f"return {result}, {saved_tuple}")
+        w.emit(0, "")
+        w.emit(0, "")
+        w.emit(0, f"def {fn.name}_pullback(saved, {result_bar or 'result_bar'}):")
+        if saved:
+            w.emit(1, f"{', '.join(saved)}, = saved")
+        for stack in (sorted(set(tape.stacks.values()) & set(saved)) if tape else []):
+            w.emit(1, f"{stack} = list({stack})  # a pullback may run more than once")
+        w.backward(backward, 1)
+        w.emit(1, f"return {grad_tuple}")
     return "\n".join(w.lines) + "\n", w.line_locs

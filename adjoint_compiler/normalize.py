@@ -320,6 +320,12 @@ class Normalizer:
 
     def index_form(self, e, out) -> tuple:
         """(length atom, item(k) -> expression) for iterating `e` by index."""
+        if isinstance(e, gast.Call) and e.keywords and any(
+                self.is_builtin_call(e, f) for f in ("enumerate", "zip", "reversed")):
+            if not (self.is_builtin_call(e, "enumerate") and [k.arg for k in e.keywords] == ["start"]):
+                raise UnsupportedSyntaxError("keyword arguments other than enumerate's `start` are not "
+                                             "supported in a loop header", self.source.loc(e))
+            e = gast.Call(func=e.func, args=e.args + [e.keywords[0].value], keywords=[])
         if self.is_builtin_call(e, "enumerate") and e.args:
             n, item = self.index_form(e.args[0], out)
             start = self.atom(e.args[1], out) if len(e.args) > 1 else None

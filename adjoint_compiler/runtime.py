@@ -157,17 +157,25 @@ def expand_reduced(g, x, axis=None, keepdims=False):
 from .runtime_rules import *  # noqa: E402,F401,F403  (helpers of the rule templates)
 
 
-def seq_head(g, x):
-    """The gradient of `x` in `x + y` (tuples or lists): the first len(x) items of `g`."""
-    return g[:len(x)]
+def seq_head(g, y):
+    """The gradient of `x` in `x + y` (tuples or lists): `g` without its last len(y) items.
+    (It reads the short appended part, so a growing list is never kept on the tape.)"""
+    return g[:len(g) - len(y)]
 
 
-def seq_tail(g, x):
-    """The gradient of `y` in `x + y` (tuples or lists): the items of `g` after len(x)."""
-    return g[len(x):]
+def seq_tail(g, y):
+    """The gradient of `y` in `x + y` (tuples or lists): the last len(y) items of `g`."""
+    return g[len(g) - len(y):]
 
 
 def item(g, i, like):
     """Item i of a sequence gradient; a structural zero (None) becomes zeros shaped like `like`."""
     v = g[i]
     return zeros_like(like) if v is None else v
+
+
+def like_sequence(g, x):
+    """The gradient of `x` in `tuple(x)` / `list(x)`: `g` in the structure of `x`."""
+    if isinstance(x, np.ndarray):
+        return np.array([zeros_like(v) if gi is None else gi for gi, v in zip(g, x)])
+    return type(x)(g) if isinstance(x, (tuple, list)) else g

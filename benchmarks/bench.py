@@ -44,6 +44,7 @@ from adjoint_compiler import api as _api  # noqa: E402
 from adjoint_compiler import grad  # noqa: E402
 
 FRAMEWORKS = ("autograd", "jax", "torch")
+NOISY = 0.25  # interquartile range / median above which a timing is flagged as noisy
 
 
 # ----------------------------------------------------------------------------------------------
@@ -268,9 +269,9 @@ def _calibrate(fn, target):
     return max(1, min(10000, int(target / max(dt, 1e-7))))
 
 
-def time_interleaved(fns: dict, rounds: int, target: float) -> dict:
-    """Median seconds per call of each of `fns`, measured in rounds that alternate the functions
-    (the order rotates every round)."""
+def time_interleaved(fns: dict, rounds: int, target: float) -> tuple:
+    """({name: median seconds per call}, {name: per-round samples}) of each of `fns`, measured in
+    rounds that alternate the functions (the order rotates every round)."""
     names = list(fns)
     reps = {n: _calibrate(fns[n], target) for n in names}
     samples = {n: [] for n in names}
@@ -282,7 +283,15 @@ def time_interleaved(fns: dict, rounds: int, target: float) -> dict:
             for _ in range(k):
                 fn()
             samples[n].append((time.perf_counter() - t0) / k)
-    return {n: statistics.median(s) for n, s in samples.items()}
+    return {n: statistics.median(s) for n, s in samples.items()}, samples
+
+
+def spread(samples) -> float:
+    """Interquartile range over median of a list of timings (0 for fewer than 4 samples)."""
+    if len(samples) < 4:
+        return 0.0
+    q = statistics.quantiles(samples, n=4)
+    return (q[2] - q[0]) / statistics.median(samples)
 
 
 def peak_memory(fn) -> int:
@@ -394,8 +403,12 @@ def run_workload(wl, size: str, rounds: int, target: float, frameworks: bool, se
                 res["frameworks"][name] = {"ok": False, "note": "n/a: " + _reason(exc)}
 
     # 5. Interleaved timing, then peak memory of one call each.
-    times = time_interleaved(fns, rounds, target)
+    times, samples = time_interleaved(fns, rounds, target)
     res["times"] = times
+    res["spread"] = {k: spread(v) for k, v in samples.items()}
+    noisy = [k for k, v in res["spread"].items() if v > NOISY]
+    if noisy:
+        res["noisy"] = noisy
     for name in res["frameworks"]:
         if name in times:
             res["frameworks"][name]["time"] = times[name]
@@ -446,6 +459,8 @@ def table(results: list, markdown: bool) -> str:
             else:
                 row.append(_ms(fw["time"]) + ("" if fw["ok"] else " FAIL"))
         status = "FAIL" if r["fail"] else ("ok" if c is not None else "SKIPPED")
+        if r.get("noisy"):
+            status += " (noisy)"
         row.append(status)
         rows.append(row)
     if markdown:
@@ -479,6 +494,10 @@ def report(results: list, env: list, markdown: bool, size: str, rounds: int) -> 
             out.append(("- " if markdown else "") + f"SKIPPED {desc}: {r['reason']}")
         for msg in r["fail"]:
             out.append(("- " if markdown else "") + f"FAIL {desc}: {msg}")
+        if r.get("noisy"):
+            detail = ", ".join(f"{k} {r['spread'][k]:.0%}" for k in r["noisy"])
+            out.append(("- " if markdown else "") + f"noisy timings for {r['name']} (interquartile range / "
+                       f"median: {detail}); another process was probably competing for the CPU -- rerun")
         for name, fw in r.get("frameworks", {}).items():
             if fw.get("note") and "time" not in fw:
                 out.append(("- " if markdown else "") + f"{name} on {r['name']}: {fw['note']}")
@@ -561,7 +580,7 @@ def profile_workload(wl, size: str, top: int = 12, reps: int | None = None) -> s
     if reps is None:
         reps = max(3, min(2000, _calibrate(lambda: g(*args), 0.5)))  # about half a second
     out += ["--- generated source ---", entry.source.rstrip()]
-    t = time_interleaved({"grad": lambda: g(*args), "generated": lambda: entry.function(*args),
+    t, _ = time_interleaved({"grad": lambda: g(*args), "generated": lambda: entry.function(*args),
                           "hand": lambda: wl.hand(*args)}, rounds=7, target=0.02)
     out.append(f"--- per call: grad(f)(*args) {t['grad'] * 1e6:.1f} us = generated function "
                f"{t['generated'] * 1e6:.1f} us + API wrapper {(t['grad'] - t['generated']) * 1e6:.1f} us; "

@@ -82,3 +82,8 @@ def builtin_sum(y, iterable, start=0):
 @adjoint(max, min)
 def builtin_max(y, *args):
     args_bar += rt.extremum_args_adjoint(y_bar, y, args)
+
+
+@adjoint(tuple, list)
+def to_sequence(y, x):
+    x_bar += rt.like_sequence(y_bar, x)

@@ -23,5 +23,5 @@ def item(y, a, *args):
 
 @adjoint(CONCAT)
 def concat(z, x, y):
-    x_bar += rt.seq_head(z_bar, x)
-    y_bar += rt.seq_tail(z_bar, x)
+    x_bar += rt.seq_head(z_bar, y)
+    y_bar += rt.seq_tail(z_bar, y)
