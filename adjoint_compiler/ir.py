@@ -33,6 +33,8 @@ class Var:
 
     name: str
     kind: str = "num"
+    storage: "Var | None" = None  # for a version made by a write: the value first holding the array
+    is_buffer: bool = False
 
     def __repr__(self) -> str:
         return self.name
@@ -99,6 +101,14 @@ class Attr:
 BUILD_TUPLE = Prim("tuple")
 BUILD_LIST = Prim("list")
 CONCAT = Prim("concat")  # `+` of two tuples or lists
+REPEAT = Prim("repeat")  # `xs * n` of a tuple or list
+# Write nodes: each makes a new version of the array it writes into (same Python object).
+SETITEM = Prim("setitem")  # b[idx] = v              args: b, idx, v, saved
+COPYTO = Prim("copyto")  # copyto(b, src, where)       args: b, src, where, saved
+COPYTO_ITEMS = Prim("copyto_items")  # copyto(b, <iterator>) args: b, items, saved
+SAVE = Prim("save")  # the slots a write will overwrite  args: b[, idx]
+OWN = Prim("own")  # a private copy of an argument the function writes into
+WRITES = (SETITEM, COPYTO, COPYTO_ITEMS)
 
 
 @dataclass(eq=False)
@@ -193,6 +203,27 @@ def stmt_operands(stmt) -> list:
     if isinstance(stmt, Loop):
         return [op for op in [*stmt.inits, *stmt.nexts, stmt.iterable, stmt.cond, stmt.stop] if op is not None]
     raise TypeError(stmt)
+
+
+def substitute(stmts, mapping: dict) -> None:
+    """Replace operands everywhere in a block (nested blocks included), in place."""
+    def sub(op):
+        if isinstance(op, Struct):
+            return Struct(op.kind, tuple(sub(i) for i in op.items))
+        return mapping.get(op, op) if isinstance(op, Var) else op
+
+    for s in walk(stmts):
+        if isinstance(s, Assign):
+            s.args = [sub(a) for a in s.args]
+            s.kwargs = {k: sub(v) for k, v in s.kwargs.items()}
+        elif isinstance(s, If):
+            s.cond = sub(s.cond)
+            s.body_results = [sub(r) for r in s.body_results]
+            s.orelse_results = [sub(r) for r in s.orelse_results]
+        elif isinstance(s, Loop):
+            s.inits = [sub(i) for i in s.inits]
+            s.nexts = [sub(n) for n in s.nexts]
+            s.iterable, s.cond, s.stop = sub(s.iterable), sub(s.cond), sub(s.stop)
 
 
 def walk(stmts):

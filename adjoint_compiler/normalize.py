@@ -17,7 +17,7 @@ import copy
 
 import gast
 
-from .errors import UnsupportedSyntaxError
+from .errors import MutationError, UnsupportedSyntaxError
 from .frontend import Source
 from .naming import Namer
 
@@ -260,6 +260,11 @@ class Normalizer:
             if s.value is None:
                 return
             single = targets[0].id if len(targets) == 1 and isinstance(targets[0], gast.Name) else None
+            if len(targets) == 1 and isinstance(targets[0], gast.Subscript):
+                base = self.write_base(targets[0], s)
+                index = self.index(targets[0].slice, out)
+                out.append(self.write(base, index, self.atom(s.value, out), s))
+                return
             value = self.simple(s.value, out, single)
             if single is not None:
                 if not (isinstance(value, gast.Name) and value.id == single):
@@ -272,9 +277,19 @@ class Normalizer:
             for t in targets:
                 self.store(t, value, out, s)
         elif isinstance(s, gast.AugAssign):
+            if isinstance(s.target, gast.Subscript):
+                # `b[i] += v` reads the slots, then writes them: t = b[i]; b[i] = t + v
+                base = self.write_base(s.target, s)
+                index = self.index(s.target.slice, out)
+                right = self.atom(s.value, out)
+                read = self.atom(gast.copy_location(gast.Subscript(value=base, slice=index, ctx=gast.Load()),
+                                                    s), out)
+                new = self.atom(gast.copy_location(gast.BinOp(left=read, op=s.op, right=right), s), out)
+                out.append(self.write(base, index, new, s))
+                return
             if not isinstance(s.target, gast.Name):
-                raise UnsupportedSyntaxError("augmented assignment into an element or attribute is not "
-                                             "supported yet", loc(s))
+                raise UnsupportedSyntaxError("augmented assignment into an attribute is not supported",
+                                             loc(s))
             right = self.atom(s.value, out)
             out.append(assign(s.target.id, gast.BinOp(left=name(s.target.id), op=s.op, right=right), s))
         elif isinstance(s, gast.Expr):
@@ -290,6 +305,13 @@ class Normalizer:
                 self.stmt(gast.copy_location(gast.Assign(targets=[name(seq, True)], value=gast.BinOp(
                     left=name(seq), op=gast.Add(), right=item), type_comment=None), s), out)
                 return
+            if isinstance(call, gast.Call) and self.is_copyto(call) and len(call.args) >= 2 and self.is_stream(call.args[1]):
+                # copyto(b, <generator, map, islice, iter>) fills b's slots in C order from slot 0
+                items = self.atom(self.as_list(call.args[1]), out)
+                stream = gast.Call(func=name(COPYTO_ITEMS), args=[call.args[0], items], keywords=[])
+                s = gast.copy_location(gast.Expr(value=stream), s)
+                if call.keywords or len(call.args) > 2:
+                    raise UnsupportedSyntaxError("copyto from an iterator takes no `where`", loc(s))
             value = self.simple(s.value, out)
             if isinstance(value, gast.Call):
                 out.append(gast.copy_location(gast.Expr(value=value), s))
@@ -312,6 +334,47 @@ class Normalizer:
             word = {gast.Assert: "`assert`"}.get(type(s), type(s).__name__)
             raise UnsupportedSyntaxError(f"{word} statements are not supported in a differentiated function",
                                          loc(s))
+
+    # -- copyto from iterators -------------------------------------------------------------------
+    def is_copyto(self, call) -> bool:
+        f = call.func
+        return (isinstance(f, gast.Name) and f.id == "copyto" and f.id not in self.locals) or (
+            isinstance(f, gast.Attribute) and f.attr == "copyto" and self.is_global_path(f))
+
+    def is_stream(self, e) -> bool:
+        if isinstance(e, gast.GeneratorExp):
+            return True
+        if isinstance(e, gast.Call):
+            f = e.func
+            fname = f.id if isinstance(f, gast.Name) else (f.attr if isinstance(f, gast.Attribute) else "")
+            return fname in ("map", "islice", "iter") and self.is_global_path(f)
+        return False
+
+    def as_list(self, e):
+        """A stream expression as an equivalent list expression (materialized in order)."""
+        if isinstance(e, gast.GeneratorExp):
+            return gast.copy_location(gast.ListComp(elt=e.elt, generators=e.generators), e)
+        f = e.func
+        fname = f.id if isinstance(f, gast.Name) else f.attr
+        if fname == "iter" and len(e.args) == 1:
+            return self.as_list(e.args[0]) if self.is_stream(e.args[0]) else gast.Call(
+                func=name("list"), args=e.args, keywords=[])
+        if fname == "map" and len(e.args) >= 2:
+            names = [self.temp("item") for _ in e.args[1:]]
+            target = gast.Tuple(elts=[name(n, True) for n in names], ctx=gast.Store()) if len(names) > 1 \
+                else name(names[0], True)
+            source = e.args[1] if len(e.args) == 2 else gast.Call(func=name("zip"), args=e.args[1:], keywords=[])
+            return gast.copy_location(gast.ListComp(
+                elt=gast.Call(func=e.args[0], args=[name(n) for n in names], keywords=[]),
+                generators=[gast.comprehension(target=target, iter=source, ifs=[], is_async=0)]), e)
+        if fname == "islice" and 2 <= len(e.args) <= 4:
+            inner = self.as_list(e.args[0]) if self.is_stream(e.args[0]) else e.args[0]
+            bounds = e.args[1:]
+            lo, hi, step = (None, bounds[0], None) if len(bounds) == 1 else (list(bounds) + [None])[:3]
+            none = gast.Constant(value=None, kind=None)
+            return gast.copy_location(gast.Subscript(value=inner, slice=gast.Slice(
+                lower=lo if lo is not None else none, upper=hi, step=step), ctx=gast.Load()), e)
+        raise UnsupportedSyntaxError(f"cannot read `{fname}(...)` as a stream here", self.source.loc(e))
 
     # -- loops -------------------------------------------------------------------------------
     def is_builtin_call(self, e, name_: str) -> bool:
@@ -411,9 +474,25 @@ class Normalizer:
                     tmp = self.temp(f"{self.hint(value)}_{i}")
                     out.append(assign(tmp, item, at))
                     self.store(elt, name(tmp), out, at)
+        elif isinstance(target, gast.Subscript):
+            base = self.write_base(target, at)
+            out.append(self.write(base, self.index(target.slice, out), value, at))
         else:
-            raise UnsupportedSyntaxError("assignment into an element or attribute is not supported yet",
-                                         self.source.loc(at))
+            raise UnsupportedSyntaxError("assignment into an attribute is not supported in a differentiated "
+                                         "function", self.source.loc(at))
+
+    def write_base(self, target, at):
+        """The array a subscript assignment writes into: a plain name."""
+        if isinstance(target.value, gast.Name):
+            return target.value
+        what = "through `.flat`" if isinstance(target.value, gast.Attribute) and target.value.attr == "flat" \
+            else "into an element of an element (`b[i][j] = v`); write `b[i, j] = v`"
+        raise MutationError(f"cannot differentiate a write {what}", self.source.loc(at))
+
+    def write(self, base, index, value, at):
+        return gast.copy_location(gast.Assign(targets=[gast.Subscript(value=base, slice=index,
+                                                                      ctx=gast.Store())],
+                                              value=value, type_comment=None), at)
 
 
 class _Rename(gast.NodeTransformer):
@@ -476,6 +555,9 @@ def lower_jumps(stmts, flags: _Flags) -> list:
             return out
         out.append(s)
     return out
+
+
+COPYTO_ITEMS = "__copyto_items__"  # normalize's name for "copyto from a list of items"
 
 
 def always_returns(stmts) -> bool:

@@ -179,3 +179,12 @@ def like_sequence(g, x):
     if isinstance(x, np.ndarray):
         return np.array([zeros_like(v) if gi is None else gi for gi, v in zip(g, x)])
     return type(x)(g) if isinstance(x, (tuple, list)) else g
+
+
+def repeat_adjoint(g, x):
+    """The gradient of `x` in `x * n` (tuples or lists): the sum of the n chunks of `g`."""
+    k = len(x)
+    out = list(g[:k])
+    for start in range(k, len(g), k):
+        out = [accum(a, b) for a, b in zip(out, g[start:start + k])]
+    return type(x)(out)

@@ -161,6 +161,9 @@ class SSABuilder:
             left, right = self.operand(e.left), self.operand(e.right)
             if isinstance(e.op, gast.Add) and _kind(left) == "seq" and _kind(right) == "seq":
                 return ir.CONCAT, [left, right], {}, None
+            if isinstance(e.op, gast.Mult) and "seq" in (_kind(left), _kind(right)):
+                seq, count = (left, right) if _kind(left) == "seq" else (right, left)
+                return ir.REPEAT, [seq, count], {}, None
             return BINARY[type(e.op)], [left, right], {}, None
         if isinstance(e, gast.UnaryOp):
             return UNARY[type(e.op)], [self.operand(e.operand)], {}, None
@@ -247,7 +250,7 @@ class SSABuilder:
             if -len(items) <= args[1].value < len(items):
                 self.env[name] = items[args[1].value]
                 return
-        kind = "seq" if prim in (ir.BUILD_TUPLE, ir.BUILD_LIST, ir.CONCAT) else "num"
+        kind = "seq" if prim in (ir.BUILD_TUPLE, ir.BUILD_LIST, ir.CONCAT, ir.REPEAT) else "num"
         if prim is operator.getitem and isinstance(args[0], ir.Var) and args[0].kind != "num":
             kind = "any"
         target = self.version(name, kind)

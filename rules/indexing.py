@@ -2,7 +2,7 @@
 import operator
 
 from adjoint_compiler import runtime as rt
-from adjoint_compiler.ir import BUILD_LIST, BUILD_TUPLE, CONCAT
+from adjoint_compiler.ir import BUILD_LIST, BUILD_TUPLE, CONCAT, REPEAT
 from adjoint_compiler.registry import adjoint
 
 
@@ -25,3 +25,8 @@ def item(y, a, *args):
 def concat(z, x, y):
     x_bar += rt.seq_head(z_bar, y)
     y_bar += rt.seq_tail(z_bar, y)
+
+
+@adjoint(REPEAT)
+def repeat(z, x, n):
+    x_bar += rt.repeat_adjoint(z_bar, x)

@@ -900,3 +900,160 @@ def test_value_and_grad_through_while():
     v, g = value_and_grad(halve_until_small)(5.0)
     assert v == halve_until_small(5.0)
     assert np.isclose(g, 2 * 5.0 / 4.0 ** 3, rtol=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------
+# more loop shapes: augmented assignment, loop variables after the loop, nested exits
+# ---------------------------------------------------------------------------------------------
+
+def augmented_in_loop(x, w):
+    s = 0.0
+    p = 1.0
+    y = x * 1.0
+    for v in x:
+        s += v * w
+        p *= np.cos(v)
+        y += v
+    y -= s
+    return s + p + np.sum(y ** 2)
+
+
+def loop_variable_after_loop(x):
+    for v in x:
+        pass
+    return v * 3.0 + x[0]
+
+
+def defined_in_loop_used_after(x, n):
+    for i in range(n):
+        last = x * (i + 1.0)
+    return np.sum(np.sin(last))
+
+
+def conditionally_defined_in_loop(x):
+    best = x[0]
+    for v in x:
+        if v > best:
+            best = v
+    return best ** 2
+
+
+def return_from_inner_loop(A):
+    s = 0.0
+    for i in range(A.shape[0]):
+        for j in range(A.shape[1]):
+            s = s + A[i, j] ** 2
+            if s > 2.0:
+                return s * A[i, j]
+    return -s
+
+
+def while_with_continue(x):
+    i = 0
+    s = 0.0
+    while i < len(x):
+        i = i + 1
+        if x[i - 1] < 0:
+            continue
+        s = s + np.sqrt(x[i - 1])
+    return s
+
+
+def while_and_condition(x, w):
+    k = 0
+    while k < 20 and x < 5.0:
+        x = x * w + 0.5
+        k += 1
+    return x * k
+
+
+def nested_while(x):
+    outer = 0
+    while outer < 3:
+        inner = 0
+        while inner < outer + 1:
+            x = np.sin(x) + x * 0.5
+            inner += 1
+        outer += 1
+    return x
+
+
+def enumerate_list_of_arrays(xs, w):
+    acc = w * 0.0
+    for i, x in enumerate(xs):
+        acc = acc + x * w ** (i + 1)
+    return np.sum(acc ** 2)
+
+
+def test_augmented_assignment_in_loop():
+    check(augmented_in_loop, rand(3), 0.7, wrt=(0, 1))
+
+
+def test_loop_variable_after_loop():
+    x = rand(4)
+    g = check(loop_variable_after_loop, x)
+    np.testing.assert_allclose(g, [1.0, 0.0, 0.0, 3.0], rtol=1e-12)
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_defined_in_loop_used_after(n):
+    x = rand(3)
+    g = check(defined_in_loop_used_after, x, n)
+    np.testing.assert_allclose(g, n * np.cos(n * x), rtol=1e-12)
+
+
+def test_running_max_in_loop():
+    x = np.array([0.3, 1.7, -2.0, 0.9])
+    g = check(conditionally_defined_in_loop, x)
+    np.testing.assert_allclose(g, [0.0, 3.4, 0.0, 0.0], rtol=1e-12)
+
+
+@pytest.mark.parametrize("scale", [0.1, 1.0])
+def test_return_from_inner_loop(scale):
+    A = np.array([[0.5, -0.9, 0.3], [1.2, 0.4, -0.7]]) * scale
+    check(return_from_inner_loop, A)
+
+
+def test_while_with_continue():
+    x = np.array([0.5, -1.0, 2.0, -0.3, 1.1])
+    g = check(while_with_continue, x)
+    np.testing.assert_allclose(g, np.where(x < 0, 0.0, 0.5 / np.sqrt(np.abs(x))), rtol=1e-12)
+
+
+@pytest.mark.parametrize("x, w", [(0.5, 0.9), (0.5, 1.3), (6.0, 1.1)])
+def test_while_with_and_condition(x, w):
+    check(while_and_condition, x, w, wrt=(0, 1))
+
+
+def test_nested_while():
+    check(nested_while, 0.8)
+
+
+def test_enumerate_list_of_arrays():
+    xs = [rand(2), rand(2), rand(2)]
+    gxs, gw = check(enumerate_list_of_arrays, xs, rand(2), wrt=(0, 1))
+    assert type(gxs) is list
+
+
+def test_vjp_pullback_of_loop_can_be_called_twice():
+    x = rand(4)
+    out, pullback = vjp(loop_vector_out, x)
+    w = rand(3, 4)
+    (g1,) = pullback(w)
+    (g2,) = pullback(w)
+    (g3,) = pullback(2.0 * w)
+    np.testing.assert_allclose(g1, g2, rtol=1e-12)
+    np.testing.assert_allclose(g3, 2.0 * g1, rtol=1e-12)
+    np.testing.assert_allclose(g1, fd_grad(lambda z: np.sum(w * loop_vector_out(z)), x),
+                               rtol=1e-6, atol=1e-8)
+
+
+def test_gradient_of_loop_is_reentrant():
+    # the same compiled gradient called with different trip counts, interleaved
+    g = grad(range_runtime)
+    x = rand(3)
+    a = g(x, 3)
+    b = g(x, 7)
+    c = g(x, 3)
+    np.testing.assert_array_equal(a, c)
+    np.testing.assert_allclose(b, fd_grad(lambda z: range_runtime(z, 7), x), rtol=1e-6, atol=1e-8)

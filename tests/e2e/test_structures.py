@@ -65,6 +65,21 @@ def list_concat(x, y):
     return ys[3] * ys[2] + len(ys) * xs[1]
 
 
+def list_repeat(x):
+    ys = [x] * 3
+    return ys[0] * ys[1] * ys[2]
+
+
+def tuple_repeat(x, y):
+    t = 2 * (x, y * 2.0)
+    return t[0] * t[3] + t[2]
+
+
+def list_repeat_array(x):
+    rows = [x * 2.0] * 2
+    return np.sum(np.stack(rows) ** 2)
+
+
 def test_tuple_construction_indexing_len():
     x, y = 0.7, -1.2
     gx, gy = check(tuple_value, x, y, wrt=(0, 1))
@@ -94,6 +109,25 @@ def test_list_slicing():
     x = rand(3)
     g = check(slicing_a_list, x)
     np.testing.assert_allclose(g, 12 * x + 4.0 + 3.0, rtol=1e-12)
+
+
+def test_list_repetition():
+    x = 0.7
+    g = check(list_repeat, x)
+    assert np.isclose(g, 3 * x ** 2, rtol=1e-12)
+
+
+def test_tuple_repetition():
+    x, y = 0.7, -1.3
+    gx, gy = check(tuple_repeat, x, y, wrt=(0, 1))
+    assert np.isclose(gx, 2 * y + 1.0, rtol=1e-12)
+    assert np.isclose(gy, 2 * x, rtol=1e-12)
+
+
+def test_list_repetition_of_arrays():
+    x = rand(3)
+    g = check(list_repeat_array, x)
+    np.testing.assert_allclose(g, 16 * x, rtol=1e-12)
 
 
 def test_list_concatenation():
