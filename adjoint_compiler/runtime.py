@@ -181,7 +181,7 @@ def like_sequence(g, x):
     return type(x)(g) if isinstance(x, (tuple, list)) else g
 
 
-def repeat_adjoint(g, x):
+def seq_repeat_adjoint(g, x):
     """The gradient of `x` in `x * n` (tuples or lists): the sum of the n chunks of `g`."""
     k = len(x)
     out = list(g[:k])

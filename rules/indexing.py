@@ -29,4 +29,4 @@ def concat(z, x, y):
 
 @adjoint(REPEAT)
 def repeat(z, x, n):
-    x_bar += rt.repeat_adjoint(z_bar, x)
+    x_bar += rt.seq_repeat_adjoint(z_bar, x)
