@@ -62,7 +62,8 @@ class Writer:
                 continue
             if isinstance(s, ir.Assign):
                 rhs = expression(s)
-                self.emit(depth, rhs if s.target is None else f"{s.target.name} = {rhs}", s.loc)
+                plain = s.target is None or s.prim in ir.WRITES
+                self.emit(depth, rhs if plain else f"{s.target.name} = {rhs}", s.loc)
             else:
                 self.emit(depth, f"if {operand(s.cond)}:", s.loc)
                 for block, results in ((s.body, s.body_results), (s.orelse, s.orelse_results)):
@@ -192,7 +193,7 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
         w.new_block()
         if result in restored:  # the backward pass restores it: keep the value returned
             value = namer.fresh(f"{result}_value")
-            w.emit(1, f"{value} = {result}")
+            w.emit(1, f"{value} = rt.snapshot({result})")
             result = value
         w.emit(1, "# adjoint")
         w.emit(1, f"{result_bar} = rt.seed({result})" if result_bar else f"rt.seed({result})")
@@ -208,6 +209,8 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
         w.emit(0, f"def {fn.name}_vjp({params}):")
         w.forward(fn.body, 1, keep, needed)
         w.new_block()
+        if result in restored:
+            result = f"rt.snapshot({result})"
         w.emit(1, f"return {result}, {saved_tuple}")
         w.emit(0, "")
         w.emit(0, "")

@@ -19,7 +19,7 @@ RULES: dict = {}
 _loaded = False
 _loading = False  # while built-in rules load, they never replace a rule the user registered
 _lock = threading.RLock()
-BUILTIN_MODULES = ("arithmetic", "ufuncs", "reductions", "linalg", "shape", "indexing", "nondiff")
+BUILTIN_MODULES = ("arithmetic", "ufuncs", "reductions", "linalg", "shape", "indexing", "writes", "nondiff")
 
 
 def _key(func):
@@ -99,6 +99,9 @@ def load_builtin_rules() -> None:
 def lookup(prim):
     load_builtin_rules()
     try:
-        return RULES.get(prim)
+        rule = RULES.get(prim)
     except TypeError:  # unhashable callee
         return None
+    if rule is None and hasattr(prim, "__func__"):  # a classmethod, bound anew at each access
+        rule = RULES.get(prim.__func__)
+    return rule

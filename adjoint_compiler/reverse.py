@@ -13,7 +13,7 @@ import gast
 from . import ir
 from .shapes import broadcast_free
 from .simplify import assign_stmt
-from .template import Accum, BIf, BLoop, Mark, Raw, Reset, instantiate
+from .template import Accum, BIf, BLoop, Mark, Raw, Reset, Restore, instantiate
 
 
 class Reverser:
@@ -36,6 +36,8 @@ class Reverser:
                 if s.target is not None and s.target in self.active and s.rule.body is not None:
                     out += instantiate(s.rule, s, self.active, self.adjoint_name, self.namer.fresh,
                                        lambda stmt, op: broadcast_free(stmt, op, self.ranks))
+                if s.prim in ir.WRITES:
+                    out.append(Restore(s))
             elif isinstance(s, ir.If):
                 body = self.branch(s, s.body, s.body_results)
                 orelse = self.branch(s, s.orelse, s.orelse_results)

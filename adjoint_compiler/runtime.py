@@ -29,7 +29,11 @@ def seed(y):
 def zeros_like(x):
     """The zero gradient of `x`: 0.0 for scalars, float zeros for arrays, the same structure for
     tuples and lists."""
+    if hasattr(x, "data") and hasattr(x, "shape") and not isinstance(x, np.ndarray):  # a Buffer
+        x = x.data
     if isinstance(x, np.ndarray):
+        if x.dtype == object:
+            return np.full(x.shape, None, dtype=object)
         return np.zeros(x.shape, dtype=x.dtype if x.dtype.kind in "fc" else float)
     if isinstance(x, (tuple, list)):
         return type(x)(zeros_like(v) for v in x)
@@ -38,7 +42,7 @@ def zeros_like(x):
 
 def unbroadcast(g, x):
     """Sum `g` over the dimensions along which `x` was broadcast, giving `x`'s shape."""
-    xs = np.shape(x)
+    xs = x.shape if hasattr(x, "shape") else np.shape(x)
     gs = np.shape(g)
     if gs == xs:
         return g
@@ -63,7 +67,12 @@ def accum(a, b):
         return a
     if isinstance(a, (tuple, list)):
         return type(a)(accum(u, v) for u, v in zip(a, b))
+    if isinstance(a, np.ndarray) and a.dtype == object:
+        return _accum_objects(a, b)
     return a + b
+
+
+_accum_objects = np.frompyfunc(lambda u, v: accum(u, v), 2, 1)
 
 
 def _is_advanced(idx) -> bool:
@@ -82,7 +91,12 @@ def getitem_adjoint(g, x, idx):
         else:
             out[idx] = g
         return type(x)(out)
-    out = np.zeros(np.shape(x), dtype=np.result_type(g, float))
+    shape = x.shape if hasattr(x, "shape") else np.shape(x)
+    if getattr(x, "dtype", None) == object:
+        out = np.full(shape, None, dtype=object)
+        out[idx] = g
+        return out
+    out = np.zeros(shape, dtype=np.result_type(g, float))
     if _is_advanced(idx):
         np.add.at(out, idx, g)
     else:
@@ -97,6 +111,10 @@ def gradient(g, x):
         if g is None:
             g = [None] * len(x)
         return type(x)(gradient(gv, xv) for gv, xv in zip(g, x))
+    if hasattr(x, "data") and hasattr(x, "shape") and not isinstance(x, np.ndarray):  # a Buffer
+        x = x.data
+    if isinstance(x, np.ndarray) and x.dtype == object:
+        return np.full(x.shape, None, dtype=object) if g is None else np.array(g, dtype=object)
     if isinstance(x, np.ndarray):
         dtype = x.dtype if x.dtype.kind in "fc" else np.float64
         if g is None:
@@ -188,3 +206,107 @@ def seq_repeat_adjoint(g, x):
     for start in range(k, len(g), k):
         out = [accum(a, b) for a, b in zip(out, g[start:start + k])]
     return type(x)(out)
+
+
+# -- writes ------------------------------------------------------------------------------------
+from .buffer import Buffer, copyto  # noqa: E402
+
+
+def _data(b):
+    return b.data if isinstance(b, Buffer) else b
+
+
+def own(x):
+    """A private copy of an argument the differentiated function writes into."""
+    return Buffer(x) if isinstance(x, Buffer) else np.array(x, copy=True)
+
+
+def snapshot(x):
+    """A copy of a returned array that the backward pass will restore in place."""
+    return x.copy() if isinstance(x, (np.ndarray, Buffer)) else x
+
+
+def save_slots(b, idx=Ellipsis):
+    """A copy of the slots a write is about to overwrite."""
+    value = _data(b)[idx]
+    return value.copy() if isinstance(value, np.ndarray) else value
+
+
+def copyto_items(b, items):
+    """Fill `b`'s first len(items) slots in C order (the items of an iterator)."""
+    data = _data(b)
+    if len(items) > data.size:
+        raise ValueError(f"copyto: the iterator yields more than the buffer's {data.size} slots")
+    flat = data.reshape(-1)
+    for k, v in enumerate(items) if data.dtype == object else ():
+        flat[k] = v
+    if data.dtype != object:
+        flat[:len(items)] = items
+    return b
+
+
+def _zero(g):
+    return None if g.dtype == object else 0
+
+
+def _winners(shape, idx):
+    """For an advanced index: a mask over the written elements, True where the write wins (the last
+    occurrence of each slot in C order)."""
+    flat = np.arange(int(np.prod(shape))).reshape(shape)[idx]
+    order = flat.ravel()[::-1]
+    _, first = np.unique(order, return_index=True)
+    keep = np.zeros(order.size, dtype=bool)
+    keep[order.size - 1 - first] = True
+    return keep.reshape(flat.shape)
+
+
+def written_adjoint(g, idx, v):
+    """The gradient of `v` in `b[idx] = v`: the gradient of the slots it overwrote (only the
+    winning write of a duplicate index), summed over the dimensions `v` was broadcast along."""
+    g = _data(g)
+    picked = g[idx]
+    if g.dtype == object:
+        if isinstance(picked, np.ndarray):
+            return type(v)(zeros_like(x) if p is None else p for p, x in zip(picked, v)) \
+                if isinstance(v, (list, tuple)) else picked
+        return zeros_like(v) if picked is None else picked
+    picked = np.array(picked, copy=True)
+    if _is_advanced(idx):
+        picked = np.where(_winners(g.shape, idx), picked, 0.0)
+    return unbroadcast(picked, v)
+
+
+def overwritten_adjoint(g, idx):
+    """The gradient of the array before `b[idx] = v`: the overwritten slots pass nothing."""
+    out = np.array(_data(g), copy=True)
+    out[idx] = _zero(out)
+    return out
+
+
+def copied_adjoint(g, src, where=True):
+    """The gradient of `src` in `copyto(b, src, where)`."""
+    g = _data(g)
+    if g.dtype == object:
+        return g.copy()
+    picked = np.array(g, copy=True) if where is True else np.where(where, g, 0.0)
+    return unbroadcast(picked, src)
+
+
+def overcopied_adjoint(g, where=True):
+    """The gradient of the array before `copyto(b, src, where)`."""
+    g = _data(g)
+    if where is True:
+        return np.full(g.shape, None, dtype=object) if g.dtype == object else np.zeros_like(g)
+    return np.where(where, _zero(g) if g.dtype != object else None, g)
+
+
+def items_adjoint(g, items):
+    """The gradients of the items an iterator wrote into the first slots of a buffer."""
+    flat = _data(g).reshape(-1)
+    return [zeros_like(x) if flat[k] is None else flat[k] for k, x in enumerate(items)]
+
+
+def overfilled_adjoint(g, items):
+    out = np.array(_data(g), copy=True)
+    out.reshape(-1)[:len(items)] = _zero(out)
+    return out

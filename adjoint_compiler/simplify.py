@@ -15,13 +15,15 @@ from dataclasses import dataclass
 import gast
 
 from . import ir
-from .template import Accum, BIf, BLoop, Mark, Raw, Reset
+from .printing import operand as operand_text
+from .template import Accum, BIf, BLoop, Mark, Raw, Reset, Restore
 
 
 @dataclass
 class Code:
     stmt: object
     loc: ir.Loc
+    restore: str | None = None  # for a restore of overwritten slots: the array's name
 
 
 def _name(id_: str, store: bool = False):
@@ -92,6 +94,8 @@ class Resolver:
                 defined.discard(self.names[s.var])
             elif isinstance(s, Mark):
                 out.append(s)
+            elif isinstance(s, Restore):
+                out.append(restore_code(s.stmt))
             elif isinstance(s, BLoop):
                 out += self.loop(s, defined)
             elif isinstance(s, BIf):
@@ -148,6 +152,61 @@ def header_reads(loop) -> set:
     return {loop.trips.name} if counted(loop) else {v.name for v in ir.operand_vars(loop.iterable)}
 
 
+def restore_code(write: ir.Assign) -> Code:
+    """`b[idx] = b_saved`: the array holds again what it held before the write."""
+    base, saved = write.args[0], write.args[-1]
+    index = operand_text(write.args[1], in_index=True) if write.prim is ir.SETITEM else "..."
+    stmt = gast.parse(f"{base.name}[{index}] = {saved.name}").body[0]
+    return Code(stmt, write.loc, restore=base.name)
+
+
+SHAPE_ONLY = {"getitem_adjoint": 1, "unbroadcast": 1, "expand_reduced": 1, "zeros_like": 0}
+
+
+def value_loads(node) -> set:
+    """Names whose values (not just shapes) a statement reads."""
+    skip = set()
+    for n in gast.walk(node):
+        if (isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and isinstance(n.func.value, gast.Name)
+                and n.func.value.id == "rt" and n.func.attr in SHAPE_ONLY
+                and len(n.args) > SHAPE_ONLY[n.func.attr] and isinstance(n.args[SHAPE_ONLY[n.func.attr]], gast.Name)):
+            skip.add(id(n.args[SHAPE_ONLY[n.func.attr]]))
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+            and id(n) not in skip}
+
+
+def prune_restores(stmts, needed: set) -> tuple:
+    """Keep a restore of overwritten slots only if a later adjoint reads the array's values.
+    Returns (kept, arrays whose values are read on entry)."""
+    kept: list = []
+    needed = set(needed)
+    for s in reversed(stmts):
+        if isinstance(s, Code) and s.restore:
+            if s.restore in needed:
+                kept.append(s)
+        elif isinstance(s, Code):
+            needed |= value_loads(s.stmt)
+            kept.append(s)
+        elif isinstance(s, BIf):
+            body, n_body = prune_restores(s.body, needed)
+            orelse, n_else = prune_restores(s.orelse, needed)
+            needed = n_body | n_else
+            kept.append(BIf(s.cond, body, orelse, s.loc))
+        elif isinstance(s, BLoop):
+            out = set(needed)
+            while True:
+                body, n_in = prune_restores(s.body, out)
+                if n_in <= out:
+                    break
+                out |= n_in
+            needed = out
+            kept.append(BLoop(s.loop, body, s.loc))
+        else:
+            kept.append(s)
+    kept.reverse()
+    return kept, needed
+
+
 def prune(stmts, live: set) -> tuple:
     """Drop statements whose results are not live; return (kept, names live on entry)."""
     kept: list = []
@@ -192,6 +251,7 @@ def simplify(backward: list, adjoint_names: dict, seeded: set, returned: set) ->
     resolver = Resolver(adjoint_names)
     defined = set(seeded)
     code = resolver.block(backward, defined)
+    code, _ = prune_restores(code, set())
     code, live_in = prune(code, returned & defined)
     return code, live_in, defined
 

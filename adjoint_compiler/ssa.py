@@ -15,9 +15,10 @@ import operator
 import types
 
 import gast
+import numpy as np
 
 from . import fence, frontend, ir, registry
-from .errors import CompileError, MissingRuleError, UnsupportedSyntaxError
+from .errors import CompileError, MissingRuleError, MutationError, UnsupportedSyntaxError
 from .frontend import Source, SourceError
 from .naming import Namer
 
@@ -53,6 +54,7 @@ class SSABuilder:
                 self.locals.add(node.id)
         self.load_counts = _loads(normalized)
         self.own = own  # for an inlined function: the names its normalize pass introduced
+        self.parent = None  # the builder of the calling function, for an inlined one
         self.inlining = inlining  # functions being inlined around this one (recursion check)
         self.seen: set[str] = set()
         self.env: dict = {}
@@ -100,6 +102,7 @@ class SSABuilder:
             raise CompileError(f"in the call to `{name}`: {exc}", self.loc(at)) from None
         sub = SSABuilder(source, self.namer, normalized, own,
                          self.inlining | {frontend._unwrap(self.source.func)})
+        sub.parent = self
         for pname, param in sig.parameters.items():
             if pname in bound.arguments:
                 sub.env[pname] = bound.arguments[pname]
@@ -208,8 +211,13 @@ class SSABuilder:
         return out
 
     def stmt(self, s, out: list) -> None:
-        if isinstance(s, gast.Assign):
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript):
+            target = s.targets[0]
+            self.write(ir.SETITEM, target.value, [self.index(target.slice), self.operand(s.value)], s, out)
+        elif isinstance(s, gast.Assign):
             self.assign(s.targets[0].id, s.value, s, out)
+        elif isinstance(s, gast.Expr) and self.is_write_call(s.value):
+            self.write_call(s.value, s, out)
         elif isinstance(s, gast.Expr):
             prim, args, kwargs, callee = self.operation(s.value)
             if self.inlinable(prim):
@@ -224,6 +232,47 @@ class SSABuilder:
             self.loop(s, out)
         else:
             raise AssertionError(f"normalize left an unexpected statement: {type(s).__name__}")
+
+    # -- writes into arrays --------------------------------------------------------------------
+    def is_write_call(self, call) -> bool:
+        if not isinstance(call, gast.Call):
+            return False
+        if isinstance(call.func, gast.Name) and call.func.id == COPYTO_ITEMS_NAME:
+            return True
+        callee = self.operand_or_none(call.func)
+        return isinstance(callee, ir.Global) and callee.value in _copyto_functions()
+
+    def write_call(self, call, at, out: list) -> None:
+        if isinstance(call.func, gast.Name) and call.func.id == COPYTO_ITEMS_NAME:
+            self.write(ir.COPYTO_ITEMS, call.args[0], [self.operand(call.args[1])], at, out)
+            return
+        args = [self.operand(a) for a in call.args[1:]]
+        kwargs = {kw.arg: self.operand(kw.value) for kw in call.keywords}
+        if len(args) + len(kwargs) > 2 or set(kwargs) - {"src", "where"} or not (args or "src" in kwargs):
+            raise CompileError("copyto takes (dst, src, where=True); `casting` is not supported", self.loc(at))
+        src = args[0] if args else kwargs["src"]
+        where = args[1] if len(args) > 1 else kwargs.get("where", ir.Const(True))
+        self.write(ir.COPYTO, call.args[0], [src, where], at, out)
+
+    def write(self, prim, base_expr, rest: list, at, out: list) -> None:
+        """A write node: save the slots it overwrites, then make a new version of the array."""
+        base = self.operand(base_expr)
+        loc = self.loc(at)
+        if isinstance(base, ir.Global):
+            raise MutationError(f"cannot write into `{base.path}`, which is not local to the differentiated "
+                                "function; copy it first (`a = np.array(...)` or `Buffer(...)`)", loc)
+        if not isinstance(base, ir.Var):
+            raise MutationError("can only write into an array or Buffer held in a variable", loc)
+        saved = ir.Var(self.namer.fresh(f"{base.name}_saved"), "any")
+        out.append(ir.Assign(saved, ir.SAVE, [base] + (rest[:1] if prim is ir.SETITEM else []), {}, loc))
+        new = ir.Var(base.name, base.kind, base.storage or base, base.is_buffer)
+        out.append(ir.Assign(new, prim, [base] + rest + [saved], {}, loc))
+        builder = self
+        while builder is not None:  # every name bound to the array sees the new version
+            for k, v in builder.env.items():
+                if v is base:
+                    builder.env[k] = new
+            builder = builder.parent
 
     def assign(self, name: str, value, at, out: list) -> None:
         if self.is_atom(value):
@@ -254,6 +303,8 @@ class SSABuilder:
         if prim is operator.getitem and isinstance(args[0], ir.Var) and args[0].kind != "num":
             kind = "any"
         target = self.version(name, kind)
+        if _makes_buffer(prim):  # its gradient may be an object array: accumulate with rt.accum
+            target.is_buffer, target.kind = True, "any"
         if prim is ir.BUILD_TUPLE:
             self.tuples[target] = args
         out.append(ir.Assign(target, prim, args, kwargs, self.loc(at), callee))
@@ -297,16 +348,28 @@ class SSABuilder:
         target_name = s.target.id if is_for else None
         outside = self.reads_outside(s)
         exposed = _exposed(cond_nodes + body_nodes, {target_name} if is_for else set())
+        written = _written(cond_nodes + body_nodes)
         carried = [n for n in assigned if n != target_name and (n in self.env or n in outside or n in exposed)]
+        carried += [n for n in written if n not in carried and n != target_name and n in self.env]
         before = self.env
         params = []
         for n in carried:
             init = before.get(n, ir.Const(None))
             params.append(self.version(n, init.kind if isinstance(init, ir.Var) else
                                        ("num" if _numeric(init) else "any")))
+            params[-1].is_buffer = getattr(init, "is_buffer", False)
         inits = [before.get(n, ir.Const(None)) for n in carried]
+
+        def bind(env, values):
+            """Bind each carried name, and every other name bound to the same array, to `values`."""
+            for n, init, value in zip(carried, inits, values):
+                env[n] = value
+                if isinstance(init, ir.Var):
+                    for k, v in before.items():
+                        if v is init and k not in carried:
+                            env[k] = value
         self.env = dict(before)
-        self.env.update(zip(carried, params))
+        bind(self.env, params)
         loop = ir.Loop("for" if is_for else "while", params, inits, [], [], self.loc(s))
         if is_for:
             loop.iterable = self.operand(s.iter)
@@ -321,14 +384,27 @@ class SSABuilder:
             raise CompileError(f"`{missing[0]}` is assigned in this loop only on some paths",
                                self.loc(s))
         loop.nexts = [self.env[n] for n in carried]
+        if s.stop_flag:
+            stop_value = self.env[s.stop_flag]
         for p, nxt in zip(params, loop.nexts):
             if p.kind != (nxt.kind if isinstance(nxt, ir.Var) else ("num" if _numeric(nxt) else "any")):
                 p.kind = "any"
+        # A name the body might have written through but did not is no loop-carried value.
+        unchanged = {p: i for p, i, n in zip(params, inits, loop.nexts) if n is p}
+        if unchanged:
+            ir.substitute(loop.cond_body + loop.body, unchanged)
+            loop.nexts = [unchanged.get(n, n) if isinstance(n, ir.Var) else n for n in loop.nexts]
+            loop.cond = unchanged.get(loop.cond, loop.cond) if isinstance(loop.cond, ir.Var) else loop.cond
+            kept = [k for k, p in enumerate(params) if p not in unchanged]
+            carried = [carried[k] for k in kept]
+            params = [params[k] for k in kept]
+            inits = [inits[k] for k in kept]
+            loop.params, loop.inits, loop.nexts = params, inits, [loop.nexts[k] for k in kept]
         if s.stop_flag:
-            loop.stop = self.env[s.stop_flag]
+            loop.stop = unchanged.get(stop_value, stop_value) if isinstance(stop_value, ir.Var) else stop_value
         loop.trips = ir.Var(self.namer.fresh(f"{target_name or 'while'}_trips"))
         self.env = dict(before)
-        self.env.update(zip(carried, params))
+        bind(self.env, params)
         for n in set(assigned) | ({target_name} if is_for else set()):
             if n not in carried:
                 self.env.pop(n, None)
@@ -355,6 +431,36 @@ def _stored(stmts) -> dict:
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                 out.setdefault(n.id, None)
     return out
+
+
+def _written(stmts) -> dict:
+    """Names a block may write through (subscript stores, copyto, and, to be safe, every name passed
+    to a call: an inlined function may write into its arguments). Loops drop those it did not."""
+    out: dict = {}
+    for s in stmts:
+        for n in gast.walk(s):
+            if isinstance(n, (gast.Assign, gast.AugAssign)):
+                for t in getattr(n, "targets", None) or [n.target]:
+                    if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
+                        out.setdefault(t.value.id, None)
+            elif isinstance(n, gast.Call):
+                for a in n.args:
+                    if isinstance(a, gast.Name):
+                        out.setdefault(a.id, None)
+    return out
+
+
+COPYTO_ITEMS_NAME = "__copyto_items__"
+
+
+def _copyto_functions() -> tuple:
+    from .buffer import copyto
+    return (copyto, np.copyto)
+
+
+def _makes_buffer(prim) -> bool:
+    from .buffer import Buffer
+    return prim is Buffer or getattr(prim, "__self__", None) is Buffer
 
 
 def _exposed(stmts, assigned: set) -> set:
@@ -434,4 +540,18 @@ def build(source: Source, normalized: gast.FunctionDef, namer: Namer, kinds: dic
         builder.env[p] = var
         params.append(var)
     body = builder.block(normalized.body)
-    return ir.Function(fn.name, params, body, builder.env[RETURN], source.loc(fn))
+    result = builder.env[RETURN]
+    # An argument the function writes into is copied on entry: the caller's array never changes.
+    written = {s.target.storage for s in ir.walk(body) if isinstance(s, ir.Assign) and s.prim in ir.WRITES}
+    copies = {}
+    for p in params:
+        if p in written:
+            copies[p] = ir.Var(p.name, p.kind, None, p.is_buffer)
+    if copies:
+        ir.substitute(body, copies)
+        for s in ir.walk(body):
+            if isinstance(s, ir.Assign) and s.target is not None and s.target.storage in copies:
+                s.target.storage = copies[s.target.storage]
+        result = copies.get(result, result) if isinstance(result, ir.Var) else result
+        body = [ir.Assign(c, ir.OWN, [p], {}, source.loc(fn.body[0])) for p, c in copies.items()] + body
+    return ir.Function(fn.name, params, body, result, source.loc(fn))

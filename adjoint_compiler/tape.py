@@ -56,6 +56,12 @@ def _reads_in_loops(code, inside: bool = False) -> set:
     return out
 
 
+def _same_array(param, loop) -> bool:
+    """A loop param whose next value is a write-version of itself holds one array throughout."""
+    nxt = loop.nexts[loop.params.index(param)]
+    return isinstance(nxt, ir.Var) and nxt.storage is param
+
+
 def _pop(name: str, stack: str, loc) -> Code:
     return Code(gast.parse(f"{name} = {stack}.pop()").body[0], loc)
 
@@ -75,7 +81,8 @@ def plan(fn: ir.Function, code: list, namer) -> tuple:
     def walk(stmts, outer):
         for s in stmts:
             if outer is not None:
-                names = [v.name for v in _defined_by(s) if v.name in read]
+                # versions made by writes share one array: writes restore their slots themselves
+                names = [v.name for v in _defined_by(s) if v.name in read and v.storage is None]
                 if names:
                     nested[id(s)] = names
                     result.before[id(s)] = names
@@ -86,7 +93,7 @@ def plan(fn: ir.Function, code: list, namer) -> tuple:
                 walk(s.body, outer)
                 walk(s.orelse, outer)
             elif isinstance(s, ir.Loop):
-                carried = [p.name for p in s.params if p.name in read]
+                carried = [p.name for p in s.params if p.name in read and not _same_array(p, s)]
                 if counted(s) and s.target is not None and s.target.name in read:
                     carried.append(s.target.name)
                 if carried:

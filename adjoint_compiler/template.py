@@ -66,6 +66,13 @@ class Reset:
 
 
 @dataclass
+class Restore:
+    """The point of the backward pass where a write's overwritten slots are put back."""
+
+    stmt: object
+
+
+@dataclass
 class Mark:
     """The point of the backward pass where the primal values `stmt` defined are restored (tape)."""
 

@@ -1,0 +1,35 @@
+"""Write nodes. The value written gets the gradient of the slots it overwrote (for duplicate
+indices, only the write that won; summed over broadcast dimensions); then those slots pass no
+gradient to what the array held before. Helpers copy before zeroing: NumPy slices are views."""
+import copy
+
+from adjoint_compiler import runtime as rt
+from adjoint_compiler.buffer import Buffer
+from adjoint_compiler.ir import COPYTO, COPYTO_ITEMS, OWN, SAVE, SETITEM
+from adjoint_compiler.registry import adjoint, nondifferentiable
+
+
+@adjoint(SETITEM)
+def setitem(b2, b, idx, v, saved):
+    v_bar += rt.written_adjoint(b2_bar, idx, v)
+    b_bar += rt.overwritten_adjoint(b2_bar, idx)
+
+
+@adjoint(COPYTO)
+def copyto(b2, b, src, where, saved):
+    src_bar += rt.copied_adjoint(b2_bar, src, where)
+    b_bar += rt.overcopied_adjoint(b2_bar, where)
+
+
+@adjoint(COPYTO_ITEMS)
+def copyto_items(b2, b, items, saved):
+    items_bar += rt.items_adjoint(b2_bar, items)
+    b_bar += rt.overfilled_adjoint(b2_bar, items)
+
+
+@adjoint(OWN, Buffer, copy.copy)
+def own(y, x):
+    x_bar += y_bar
+
+
+nondifferentiable(SAVE, Buffer.zeros.__func__, Buffer.zeros_like.__func__)
