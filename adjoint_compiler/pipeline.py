@@ -10,7 +10,7 @@ import keyword
 import os
 from dataclasses import dataclass, field
 
-from . import activity, codegen, fence, frontend, ir, loader, normalize, shapes, ssa, tape
+from . import activity, codegen, fence, frontend, ir, loader, mutation, normalize, shapes, ssa, tape
 from .naming import Namer
 from .printing import format_ir, to_source
 from .reverse import reverse
@@ -77,6 +77,7 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
                                                for p, k in zip(params, kinds)})
     ranks = shapes.infer(fn, {v: (int(k[1:]) if k.startswith("r") else None)
                               for v, k in zip(fn.params, kinds)})
+    mutation.check(fn)
     namespace = bind_globals(fn, namer)  # before any code is printed: it may rename globals
     if stage == "ssa":
         return format_ir(fn)

@@ -469,7 +469,7 @@ def _exposed(stmts, assigned: set) -> set:
     out: set = set()
     assigned = set(assigned)
     for s in stmts:
-        if isinstance(s, gast.Assign):
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
             out |= set(_loads(s.value)) - assigned
             assigned.add(s.targets[0].id)
         elif isinstance(s, gast.If):
@@ -490,7 +490,7 @@ def _exposed(stmts, assigned: set) -> set:
 def _certain(stmts, assigned: set) -> set:
     got = set(assigned)
     for s in stmts:
-        if isinstance(s, gast.Assign):
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
             got.add(s.targets[0].id)
         elif isinstance(s, gast.If):
             got |= _certain(s.body, got) & _certain(s.orelse, got)

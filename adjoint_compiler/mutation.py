@@ -1,0 +1,130 @@
+"""Mutation safety: reject writes whose effect on other names the IR could not follow.
+
+A NumPy view shares memory with its base. The IR follows every name bound to a written array, but
+not views of it, so two patterns would differentiate wrongly and are rejected (MutationError,
+at the user's line):
+- a write into a view of another array (`v = x[1:3]; v[0] = 1.0`);
+- a view of an array used after that array was written (`v = x[1:]; x[2] = 0.0; y = v * 2`).
+Buffer reads are copies, never views, so buffers are exempt.
+
+    v = x[:2]           # L3
+    x[0] = 5.0          # L4
+    return np.sum(v)    # L5 -> MutationError: `v` (a view of `x`, L3) is used after the write on L4
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from . import ir
+from .errors import MutationError
+
+VIEW_METHODS = {"reshape", "ravel", "transpose", "squeeze", "swapaxes", "view", "diagonal"}
+VIEW_FUNCTIONS = {np.reshape, np.ravel, np.transpose, np.squeeze, np.swapaxes, np.moveaxis, np.expand_dims,
+                  np.broadcast_to, np.asarray, np.diagonal, np.atleast_1d, np.atleast_2d, np.atleast_3d}
+
+
+def _basic(index) -> bool:
+    """Whether an index selects a view (no integer or boolean arrays in it)."""
+    parts = index.items if isinstance(index, ir.Struct) and index.kind == "tuple" else (index,)
+    for p in parts:
+        if isinstance(p, ir.Const) and isinstance(p.value, (list, np.ndarray)):
+            return False
+        if isinstance(p, ir.Global) and isinstance(p.value, (list, np.ndarray)):
+            return False
+        if isinstance(p, ir.Var) and p.kind != "num":
+            return False
+    return True
+
+
+def _view_base(s: ir.Assign):
+    """The array `s` makes a view of, if it may make one."""
+    if s.target is None or not s.args or not isinstance(s.args[0], ir.Var) or s.args[0].is_buffer:
+        return None
+    p = s.prim
+    if (p is operator.getitem and _basic(s.args[1])) or p == ir.Attr("T") or p in VIEW_FUNCTIONS \
+            or (isinstance(p, ir.Method) and p.name in VIEW_METHODS):
+        return s.args[0]
+    return None
+
+
+class _Arrays:
+    """Union-find over Vars that may hold the same array object."""
+
+    def __init__(self):
+        self.parent: dict = {}
+
+    def find(self, v):
+        while self.parent.get(v, v) is not v:
+            v = self.parent[v]
+        return v
+
+    def union(self, a, b) -> None:
+        if isinstance(a, ir.Var) and isinstance(b, ir.Var):
+            self.parent[self.find(a)] = self.find(b)
+
+
+def check(fn: ir.Function) -> None:
+    arrays = _Arrays()
+    order: list = []  # (stmt, enclosing loops)
+    views: dict = {}  # view Var -> (base Var, defining stmt)
+
+    def walk(stmts, loops):
+        for s in stmts:
+            order.append((s, loops))
+            if isinstance(s, ir.Assign):
+                if s.prim in ir.WRITES and s.target is not None:
+                    arrays.union(s.target, s.args[0])
+                base = _view_base(s)
+                if base is not None:
+                    views[s.target] = (base, s)
+            elif isinstance(s, ir.If):
+                for out, a, b in zip(s.outputs, s.body_results, s.orelse_results):
+                    arrays.union(out, a)
+                    arrays.union(out, b)
+                walk(s.body, loops)
+                walk(s.orelse, loops)
+            elif isinstance(s, ir.Loop):
+                for p, i, n in zip(s.params, s.inits, s.nexts):
+                    arrays.union(p, i)
+                    arrays.union(p, n)
+                walk(s.cond_body, loops + (s,))
+                walk(s.body, loops + (s,))
+
+    walk(fn.body, ())
+    if not views:
+        return
+    view_root = {v: arrays.find(base) for v, (base, _) in views.items()}
+    # views of views share the root array
+    for v, (base, _) in views.items():
+        while base in views:
+            base = views[base][0]
+        view_root[v] = arrays.find(base)
+    position = {id(s): k for k, (s, _) in enumerate(order)}
+    writes = [(k, arrays.find(s.args[0]), s, loops) for k, (s, loops) in enumerate(order)
+              if isinstance(s, ir.Assign) and s.prim in ir.WRITES]
+    for _, _, w, _ in writes:
+        if w.args[0] in views:
+            base, made = views[w.args[0]]
+            raise MutationError(f"cannot differentiate a write into `{w.args[0].name}`, a view of "
+                                f"`{base.name}` made on line {made.loc.line}; write into `{base.name}` "
+                                "itself, or make the view a copy (`.copy()`)", w.loc)
+    for k, (s, loops) in enumerate(order):
+        reads = [op for op in ir.stmt_operands(s) for op in ir.operand_vars(op)] if not isinstance(s, ir.Loop) \
+            else [v for op in s.inits for v in ir.operand_vars(op)]
+        for v in reads:
+            if v not in views:
+                continue
+            made = views[v][1]
+            start = position[id(made)]
+            for w_pos, root, w, w_loops in writes:
+                between = start < w_pos < k
+                # a loop that contains the use and the write but not the view: the write of one
+                # iteration comes before the use of the next
+                around = any(loop in w_loops and loop not in order[start][1] for loop in loops)
+                if root == view_root[v] and (between or around):
+                    raise MutationError(
+                        f"`{v.name}` is a view of `{views[v][0].name}` (line {made.loc.line}) and is used "
+                        f"after `{views[v][0].name}` is written on line {w.loc.line}; make it a copy "
+                        f"(`{v.name} = ....copy()`) or read it again after the write", s.loc)
