@@ -173,12 +173,16 @@ def vjp(func, *args):
     return out, pullback
 
 
-def adjoint_source(func, wrt=0) -> str:
-    """The generated Python source of the gradient of `func` (forward and backward)."""
+def adjoint_source(func, wrt=0, args=None) -> str:
+    """The generated Python source of the gradient of `func` (forward and backward).
+
+    Without `args` the code makes no assumption about the arguments (this is what
+    `python -m adjoint_compiler show` prints); with example `args` it is the code that runs for
+    arguments of those kinds (scalars, arrays of each ndim), which may skip shape bookkeeping."""
     wrt_t, _ = _normalize_wrt(wrt)
     target = _unwrap(func)
-    n = len(inspect.signature(target).parameters)
-    return compiled(func, wrt_t, [None] * n, "joint").source
+    values = [None] * len(inspect.signature(target).parameters) if args is None else _bind(func, args, {})
+    return compiled(func, wrt_t, values, "joint").source
 
 
 def differentiable(func=None, *, wrt=0):
@@ -194,5 +198,5 @@ def differentiable(func=None, *, wrt=0):
         return func(*args, **kwargs)
     wrapper.grad = lambda wrt=default: grad(func, wrt)
     wrapper.value_and_grad = lambda wrt=default: value_and_grad(func, wrt)
-    wrapper.adjoint_source = lambda wrt=default: adjoint_source(func, wrt)
+    wrapper.adjoint_source = lambda wrt=default, args=None: adjoint_source(func, wrt, args)
     return wrapper

@@ -12,8 +12,9 @@ import itertools
 import numpy as np
 
 
-class Buffer:
-    """A differentiable mutable array. `Buffer(x)` holds a copy of `x` (float for integer `x`)."""
+class Buffer(np.lib.mixins.NDArrayOperatorsMixin):
+    """A differentiable mutable array. `Buffer(x)` holds a copy of `x` (float for integer `x`).
+    Arithmetic on a buffer (`b * 2`, `np.sin(b)`) reads a snapshot and returns a new ndarray."""
 
     __slots__ = ("data",)
     __array_priority__ = 20
@@ -35,11 +36,15 @@ class Buffer:
 
     # -- reads: always new arrays --------------------------------------------------------------
     def __getitem__(self, idx):
+        # A copy, never a view (writable, so that `b[i] += v` works as a read then a write).
         value = self.data[idx]
-        if isinstance(value, np.ndarray):
-            value = value.copy()
-            value.flags.writeable = False
-        return value
+        return value.copy() if isinstance(value, np.ndarray) else value
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if "out" in kwargs:
+            return NotImplemented
+        inputs = tuple(x.data if isinstance(x, Buffer) else x for x in inputs)
+        return getattr(ufunc, method)(*inputs, **kwargs)
 
     def copy(self) -> np.ndarray:
         return self.data.copy()

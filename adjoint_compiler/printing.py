@@ -120,7 +120,9 @@ def format_ir(fn: ir.Function) -> str:
         pad = "    " * depth
         for s in stmts:
             if isinstance(s, ir.Assign):
-                lines.append(f"{pad}{s.target.name} = {expression(s)}".ljust(48) + f"  # L{s.loc.line}")
+                text = expression(s) if s.target is None or s.prim in ir.WRITES else \
+                    f"{s.target.name} = {expression(s)}"
+                lines.append(f"{pad}{text}".ljust(48) + f"  # L{s.loc.line}")
             elif isinstance(s, ir.Loop):
                 carried = ", ".join(f"{p.name} <- {operand(i)}" for p, i in zip(s.params, s.inits))
                 head = (f"for {s.target.name} in {operand(s.iterable)}" if s.kind == "for" else "while")

@@ -35,7 +35,8 @@ class Reverser:
             if isinstance(s, ir.Assign):
                 if s.target is not None and s.target in self.active and s.rule.body is not None:
                     out += instantiate(s.rule, s, self.active, self.adjoint_name, self.namer.fresh,
-                                       lambda stmt, op: broadcast_free(stmt, op, self.ranks))
+                                       lambda stmt, op: broadcast_free(stmt, op, self.ranks),
+                                       lambda op: self.ranks.get(op) == 0)
                 if s.prim in ir.WRITES:
                     out.append(Restore(s))
             elif isinstance(s, ir.If):

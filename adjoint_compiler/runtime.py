@@ -41,7 +41,13 @@ def zeros_like(x):
 
 
 def unbroadcast(g, x):
-    """Sum `g` over the dimensions along which `x` was broadcast, giving `x`'s shape."""
+    """Sum `g` over the dimensions along which `x` was broadcast, giving `x`'s shape.
+    A structural zero (None, from an object buffer's empty slot) becomes zeros like `x`."""
+    if g is None:
+        return zeros_like(x)
+    if isinstance(g, np.ndarray) and g.dtype == object and not (isinstance(x, np.ndarray) and x.dtype == object):
+        return type(x)(zeros_like(v) if gi is None else gi for gi, v in zip(g, x)) \
+            if isinstance(x, (list, tuple)) else g
     xs = x.shape if hasattr(x, "shape") else np.shape(x)
     gs = np.shape(g)
     if gs == xs:
@@ -260,20 +266,17 @@ def _winners(shape, idx):
     return keep.reshape(flat.shape)
 
 
-def written_adjoint(g, idx, v):
-    """The gradient of `v` in `b[idx] = v`: the gradient of the slots it overwrote (only the
-    winning write of a duplicate index), summed over the dimensions `v` was broadcast along."""
+def written_adjoint(g, idx):
+    """The gradient of the slots `b[idx] = v` overwrote (only the winning write of a duplicate
+    index); the rule then sums it over the dimensions `v` was broadcast along."""
     g = _data(g)
     picked = g[idx]
     if g.dtype == object:
-        if isinstance(picked, np.ndarray):
-            return type(v)(zeros_like(x) if p is None else p for p, x in zip(picked, v)) \
-                if isinstance(v, (list, tuple)) else picked
-        return zeros_like(v) if picked is None else picked
+        return picked.copy() if isinstance(picked, np.ndarray) else picked
     picked = np.array(picked, copy=True)
     if _is_advanced(idx):
         picked = np.where(_winners(g.shape, idx), picked, 0.0)
-    return unbroadcast(picked, v)
+    return picked
 
 
 def overwritten_adjoint(g, idx):

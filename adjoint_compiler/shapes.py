@@ -31,8 +31,35 @@ def is_elementwise(prim) -> bool:
 
 
 class Shapes:
-    def __init__(self, params: dict):
+    def __init__(self, params: dict, ranks: dict | None = None):
         self.known: dict = dict(params)
+        self.ranks: dict = dict(ranks or {})
+
+    def rank(self, op):
+        if isinstance(op, ir.Var):
+            return 0 if self.known.get(op) == 0 else self.ranks.get(op)
+        token = self.of(op)
+        if token == 0:
+            return 0
+        return np.ndim(op.value) if isinstance(op, (ir.Const, ir.Global)) and token is not None else None
+
+    def statement_rank(self, s: ir.Assign):
+        """The ndim of an Assign's result, where the argument ranks determine it."""
+        p = s.prim
+        ranks = [self.rank(a) for a in s.args]
+        if is_elementwise(p) and not s.kwargs and ranks and None not in ranks:
+            return max(ranks)
+        if p in (operator.matmul, np.matmul, np.dot) and len(ranks) == 2 and ranks[0] in (1, 2) \
+                and ranks[1] in (1, 2):
+            return ranks[0] + ranks[1] - 2
+        if p is operator.getitem and ranks[0] is not None:
+            parts = s.args[1].items if isinstance(s.args[1], ir.Struct) and s.args[1].kind == "tuple" \
+                else (s.args[1],)
+            if all(self.rank(q) == 0 and _integral(q) for q in parts) and len(parts) <= ranks[0]:
+                return ranks[0] - len(parts)
+        if p == ir.Attr("T") or p is ir.OWN:
+            return ranks[0]
+        return None
 
     def of(self, op):
         if isinstance(op, ir.Var):
@@ -77,7 +104,10 @@ class Shapes:
         for s in stmts:
             if isinstance(s, ir.Assign):
                 if s.target is not None:
-                    changed |= self.set(s.target, self.assign(s))
+                    rank = self.statement_rank(s)
+                    if rank is not None:
+                        self.ranks[s.target] = rank
+                    changed |= self.set(s.target, 0 if rank == 0 else self.assign(s))
             elif isinstance(s, ir.If):
                 changed |= self.block(s.body) | self.block(s.orelse)
                 for out, a, b in zip(s.outputs, s.body_results, s.orelse_results):
@@ -100,10 +130,18 @@ class Shapes:
         return changed
 
 
+def _integral(op) -> bool:
+    """An index part that selects (removes a dimension): an integer, or a loop counter."""
+    if isinstance(op, ir.Const):
+        return isinstance(op.value, int) and not isinstance(op.value, bool)
+    return isinstance(op, ir.Var)  # a Var of rank 0 used as an index is an integer
+
+
 def infer(fn: ir.Function, param_ranks: dict) -> dict:
     """{Var: shape class} for the values whose class is known; `param_ranks` maps each parameter
     to its ndim (or None when not an array or scalar)."""
-    shapes = Shapes({p: (0 if r == 0 else p) for p, r in param_ranks.items() if r is not None})
+    shapes = Shapes({p: (0 if r == 0 else p) for p, r in param_ranks.items() if r is not None},
+                    {p: r for p, r in param_ranks.items() if r is not None})
     for _ in range(4):
         if not shapes.block(fn.body):
             break

@@ -195,26 +195,35 @@ class _Substitute(gast.NodeTransformer):
 
 
 class _DropUnbroadcast(gast.NodeTransformer):
-    """`rt.unbroadcast(g, x)` -> `g` where template parameter `x` provably has the shape of `g`."""
+    """`rt.unbroadcast(g, x)` -> `g` where template parameter `x` provably has the shape of `g`,
+    and -> `np.sum(g)` where `x` is provably a scalar: either way `x` itself is not read."""
 
-    def __init__(self, shape_free: set):
+    def __init__(self, shape_free: set, scalars: set):
         self.shape_free = shape_free
+        self.scalars = scalars
 
     def visit_Call(self, node):
         self.generic_visit(node)
         f = node.func
         if (isinstance(f, gast.Attribute) and f.attr == "unbroadcast" and isinstance(f.value, gast.Name)
-                and f.value.id == "rt" and len(node.args) == 2 and isinstance(node.args[1], gast.Name)
-                and node.args[1].id in self.shape_free):
-            return node.args[0]
+                and f.value.id == "rt" and len(node.args) == 2 and isinstance(node.args[1], gast.Name)):
+            if node.args[1].id in self.shape_free:
+                return node.args[0]
+            if node.args[1].id in self.scalars:
+                return gast.Call(func=gast.Attribute(value=gast.Name(id="np", ctx=gast.Load(), annotation=None,
+                                                                     type_comment=None),
+                                                     attr="sum", ctx=gast.Load()),
+                                 args=[node.args[0]], keywords=[])
         return node
 
 
 def instantiate(rule: Rule, stmt: ir.Assign, active: set, adjoint_name, temp_name,
-                broadcast_free=lambda stmt, op: False) -> list:
+                broadcast_free=lambda stmt, op: False, is_scalar=lambda op: False) -> list:
     """The adjoint statements of `stmt` from its rule; contributions to inactive values are dropped,
-    and `rt.unbroadcast` is dropped for operands `broadcast_free(stmt, operand)` says need none."""
+    and `rt.unbroadcast` is simplified for operands known to need none or to be scalars."""
     shape_free = {p for p, op in stmt.bound.items() if isinstance(op, ir.Var) and broadcast_free(stmt, op)}
+    scalars = {p for p, op in stmt.bound.items() if isinstance(op, ir.Var) and p not in shape_free
+               and is_scalar(op)}
     mapping: dict = {}
     inactive_bars: set = set()
     if rule.result:
@@ -232,9 +241,9 @@ def instantiate(rule: Rule, stmt: ir.Assign, active: set, adjoint_name, temp_nam
     for name in sorted(rule.locals):
         mapping[name] = temp_name(f"{stmt.target.name}_{name}")
     out = []
-    drop = _DropUnbroadcast(shape_free)
+    drop = _DropUnbroadcast(shape_free, scalars)
     for s in rule.body:
-        s = drop.visit(copy.deepcopy(s)) if shape_free else s
+        s = drop.visit(copy.deepcopy(s)) if shape_free or scalars else s
         spread = isinstance(s, gast.AugAssign) and rule.varargs and _bar_base(s.target.id) == rule.varargs
         if not spread and any(isinstance(n, gast.Name) and n.id in inactive_bars for n in gast.walk(s)):
             continue

@@ -10,7 +10,16 @@ import inspect
 import numpy as np
 
 from .api import _bind, grad
+from .buffer import Buffer
 from .frontend import _unwrap
+
+
+def _fresh(value):
+    if isinstance(value, (np.ndarray, Buffer)):
+        return value.copy() if isinstance(value, np.ndarray) else Buffer(value)
+    if isinstance(value, (tuple, list)):
+        return type(value)(_fresh(v) for v in value)
+    return value
 
 
 def _flatten(value):
@@ -59,6 +68,7 @@ def check_grads(f, *args, wrt=0, rtol: float = 1e-5, atol: float = 1e-6, eps: fl
     params = list(inspect.signature(_unwrap(f)).parameters.values())
 
     def plain(*a):
+        a = [_fresh(v) for v in a]  # f may write into its arguments: every evaluation gets copies
         positional = [v for p, v in zip(params, a) if p.kind is not p.KEYWORD_ONLY]
         keywords = {p.name: v for p, v in zip(params, a) if p.kind is p.KEYWORD_ONLY}
         return f(*positional, **keywords)

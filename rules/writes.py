@@ -11,7 +11,7 @@ from adjoint_compiler.registry import adjoint, nondifferentiable
 
 @adjoint(SETITEM)
 def setitem(b2, b, idx, v, saved):
-    v_bar += rt.written_adjoint(b2_bar, idx, v)
+    v_bar += rt.unbroadcast(rt.written_adjoint(b2_bar, idx), v)
     b_bar += rt.overwritten_adjoint(b2_bar, idx)
 
 

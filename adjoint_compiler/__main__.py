@@ -1,0 +1,82 @@
+"""`python -m adjoint_compiler show FILE.py:FUNC [--wrt 0,1] [--ir] [--stage NAME]`
+
+Prints the generated gradient source of FUNC (the same text `adjoint_source` returns), its SSA IR
+(`--ir`), or the output of any pipeline pass (`--stage`). Bad arguments get a one-line error.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import inspect
+import os
+import sys
+
+from .errors import AdjointCompilerError
+from .pipeline import STAGES, compile_gradient
+
+
+class UsageError(Exception):
+    pass
+
+
+def _load(spec: str):
+    path, sep, name = spec.rpartition(":")
+    if not sep or not path or not name:
+        raise UsageError(f"expected FILE.py:FUNC, got {spec!r}")
+    if not os.path.isfile(path):
+        raise UsageError(f"no such file: {path}")
+    module_name = "_adjoint_show_" + os.path.splitext(os.path.basename(path))[0]
+    module_spec = importlib.util.spec_from_file_location(module_name, path)
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[module_name] = module
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    try:
+        module_spec.loader.exec_module(module)
+    except Exception as exc:  # the user's module failed to import
+        raise UsageError(f"cannot import {path}: {type(exc).__name__}: {exc}") from None
+    func = getattr(module, name, None)
+    if func is None or not callable(func):
+        raise UsageError(f"{path} has no function {name!r}")
+    return func
+
+
+def _wrt(text: str, func) -> tuple:
+    try:
+        wrt = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise UsageError(f"--wrt expects comma-separated argument positions like 0,1; got {text!r}") from None
+    target = inspect.unwrap(func)
+    n = len(inspect.signature(target).parameters)
+    for i in wrt:
+        if not 0 <= i < n:
+            raise UsageError(f"--wrt {i} is out of range: {target.__name__} takes {n} arguments")
+    return wrt
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m adjoint_compiler")
+    sub = parser.add_subparsers(dest="command", required=True)
+    show = sub.add_parser("show", help="print the generated gradient of a function in a file")
+    show.add_argument("target", metavar="FILE.py:FUNC")
+    show.add_argument("--wrt", default="0", help="comma-separated argument positions (default 0)")
+    show.add_argument("--ir", action="store_true", help="print the SSA IR instead")
+    show.add_argument("--stage", choices=STAGES, help="print the output of this pipeline pass")
+    show.add_argument("--vjp", action="store_true", help="print the split vjp/pullback form")
+    args = parser.parse_args(argv)
+    try:
+        func = _load(args.target)
+        wrt = _wrt(args.wrt, func)
+        stage = "ssa" if args.ir else (args.stage or "codegen")
+        n = len(inspect.signature(inspect.unwrap(func)).parameters)
+        text = compile_gradient(inspect.unwrap(func), wrt, ("num",) * n, "split" if args.vjp else "joint",
+                                stage=stage)
+    except (UsageError, AdjointCompilerError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        print(f"error: {first}", file=sys.stderr)
+        return 2
+    print(text.rstrip("\n"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
