@@ -65,8 +65,28 @@ class _Arrays:
             self.parent[self.find(a)] = self.find(b)
 
 
-def check(fn: ir.Function) -> None:
+def same_arrays(body) -> _Arrays:
+    """Which Vars may hold one array object: a write's versions, loop params with their values,
+    `if` outputs with their branch values."""
     arrays = _Arrays()
+    for s in ir.walk(body):
+        if isinstance(s, ir.Assign) and s.prim in ir.WRITES and s.target is not None:
+            arrays.union(s.target, s.args[0])
+        elif isinstance(s, ir.If):
+            for out, a, b in zip(s.outputs, s.body_results, s.orelse_results):
+                arrays.union(out, a)
+                arrays.union(out, b)
+        elif isinstance(s, ir.Loop):
+            for p, i, n in zip(s.params, s.inits, s.nexts):
+                arrays.union(p, i)
+                arrays.union(p, n)
+    return arrays
+
+
+def check(fn: ir.Function) -> dict:
+    """Raise MutationError for unsafe writes; return {view name: name of the array it views} for
+    the views of written arrays (their reads are reads of that array's values)."""
+    arrays = same_arrays(fn.body)
     order: list = []  # (stmt, enclosing loops)
     views: dict = {}  # view Var -> (base Var, defining stmt)
 
@@ -74,27 +94,19 @@ def check(fn: ir.Function) -> None:
         for s in stmts:
             order.append((s, loops))
             if isinstance(s, ir.Assign):
-                if s.prim in ir.WRITES and s.target is not None:
-                    arrays.union(s.target, s.args[0])
                 base = _view_base(s)
                 if base is not None:
                     views[s.target] = (base, s)
             elif isinstance(s, ir.If):
-                for out, a, b in zip(s.outputs, s.body_results, s.orelse_results):
-                    arrays.union(out, a)
-                    arrays.union(out, b)
                 walk(s.body, loops)
                 walk(s.orelse, loops)
             elif isinstance(s, ir.Loop):
-                for p, i, n in zip(s.params, s.inits, s.nexts):
-                    arrays.union(p, i)
-                    arrays.union(p, n)
                 walk(s.cond_body, loops + (s,))
                 walk(s.body, loops + (s,))
 
     walk(fn.body, ())
     if not views:
-        return
+        return {}
     view_root = {v: arrays.find(base) for v, (base, _) in views.items()}
     # views of views share the root array
     for v, (base, _) in views.items():
@@ -128,3 +140,11 @@ def check(fn: ir.Function) -> None:
                         f"`{v.name}` is a view of `{views[v][0].name}` (line {made.loc.line}) and is used "
                         f"after `{views[v][0].name}` is written on line {w.loc.line}; make it a copy "
                         f"(`{v.name} = ....copy()`) or read it again after the write", s.loc)
+    written = {root for _, root, _, _ in writes}
+    out = {}
+    for v, (base, _) in views.items():
+        while base in views:
+            base = views[base][0]
+        if view_root[v] in written:
+            out[v.name] = base.name
+    return out

@@ -77,7 +77,7 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
                                                for p, k in zip(params, kinds)})
     ranks = shapes.infer(fn, {v: (int(k[1:]) if k.startswith("r") else None)
                               for v, k in zip(fn.params, kinds)})
-    mutation.check(fn)
+    views = mutation.check(fn)
     namespace = bind_globals(fn, namer)  # before any code is printed: it may rename globals
     if stage == "ssa":
         return format_ir(fn)
@@ -91,7 +91,7 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
     if stage == "reverse":
         return "\n".join(repr(s) for s in backward)
     returned = {names[v] for v in wrt_vars if v in names}
-    code, live_in, defined = simplify(backward, names, {result_bar} if result_bar else set(), returned)
+    code, live_in, defined = simplify(backward, names, {result_bar} if result_bar else set(), returned, views)
     grads = [names[v] if v in names and names[v] in defined else f"rt.zeros_like({v.name})" for v in wrt_vars]
     needed = set(live_in) | set(v.name for v in ir.operand_vars(fn.result))
     keep = forward_needed(fn, needed)

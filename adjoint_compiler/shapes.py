@@ -119,11 +119,16 @@ class Shapes:
                 for p, i in zip(s.params, s.inits):
                     if p not in self.known:
                         changed |= self.set(p, self.of(i) if self.of(i) is not None else p)
+                    if self.rank(i) is not None and p not in self.ranks:
+                        self.ranks[p] = self.rank(i)
                 for _ in range(len(s.params) + 2):
                     inner = self.block(s.cond_body) | self.block(s.body)
                     for p, n in zip(s.params, s.nexts):
                         if self.of(n) != self.of(p):
                             inner |= self.set(p, p)  # differs across iterations: a class of its own
+                        if p in self.ranks and self.rank(n) != self.ranks[p]:
+                            del self.ranks[p]
+                            inner = True
                     changed |= inner
                     if not inner:
                         break

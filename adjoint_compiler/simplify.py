@@ -175,8 +175,9 @@ def value_loads(node) -> set:
             and id(n) not in skip}
 
 
-def prune_restores(stmts, needed: set) -> tuple:
-    """Keep a restore of overwritten slots only if a later adjoint reads the array's values.
+def prune_restores(stmts, needed: set, views: dict) -> tuple:
+    """Keep a restore of overwritten slots only if a later adjoint reads the array's values (itself
+    or through a view, `views` mapping view names to array names).
     Returns (kept, arrays whose values are read on entry)."""
     kept: list = []
     needed = set(needed)
@@ -185,17 +186,18 @@ def prune_restores(stmts, needed: set) -> tuple:
             if s.restore in needed:
                 kept.append(s)
         elif isinstance(s, Code):
-            needed |= value_loads(s.stmt)
+            read = value_loads(s.stmt)
+            needed |= read | {views[n] for n in read if n in views}
             kept.append(s)
         elif isinstance(s, BIf):
-            body, n_body = prune_restores(s.body, needed)
-            orelse, n_else = prune_restores(s.orelse, needed)
+            body, n_body = prune_restores(s.body, needed, views)
+            orelse, n_else = prune_restores(s.orelse, needed, views)
             needed = n_body | n_else
             kept.append(BIf(s.cond, body, orelse, s.loc))
         elif isinstance(s, BLoop):
             out = set(needed)
             while True:
-                body, n_in = prune_restores(s.body, out)
+                body, n_in = prune_restores(s.body, out, views)
                 if n_in <= out:
                     break
                 out |= n_in
@@ -242,7 +244,7 @@ def prune(stmts, live: set) -> tuple:
     return kept, live
 
 
-def simplify(backward: list, adjoint_names: dict, seeded: set, returned: set) -> tuple:
+def simplify(backward: list, adjoint_names: dict, seeded: set, returned: set, views=None) -> tuple:
     """(backward code, primal and adjoint names it reads on entry).
 
     `adjoint_names` maps Var -> adjoint name; `seeded` are the adjoints defined before the backward
@@ -251,7 +253,7 @@ def simplify(backward: list, adjoint_names: dict, seeded: set, returned: set) ->
     resolver = Resolver(adjoint_names)
     defined = set(seeded)
     code = resolver.block(backward, defined)
-    code, _ = prune_restores(code, set())
+    code, _ = prune_restores(code, set(), views or {})
     code, live_in = prune(code, returned & defined)
     return code, live_in, defined
 

@@ -267,10 +267,15 @@ class SSABuilder:
         out.append(ir.Assign(saved, ir.SAVE, [base] + (rest[:1] if prim is ir.SETITEM else []), {}, loc))
         new = ir.Var(base.name, base.kind, base.storage or base, base.is_buffer)
         out.append(ir.Assign(new, prim, [base] + rest + [saved], {}, loc))
+        self.rebind_everywhere(base, new)
+
+    def rebind_everywhere(self, old, new) -> None:
+        """Every name bound to `old` (here and in the functions this one is inlined into) now sees
+        `new`: after a write they are the same array, written."""
         builder = self
-        while builder is not None:  # every name bound to the array sees the new version
+        while builder is not None:
             for k, v in builder.env.items():
-                if v is base:
+                if v is old:
                     builder.env[k] = new
             builder = builder.parent
 
@@ -333,6 +338,15 @@ class SSABuilder:
             orelse_results.append(b)
             merged[name] = out_var
         self.env = merged
+        # a branch that wrote into an array from before the `if`: the array is the `if`'s output now
+        for out_var, a, b in zip(outputs, body_results, orelse_results):
+            root = next((v.storage for v in (a, b) if isinstance(v, ir.Var) and v.storage is not None), None)
+            old = next((v for v in before.values() if isinstance(v, ir.Var) and (v is root or
+                                                                                  v.storage is root)), None)
+            if root is not None and old is not None and any(
+                    isinstance(v, ir.Var) and (v is old or v.storage is root) for v in (a, b)):
+                out_var.storage = None
+                self.rebind_everywhere(old, out_var)
         out.append(ir.If(cond, body, orelse, outputs, body_results, orelse_results, self.loc(s)))
 
 
@@ -361,10 +375,11 @@ class SSABuilder:
         inits = [before.get(n, ir.Const(None)) for n in carried]
 
         def bind(env, values):
-            """Bind each carried name, and every other name bound to the same array, to `values`."""
+            """Bind each carried name to `values`; a name the body only writes through also rebinds
+            every other name bound to the same array (they are one array)."""
             for n, init, value in zip(carried, inits, values):
                 env[n] = value
-                if isinstance(init, ir.Var):
+                if isinstance(init, ir.Var) and n not in assigned:
                     for k, v in before.items():
                         if v is init and k not in carried:
                             env[k] = value
@@ -408,6 +423,14 @@ class SSABuilder:
         for n in set(assigned) | ({target_name} if is_for else set()):
             if n not in carried:
                 self.env.pop(n, None)
+        for p, init, nxt in zip(params, inits, loop.nexts):
+            if isinstance(init, ir.Var) and isinstance(nxt, ir.Var) and nxt.storage is p:
+                if carried[params.index(p)] in assigned and any(
+                        v is init for k, v in before.items() if k != carried[params.index(p)]):
+                    raise MutationError(f"`{carried[params.index(p)]}` shares its array with another name, "
+                                        "and this loop both writes into it and rebinds it; copy it first "
+                                        "(`.copy()`)", self.loc(s))
+                self.rebind_everywhere(init, p)  # written in place: the array after the loop
         out.append(loop)
 
     def reads_outside(self, node) -> set:
@@ -542,10 +565,13 @@ def build(source: Source, normalized: gast.FunctionDef, namer: Namer, kinds: dic
     body = builder.block(normalized.body)
     result = builder.env[RETURN]
     # An argument the function writes into is copied on entry: the caller's array never changes.
-    written = {s.target.storage for s in ir.walk(body) if isinstance(s, ir.Assign) and s.prim in ir.WRITES}
+    from .mutation import same_arrays
+
+    arrays = same_arrays(body)
+    written = {arrays.find(s.target) for s in ir.walk(body) if isinstance(s, ir.Assign) and s.prim in ir.WRITES}
     copies = {}
     for p in params:
-        if p in written:
+        if arrays.find(p) in written:
             copies[p] = ir.Var(p.name, p.kind, None, p.is_buffer)
     if copies:
         ir.substitute(body, copies)

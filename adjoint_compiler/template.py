@@ -105,6 +105,9 @@ class Rule:
         if self.varargs:
             bound[self.varargs] = tuple(args[len(self.params):])
         for k, v in kwargs.items():
+            if self.body is None:  # passes no gradient: any keyword is fine
+                bound[k] = v
+                continue
             if k not in self.params:
                 raise CompileError(f"the adjoint rule of `{self.name}` does not support the keyword "
                                    f"argument `{k}`", loc)

@@ -154,12 +154,27 @@ def test_read_keeps_its_value_after_write():
     assert g[1] == pytest.approx(10.0 * x[0], rel=1e-12)
 
 
-def test_read_is_a_new_read_only_array():
+def test_read_is_a_new_array_not_a_view():
     b = Buffer(np.arange(4.0))
     r = b[1:3]
-    assert not r.flags.writeable
     b[1] = 9.0
     np.testing.assert_array_equal(r, [1.0, 2.0])
+    assert not np.may_share_memory(r, b.data)
+
+
+def buffer_arithmetic_then_overwrite(x):
+    b = Buffer(x)
+    y = b * b
+    b[0] = 5.0
+    return np.sum(y * b.copy()) + np.sum(np.sin(b))
+
+
+def test_buffer_arithmetic_read_then_overwrite():
+    x = rand(4)
+    g = check(buffer_arithmetic_then_overwrite, x)
+    expected = 3 * x ** 2 + np.cos(x)
+    expected[0] = 10.0 * x[0]
+    np.testing.assert_allclose(g, expected, rtol=1e-12)
 
 
 def duplicate_reads(x):
