@@ -6,6 +6,7 @@ other, and computing one never writes into the caller's arrays.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import numbers
@@ -93,6 +94,29 @@ def compiled(func, wrt: tuple, values: list, mode: str):
     return entry
 
 
+@contextlib.contextmanager
+def _user_lines(entry):
+    """An exception raised inside generated code gets a note naming the user's file and line of the
+    statement responsible (the generated frames alone would only show generated lines)."""
+    try:
+        yield
+    except Exception as exc:
+        tb, line = exc.__traceback__, None
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename == entry.filename:
+                line = tb.tb_lineno
+            tb = tb.tb_next
+        loc = entry.line_locs.get(line) if line else None
+        if loc is not None:
+            note = (f"while running the generated gradient code for this line:\n"
+                    f'  File "{loc.file}", line {loc.line}\n    {loc.text}')
+            if hasattr(exc, "add_note"):
+                exc.add_note(note)
+            elif exc.args and isinstance(exc.args[0], str):  # Python 3.10: no notes
+                exc.args = (f"{exc.args[0]}\n{note}",) + exc.args[1:]
+        raise
+
+
 def _owned(grads: list, inputs: list) -> list:
     """Copy any gradient array that shares memory with an input or an earlier gradient, or that is
     read-only (a broadcast view)."""
@@ -127,7 +151,8 @@ def _run_joint(func, wrt, args, kwargs):
     entry = compiled(func, wrt_t, values, "joint")
     for i in wrt_t:
         _check_numeric(values[i], f"argument {i} of {getattr(func, '__name__', func)}")
-    value, raw = entry.function(*values)
+    with _user_lines(entry):
+        value, raw = entry.function(*values)
     n = len(values)
     grads = [rt.gradient(g, values[i % n]) for g, i in zip(raw, wrt_t)]
     grads = _owned(grads, values)
@@ -164,10 +189,12 @@ def vjp(func, *args):
     for i in wrt:
         _check_numeric(values[i], f"argument {i} of {getattr(func, '__name__', func)}")
     entry = compiled(func, wrt, values, "split")
-    out, saved = entry.function(*values)
+    with _user_lines(entry):
+        out, saved = entry.function(*values)
 
     def pullback(out_bar):
-        raw = entry.pullback(saved, out_bar)
+        with _user_lines(entry):
+            raw = entry.pullback(saved, out_bar)
         grads = [rt.gradient(g, values[i]) for g, i in zip(raw, wrt)]
         return tuple(_owned(grads, list(values) + [out_bar]))
     return out, pullback

@@ -96,6 +96,10 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
     needed = set(live_in) | set(v.name for v in ir.operand_vars(fn.result))
     keep = forward_needed(fn, needed)
     plan, code = tape.plan(fn, code, namer)
+    if stage == "tape":
+        w = codegen.Writer(fn.loc.file, plan)
+        w.backward(code, 0)
+        return "\n".join(w.lines)
     if stage == "simplify":
         w = codegen.Writer(fn.loc.file)
         w.backward(code, 0)

@@ -81,4 +81,4 @@ def check_grads(f, *args, wrt=0, rtol: float = 1e-5, atol: float = 1e-6, eps: fl
                 raise AssertionError(
                     f"gradient of argument {i} does not match finite differences along a direction:\n"
                     f"  compiled: {ad!r}\n  finite differences: {fd!r}\n  compiled gradient: {gi!r}")
-    return g
+    return g[0] if isinstance(wrt, int) else g

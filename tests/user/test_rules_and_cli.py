@@ -1,0 +1,138 @@
+"""The user's view: user rules, nondifferentiable, the `show` command and located run-time errors."""
+import subprocess
+import sys
+import textwrap
+import traceback
+
+import numpy as np
+import pytest
+
+import rule_samples as s
+from adjoint_compiler import RuleError, adjoint, adjoint_source, grad
+from adjoint_compiler.testing import check_grads
+
+X = np.array([0.3, -1.2, 0.8, 2.0])
+
+
+def test_vectorized_function_with_user_rule_matches_finite_differences():
+    g = check_grads(s.uses_softplus, X)
+    np.testing.assert_allclose(g, s.W / (1.0 + np.exp(-X)), rtol=1e-12)
+
+
+def test_user_rule_takes_precedence_over_compiling_source():
+    g = check_grads(s.uses_opaque_square, X)
+    np.testing.assert_allclose(g, 2.0 * X * s.W, rtol=1e-12)
+    assert "opaque_square(" in adjoint_source(s.uses_opaque_square)
+
+
+def test_nondifferentiable_passes_no_gradient():
+    g = grad(s.uses_staircase)(X)
+    np.testing.assert_allclose(g, s.staircase(X) * s.W, rtol=1e-12)
+
+
+def test_rule_with_unknown_bar_name_fails_at_registration():
+    def f(x):
+        return x
+
+    with pytest.raises(RuleError, match="z_bar"):
+        @adjoint(f)
+        def _(y, x):
+            z_bar += y_bar  # noqa: F821
+
+
+def test_rule_with_wrong_arity_fails_at_registration():
+    def two(a, b):
+        return a * b
+
+    with pytest.raises(RuleError, match="argument parameters"):
+        @adjoint(two)
+        def _(y, a):
+            a_bar += y_bar  # noqa: F821
+
+
+def test_error_in_generated_forward_names_the_user_line():
+    with pytest.raises(np.linalg.LinAlgError) as info:
+        grad(s.singular)(np.zeros((2, 2)), np.ones(2))
+    text = "".join(traceback.format_exception(info.value))
+    line = s.singular.__code__.co_firstlineno + 1
+    assert f'File "{s.__file__}", line {line}' in text
+    assert "B = np.linalg.inv(A)" in text
+
+
+def test_error_in_generated_backward_names_the_user_line():
+    def bad_pullback_shape(x):
+        return np.tanh(x)
+
+    from adjoint_compiler import vjp
+    out, pullback = vjp(s.uses_softplus, X)
+    with pytest.raises(ValueError) as info:
+        pullback(np.ones(3))  # a wrong-shaped cotangent fails inside the generated backward code
+    text = "".join(traceback.format_exception(info.value))
+    assert s.__file__ in text
+
+
+# -- python -m adjoint_compiler show ------------------------------------------------------------
+
+SOURCE = textwrap.dedent("""
+    import numpy as np
+
+    def f(x, w):
+        y = np.sin(x * w)
+        return np.sum(y * y)
+""")
+
+
+def show(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "adjoint_compiler", "show", *args], capture_output=True,
+                          text=True, cwd=cwd, timeout=60)
+
+
+@pytest.fixture
+def user_file(tmp_path):
+    path = tmp_path / "user_code.py"
+    path.write_text(SOURCE)
+    return path
+
+
+def test_show_prints_the_same_code_as_adjoint_source(user_file):
+    result = show(f"{user_file}:f", "--wrt", "0,1")
+    assert result.returncode == 0, result.stderr
+    sys.path.insert(0, str(user_file.parent))
+    try:
+        import user_code
+        assert result.stdout.strip() == adjoint_source(user_code.f, (0, 1)).strip()
+    finally:
+        sys.path.remove(str(user_file.parent))
+    assert "# L5: y = np.sin(x * w)" in result.stdout
+
+
+def test_show_ir_and_stages(user_file):
+    ir = show(f"{user_file}:f", "--ir")
+    assert ir.returncode == 0 and "# L5" in ir.stdout and "x_times_w = x * w" in ir.stdout
+    for stage in ("normalize", "ssa", "activity", "simplify", "tape", "codegen"):
+        result = show(f"{user_file}:f", "--stage", stage)
+        assert result.returncode == 0, (stage, result.stderr)
+        assert result.stdout.strip()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["nowhere.py:f"], "no such file"),
+    (["{file}:g"], "no function 'g'"),
+    (["{file}"], "expected FILE.py:FUNC"),
+    (["{file}:f", "--wrt", "5"], "out of range"),
+    (["{file}:f", "--wrt", "a"], "comma-separated"),
+])
+def test_show_bad_arguments_get_one_line_errors(user_file, args, message):
+    result = show(*[a.format(file=user_file) for a in args])
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_show_works_on_the_examples():
+    import pathlib
+    example = pathlib.Path(__file__).resolve().parents[2] / "examples" / "quickstart.py"
+    result = show(f"{example}:f", "--wrt", "1")
+    assert result.returncode == 0, result.stderr
+    assert "def f_grad" in result.stdout
