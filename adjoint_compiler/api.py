@@ -6,7 +6,6 @@ other, and computing one never writes into the caller's arrays.
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 import inspect
 import numbers
@@ -58,12 +57,21 @@ def _normalize_wrt(wrt):
     raise TypeError(f"wrt must be an int or a non-empty tuple of ints, got {wrt!r}")
 
 
+_POSITIONAL: dict = {}  # function -> its parameter count, when all are plain positional parameters
+
+
 def _bind(func, args, kwargs) -> list:
+    """The function's arguments as a list in parameter order, defaults applied."""
+    count = _POSITIONAL.get(func)
+    if count is not None and not kwargs and len(args) == count:
+        return list(args)
     target = _unwrap(func)
     if not callable(target):
         raise TypeError(f"{target!r} is not callable")
     try:
         sig = inspect.signature(target)
+        if all(p.kind is p.POSITIONAL_OR_KEYWORD for p in sig.parameters.values()):
+            _POSITIONAL[func] = len(sig.parameters)
         bound = sig.bind(*args, **kwargs)
     except TypeError as exc:
         raise TypeError(f"{getattr(target, '__name__', target)}: {exc}") from None
@@ -94,27 +102,22 @@ def compiled(func, wrt: tuple, values: list, mode: str):
     return entry
 
 
-@contextlib.contextmanager
-def _user_lines(entry):
-    """An exception raised inside generated code gets a note naming the user's file and line of the
-    statement responsible (the generated frames alone would only show generated lines)."""
-    try:
-        yield
-    except Exception as exc:
-        tb, line = exc.__traceback__, None
-        while tb is not None:
-            if tb.tb_frame.f_code.co_filename == entry.filename:
-                line = tb.tb_lineno
-            tb = tb.tb_next
-        loc = entry.line_locs.get(line) if line else None
-        if loc is not None:
-            note = (f"while running the generated gradient code for this line:\n"
-                    f'  File "{loc.file}", line {loc.line}\n    {loc.text}')
-            if hasattr(exc, "add_note"):
-                exc.add_note(note)
-            elif exc.args and isinstance(exc.args[0], str):  # Python 3.10: no notes
-                exc.args = (f"{exc.args[0]}\n{note}",) + exc.args[1:]
-        raise
+def _locate(exc, entry) -> None:
+    """Give an exception raised inside generated code a note naming the user's file and line of
+    the statement responsible (the generated frames alone would only show generated lines)."""
+    tb, line = exc.__traceback__, None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == entry.filename:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    loc = entry.line_locs.get(line) if line else None
+    if loc is not None:
+        note = (f"while running the generated gradient code for this line:\n"
+                f'  File "{loc.file}", line {loc.line}\n    {loc.text}')
+        if hasattr(exc, "add_note"):
+            exc.add_note(note)
+        elif exc.args and isinstance(exc.args[0], str):  # Python 3.10: no notes
+            exc.args = (f"{exc.args[0]}\n{note}",) + exc.args[1:]
 
 
 def _owned(grads: list, inputs: list) -> list:
@@ -139,21 +142,26 @@ def _own(g, inputs, seen):
     if isinstance(g, (tuple, list)):
         return type(g)(_own(x, inputs, seen) for x in g)
     if isinstance(g, np.ndarray):
-        if not g.flags.writeable or any(np.may_share_memory(g, a) for a in inputs + seen):
+        fresh = g.flags.owndata and g.flags.writeable and all(g is not a for a in inputs + seen)
+        if not fresh and (not g.flags.writeable or any(np.may_share_memory(g, a) for a in inputs + seen)):
             g = g.copy()
         seen.append(g)
     return g
 
 
-def _run_joint(func, wrt, args, kwargs):
+def _run_joint(func, wrt_t, as_tuple, args, kwargs):
     values = _bind(func, args, kwargs)
-    wrt_t, as_tuple = _normalize_wrt(wrt)
     entry = compiled(func, wrt_t, values, "joint")
-    for i in wrt_t:
-        _check_numeric(values[i], f"argument {i} of {getattr(func, '__name__', func)}")
-    with _user_lines(entry):
-        value, raw = entry.function(*values)
     n = len(values)
+    for i in wrt_t:
+        v = values[i % n]
+        if not (type(v) is float or (type(v) is np.ndarray and v.dtype.kind in "fc")):
+            _check_numeric(v, f"argument {i} of {getattr(func, '__name__', func)}")
+    try:
+        value, raw = entry.function(*values)
+    except Exception as exc:
+        _locate(exc, entry)
+        raise
     grads = [rt.gradient(g, values[i % n]) for g, i in zip(raw, wrt_t)]
     grads = _owned(grads, values)
     return value, (tuple(grads) if as_tuple else grads[0])
@@ -161,11 +169,11 @@ def _run_joint(func, wrt, args, kwargs):
 
 def grad(func, wrt=0):
     """The gradient of scalar-valued `func` w.r.t. argument `wrt` (an int or a tuple of ints)."""
-    _normalize_wrt(wrt)
+    wrt_t, as_tuple = _normalize_wrt(wrt)
 
     @functools.wraps(_unwrap(func))
     def gradient(*args, **kwargs):
-        return _run_joint(func, wrt, args, kwargs)[1]
+        return _run_joint(func, wrt_t, as_tuple, args, kwargs)[1]
     gradient.__wrapped__ = None
     del gradient.__wrapped__
     return gradient
@@ -173,10 +181,10 @@ def grad(func, wrt=0):
 
 def value_and_grad(func, wrt=0):
     """Like `grad`, returning `(func(*args), gradient)` from one forward pass."""
-    _normalize_wrt(wrt)
+    wrt_t, as_tuple = _normalize_wrt(wrt)
 
     def value_and_gradient(*args, **kwargs):
-        return _run_joint(func, wrt, args, kwargs)
+        return _run_joint(func, wrt_t, as_tuple, args, kwargs)
     functools.update_wrapper(value_and_gradient, _unwrap(func))
     del value_and_gradient.__wrapped__
     return value_and_gradient
@@ -189,12 +197,18 @@ def vjp(func, *args):
     for i in wrt:
         _check_numeric(values[i], f"argument {i} of {getattr(func, '__name__', func)}")
     entry = compiled(func, wrt, values, "split")
-    with _user_lines(entry):
+    try:
         out, saved = entry.function(*values)
+    except Exception as exc:
+        _locate(exc, entry)
+        raise
 
     def pullback(out_bar):
-        with _user_lines(entry):
+        try:
             raw = entry.pullback(saved, out_bar)
+        except Exception as exc:
+            _locate(exc, entry)
+            raise
         grads = [rt.gradient(g, values[i]) for g, i in zip(raw, wrt)]
         return tuple(_owned(grads, list(values) + [out_bar]))
     return out, pullback

@@ -56,7 +56,7 @@ class Writer:
             count += 1
             self.comment(depth, s.loc)
             for name in self.tape.before.get(id(s), []) if self.tape else []:
-                self.emit(depth, f"{self.tape.stacks[name]}.append({name})", s.loc)
+                self.emit(depth, f"{self.tape.stacks[name]}.append({self.saved(name)})", s.loc)
             if isinstance(s, ir.Loop):
                 self.loop(s, depth, keep, needed)
                 continue
@@ -79,6 +79,9 @@ class Writer:
                         self.emit(depth + 1, "pass")
                 self.new_block()
         return count
+
+    def saved(self, name: str) -> str:
+        return f"rt.shape_of({name})" if name in self.tape.shape_only else name
 
     def loop(self, s: ir.Loop, depth: int, keep: set, needed: set) -> None:
         tape = self.tape
@@ -105,7 +108,7 @@ class Writer:
         self.new_block()
         n = self.forward(s.body, depth + 1, keep, needed)
         for name in tape.each_iteration.get(id(s), []) if tape else []:
-            self.emit(depth + 1, f"{tape.stacks[name]}.append({name})", s.loc)
+            self.emit(depth + 1, f"{tape.stacks[name]}.append({self.saved(name)})", s.loc)
         moves = [(p.name, operand(nx)) for p, _, nx in carried if p.name != operand(nx)]
         if len(moves) == 1:
             self.emit(depth + 1, f"{moves[0][0]} = {moves[0][1]}", s.loc)

@@ -65,7 +65,7 @@ class Reverser:
                 body.append(Raw(assign_stmt(held, ir_name(self.adjoint_name(p))), s.loc))
                 handoff.append(Accum(n, ir_name(held), s.loc))
             else:
-                body.append(Accum(n, ir_name(self.adjoint_name(p)), s.loc))
+                body.append(Accum(n, ir_name(self.adjoint_name(p)), s.loc, transfer=True))
         body += [Reset(p) for p, _, _ in carried] + handoff
         self.in_loop += 1
         body += self.block(s.body)

@@ -31,6 +31,8 @@ def zeros_like(x):
     tuples and lists."""
     if hasattr(x, "data") and hasattr(x, "shape") and not isinstance(x, np.ndarray):  # a Buffer
         x = x.data
+    if isinstance(x, ShapeOf):
+        return np.full(x.shape, None, dtype=object) if x.dtype == object else np.zeros(x.shape)
     if isinstance(x, np.ndarray):
         if x.dtype == object:
             return np.full(x.shape, None, dtype=object)
@@ -169,7 +171,7 @@ def matmul_right(g, x, y):
 
 def expand_reduced(g, x, axis=None, keepdims=False):
     """Broadcast the gradient of a reduction of `x` over `axis` back to `x`'s shape."""
-    shape = np.shape(x)
+    shape = x.shape if hasattr(x, "shape") else np.shape(x)
     if not shape:
         return g
     if axis is not None and not keepdims:
@@ -313,3 +315,37 @@ def overfilled_adjoint(g, items):
     out = np.array(_data(g), copy=True)
     out.reshape(-1)[:len(items)] = _zero(out)
     return out
+
+
+def add_at(a, idx, g):
+    """`a[idx] += g` in place (duplicate indices accumulate); `a` is an adjoint array nobody else
+    holds. Returns `a`."""
+    if _is_advanced(idx):
+        np.add.at(a, idx, g)
+    else:
+        a[idx] += g
+    return a
+
+
+def zero_slots(g, idx):
+    """The overwritten slots of an adjoint array nobody else holds, zeroed in place. Returns `g`."""
+    g[idx] = None if g.dtype == object else 0
+    return g
+
+
+class ShapeOf:
+    """What the backward pass keeps of a value it reads only for its shape."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, x):
+        self.shape = x.shape if hasattr(x, "shape") else np.shape(x)
+        self.dtype = getattr(x, "dtype", None)
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+
+def shape_of(x):
+    return None if x is None else ShapeOf(x)

@@ -24,6 +24,7 @@ ELEMENTWISE = {operator.add, operator.sub, operator.mul, operator.truediv, opera
 REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.std, np.var}
 REDUCING_METHODS = {"sum", "mean", "prod", "max", "min", "std", "var"}
 SCALAR_RESULTS = {float, int, len, math.fsum}
+SAME_SHAPE = {np.copy, np.array, np.asarray, np.zeros_like, np.ones_like, np.empty_like}
 
 
 def is_elementwise(prim) -> bool:
@@ -97,7 +98,28 @@ class Shapes:
                 return 0
         if getattr(p, "__module__", None) == "math" or p in SCALAR_RESULTS:
             return 0
+        if p in ir.WRITES or p is ir.OWN or p in SAME_SHAPE or (isinstance(p, ir.Method) and p.name == "copy"):
+            return self.of(s.args[0]) if self.of(s.args[0]) is not None else s.target
+        if p is operator.getitem:
+            sliced = self.slice_class(s.args[0], s.args[1])
+            if sliced is not None:
+                return sliced
         return s.target  # a shape of its own
+
+    def slice_class(self, base, index):
+        """`x[a:]`, `x[a:-b]`, `x[:-b]` along the first axis with constant bounds: the class of
+        every such slice of `x` that drops the same number of entries, e.g. `u[2:]`, `u[1:-1]`,
+        `u[:-2]` of one `u` all share a class."""
+        token = self.of(base)
+        if token in (None, 0) or not (isinstance(index, ir.Struct) and index.kind == "slice"):
+            return None
+        lo, hi, step = (p.value if isinstance(p, ir.Const) else "?" for p in index.items)
+        if step not in (None, 1) or lo == "?" or hi == "?":
+            return None
+        lo = lo or 0
+        if not isinstance(lo, int) or lo < 0 or not (hi is None or (isinstance(hi, int) and hi < 0)):
+            return None
+        return ("slice", token, lo - (hi or 0))
 
     def block(self, stmts) -> bool:
         changed = False
@@ -154,9 +176,15 @@ def infer(fn: ir.Function, param_ranks: dict) -> dict:
 
 
 def broadcast_free(stmt: ir.Assign, operand, known: dict) -> bool:
-    """Whether `operand` of an elementwise `stmt` surely has the result's shape."""
+    """Whether `operand` of an elementwise `stmt` surely has the result's shape (or, for a write
+    `b[idx] = v`, whether `v` surely has the shape of the slots it fills)."""
+    shapes = Shapes(known)
+    if stmt.prim is ir.SETITEM and operand is stmt.args[2]:
+        base, index = stmt.args[0], stmt.args[1]
+        region = shapes.of(base) if isinstance(index, ir.Const) and index.value is Ellipsis \
+            else shapes.slice_class(base, index)
+        return region is not None and shapes.of(operand) == region
     if not is_elementwise(stmt.prim) or stmt.kwargs or stmt.target is None:
         return False
-    shapes = Shapes(known)
     mine = shapes.of(operand)
     return mine is not None and mine == shapes.of(stmt.target)

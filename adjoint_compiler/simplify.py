@@ -43,7 +43,11 @@ def rt_call(func: str, *args) -> gast.Call:
 
 
 def loads(node) -> set:
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+    """Names a statement reads (an augmented assignment reads its target too)."""
+    out = {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+    if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
+        out.add(node.target.id)
+    return out
 
 
 def stores(node) -> tuple:
@@ -63,53 +67,104 @@ def stores(node) -> tuple:
     return rebound, written
 
 
+# Helpers that return a new array nobody else holds.
+FRESH_HELPERS = {"getitem_adjoint", "zeros_like", "overwritten_adjoint", "overcopied_adjoint",
+                 "overfilled_adjoint", "add_at", "zero_slots", "matmul_left", "matmul_right"}
+
+
+def _rt_helper(expr):
+    if (isinstance(expr, gast.Call) and isinstance(expr.func, gast.Attribute)
+            and isinstance(expr.func.value, gast.Name) and expr.func.value.id == "rt"):
+        return expr.func.attr
+    return None
+
+
+def _fresh(expr) -> bool:
+    """Whether `expr` surely evaluates to a new value (arithmetic makes new arrays)."""
+    return isinstance(expr, (gast.BinOp, gast.UnaryOp)) or _rt_helper(expr) in FRESH_HELPERS
+
+
 class Resolver:
+    """Turns accumulations into assignments. It also tracks which adjoint arrays are *owned* (held
+    by one name only, so they may be updated in place): `x_bar += e`, `rt.add_at(x_bar, idx, g)`
+    and in-place zeroing of overwritten slots are used only on owned arrays."""
+
     def __init__(self, names: dict):
         self.names = names  # Var -> adjoint name
         self.adjoint_of = {n: v for v, n in names.items()}
         self.adjoint_names = set(self.adjoint_of)
 
-    def block(self, stmts, defined: set) -> list:
+    def accumulate(self, s: Accum, name: str, defined: set, owned: set):
+        """The statement adding `s.expr` into `name`, and `name`'s ownership after it."""
+        expr = s.expr
+        if name not in defined:
+            defined.add(name)
+            source = expr.id if isinstance(expr, gast.Name) else None
+            if s.transfer and source in owned:
+                owned.discard(source)
+                owned.add(name)
+            elif _rt_helper(expr) == "overwritten_adjoint" and isinstance(expr.args[0], gast.Name) \
+                    and expr.args[0].id in owned:
+                owned.discard(expr.args[0].id)  # its only reader: zero the slots in place
+                expr = rt_call("zero_slots", *expr.args)
+                owned.add(name)
+            elif _fresh(expr):
+                owned.add(name)
+            else:
+                owned.discard(name)
+            return _assign(name, expr)
+        if s.var.kind != "num":
+            owned.discard(name)
+            return _assign(name, rt_call("accum", _name(name), expr))
+        if name in owned and _rt_helper(expr) == "getitem_adjoint":
+            g, _, idx = expr.args
+            return _assign(name, rt_call("add_at", _name(name), idx, g))
+        if name in owned:
+            return gast.AugAssign(target=_name(name, True), op=gast.Add(), value=expr)
+        owned.add(name)
+        return _assign(name, gast.BinOp(left=_name(name), op=gast.Add(), right=expr))
+
+    def block(self, stmts, defined: set, owned: set | None = None) -> list:
+        owned = set() if owned is None else owned
         out: list = []
         for s in stmts:
             if isinstance(s, Accum):
                 name = self.names[s.var]
                 if (loads(s.expr) & self.adjoint_names) - defined:
                     continue
-                if name in defined:
-                    if s.var.kind == "num":
-                        value = gast.BinOp(left=_name(name), op=gast.Add(), right=s.expr)
-                    else:
-                        value = rt_call("accum", _name(name), s.expr)
-                else:
-                    value = s.expr
-                    defined.add(name)
-                out.append(Code(_assign(name, value), s.loc))
+                out.append(Code(self.accumulate(s, name, defined, owned), s.loc))
             elif isinstance(s, Raw):
                 if (loads(s.stmt) & self.adjoint_names) - defined:
                     continue
                 defined |= stores(s.stmt)[0] & self.adjoint_names
+                owned -= set().union(*stores(s.stmt))
                 out.append(Code(s.stmt, s.loc))
             elif isinstance(s, Reset):
                 defined.discard(self.names[s.var])
+                owned.discard(self.names[s.var])
             elif isinstance(s, Mark):
                 out.append(s)
             elif isinstance(s, Restore):
                 out.append(restore_code(s.stmt))
             elif isinstance(s, BLoop):
-                out += self.loop(s, defined)
+                out += self.loop(s, defined, owned)
             elif isinstance(s, BIf):
                 d_body, d_else = set(defined), set(defined)
-                body, orelse = self.block(s.body, d_body), self.block(s.orelse, d_else)
+                o_body, o_else = set(owned), set(owned)
+                body, orelse = self.block(s.body, d_body, o_body), self.block(s.orelse, d_else, o_else)
                 for name in sorted(d_body - d_else):
                     orelse.append(self.zeros(name, s.loc))
+                    o_else.add(name)
                 for name in sorted(d_else - d_body):
                     body.append(self.zeros(name, s.loc))
+                    o_body.add(name)
                 defined |= d_body | d_else
+                owned.intersection_update(o_body & o_else)
+                owned |= o_body & o_else
                 out.append(BIf(s.cond, body, orelse, s.loc))
         return out
 
-    def loop(self, s: BLoop, defined: set) -> list:
+    def loop(self, s: BLoop, defined: set, owned: set) -> list:
         """Adjoints accumulated across iterations start from zero before the loop; adjoints of
         values local to one iteration start undefined in each; carried adjoints are defined at the
         end of every iteration."""
@@ -121,9 +176,26 @@ class Resolver:
             if name not in defined:
                 before.append(self.zeros(name, s.loc))
                 defined.add(name)
-        inside = defined - local
-        body = self.block(s.body, inside)
-        body += [self.zeros(name, s.loc) for name in carried if name not in inside]
+                owned.add(name)
+        # An array owned at the top of an iteration must still be owned at its end (the next
+        # iteration starts there): shrink the assumption until it holds.
+        start = owned - local
+        for _ in range(4):
+            inside, end = defined - local, set(start)
+            body = self.block(s.body, inside, end)
+            for name in carried:
+                if name not in inside:
+                    body.append(self.zeros(name, s.loc))
+                    end.add(name)
+            if start <= end:
+                break
+            start &= end
+        else:
+            start = set()
+            inside, end = defined - local, set()
+            body = self.block(s.body, inside, end)
+            body += [self.zeros(name, s.loc) for name in carried if name not in inside]
+        owned.intersection_update(start)
         return before + [BLoop(loop, body, s.loc)]
 
     def accumulated(self, stmts) -> set:
@@ -229,9 +301,10 @@ def prune(stmts, live: set) -> tuple:
             kept.append(BLoop(s.loop, body, s.loc))
         elif isinstance(s, Code):
             rebound, written = stores(s.stmt)
-            if (rebound or written) and not ((rebound | written) & live):
-                continue
-            live = (live - rebound) | loads(s.stmt)
+            if (rebound or written) and not ((rebound | written) & live) and not s.restore:
+                continue  # (prune_restores decided which restores stay: views read them too)
+            killed = set() if isinstance(s.stmt, gast.AugAssign) else rebound
+            live = (live - killed) | loads(s.stmt)
             kept.append(s)
         else:
             body, live_b = prune(s.body, live)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import gast
 
 from . import ir
-from .simplify import Code, counted, header_reads, loads
+from .simplify import Code, counted, header_reads, loads, value_loads
 from .template import BIf, BLoop, Mark
 
 
@@ -28,6 +28,7 @@ class Plan:
     before: dict = field(default_factory=dict)        # id(stmt) -> names pushed before it runs
     each_iteration: dict = field(default_factory=dict)  # id(loop) -> names pushed at iteration end
     setup: dict = field(default_factory=dict)         # id(outermost loop) -> (stacks, names set to None)
+    shape_only: set = field(default_factory=set)      # names the backward reads only for their shape
 
 
 def _defined_by(s) -> list:
@@ -40,19 +41,19 @@ def _defined_by(s) -> list:
     return []
 
 
-def _reads_in_loops(code, inside: bool = False) -> set:
+def _reads_in_loops(code, inside: bool = False, reads=loads) -> set:
     out: set = set()
     for c in code:
         if isinstance(c, Code) and inside:
-            out |= loads(c.stmt)
+            out |= reads(c.stmt)
         elif isinstance(c, BIf):
             if inside:
                 out |= {v.name for v in ir.operand_vars(c.cond)}
-            out |= _reads_in_loops(c.body, inside) | _reads_in_loops(c.orelse, inside)
+            out |= _reads_in_loops(c.body, inside, reads) | _reads_in_loops(c.orelse, inside, reads)
         elif isinstance(c, BLoop):
             if inside:
                 out |= header_reads(c.loop)
-            out |= _reads_in_loops(c.body, True)
+            out |= _reads_in_loops(c.body, True, reads)
     return out
 
 
@@ -70,6 +71,8 @@ def plan(fn: ir.Function, code: list, namer) -> tuple:
     """(Plan, backward code with the pops in place)."""
     read = _reads_in_loops(code)
     result = Plan()
+    # A value the backward pass reads only for its shape is kept as its shape, not its array.
+    result.shape_only = read - _reads_in_loops(code, reads=value_loads)
     nested: dict = {}  # id(stmt) -> names it defines, for statements inside a loop body
     per_iteration: dict = {}  # id(loop) -> names restored at the top of each reverse iteration
 

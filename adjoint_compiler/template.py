@@ -24,11 +24,13 @@ from .printing import operand as operand_text
 
 @dataclass
 class Accum:
-    """`<var>_bar += expr`."""
+    """`<var>_bar += expr`. `transfer`: expr is another adjoint name that is dead afterwards (a loop
+    hands its carried adjoint over), so the array changes hands instead of being shared."""
 
     var: ir.Var
     expr: object
     loc: ir.Loc
+    transfer: bool = False
 
 
 @dataclass
