@@ -38,8 +38,17 @@ def zeros_like(x):
             return np.full(x.shape, None, dtype=object)
         return np.zeros(x.shape, dtype=x.dtype if x.dtype.kind in "fc" else float)
     if isinstance(x, (tuple, list)):
-        return type(x)(zeros_like(v) for v in x)
+        return _rebuild(x, [zeros_like(v) for v in x])
     return 0.0
+
+
+def _rebuild(like, items: list):
+    """A tuple/list of `like`'s type holding `items` (namedtuples included; as a plain tuple if the
+    type cannot be built from items)."""
+    kind = type(like)
+    if hasattr(kind, "_make"):
+        return kind._make(items)
+    return kind(items) if kind in (tuple, list) else tuple(items)
 
 
 def unbroadcast(g, x):
@@ -48,7 +57,7 @@ def unbroadcast(g, x):
     if g is None:
         return zeros_like(x)
     if isinstance(g, np.ndarray) and g.dtype == object and not (isinstance(x, np.ndarray) and x.dtype == object):
-        return type(x)(zeros_like(v) if gi is None else gi for gi, v in zip(g, x)) \
+        return _rebuild(x, [zeros_like(v) if gi is None else gi for gi, v in zip(g, x)]) \
             if isinstance(x, (list, tuple)) else g
     xs = x.shape if hasattr(x, "shape") else np.shape(x)
     gs = np.shape(g)
@@ -74,7 +83,7 @@ def accum(a, b):
     if b is None:
         return a
     if isinstance(a, (tuple, list)):
-        return type(a)(accum(u, v) for u, v in zip(a, b))
+        return _rebuild(a, [accum(u, v) for u, v in zip(a, b)])
     if isinstance(a, np.ndarray) and a.dtype == object:
         return _accum_objects(a, b)
     return a + b
@@ -98,7 +107,7 @@ def getitem_adjoint(g, x, idx):
                 out[i] = v
         else:
             out[idx] = g
-        return type(x)(out)
+        return _rebuild(x, out)
     shape = x.shape if hasattr(x, "shape") else np.shape(x)
     if getattr(x, "dtype", None) == object:
         out = np.full(shape, None, dtype=object)
@@ -118,7 +127,7 @@ def gradient(g, x):
     if isinstance(x, (tuple, list)):
         if g is None:
             g = [None] * len(x)
-        return type(x)(gradient(gv, xv) for gv, xv in zip(g, x))
+        return _rebuild(x, [gradient(gv, xv) for gv, xv in zip(g, x)])
     if hasattr(x, "data") and hasattr(x, "shape") and not isinstance(x, np.ndarray):  # a Buffer
         x = x.data
     if isinstance(x, np.ndarray) and x.dtype == object:
@@ -152,20 +161,26 @@ def pow_exponent_derivative(z, x):
 
 
 def matmul_left(g, x, y):
-    """The gradient of `x` in `x @ y`."""
-    if np.ndim(y) == 1:
-        return unbroadcast(np.multiply.outer(g, y), x) if np.ndim(x) > 1 else g * y
-    if np.ndim(x) == 1:
-        return unbroadcast(np.matmul(y, g[..., None])[..., 0], x) if np.ndim(g) else g * y
+    """The gradient of `x` in `x @ y` (vectors, matrices and stacks of matrices)."""
+    xd, yd = np.ndim(x), np.ndim(y)
+    if xd == 1 and yd == 1:
+        return g * y
+    if yd == 1:  # (..., n, k) @ (k,) -> (..., n)
+        return unbroadcast(np.multiply(np.expand_dims(g, -1), y), x)
+    if xd == 1:  # (k,) @ (..., k, m) -> (..., m)
+        return unbroadcast(np.matmul(y, np.expand_dims(g, -1))[..., 0], x)
     return unbroadcast(np.matmul(g, np.swapaxes(y, -1, -2)), x)
 
 
 def matmul_right(g, x, y):
     """The gradient of `y` in `x @ y`."""
-    if np.ndim(x) == 1:
-        return unbroadcast(np.multiply.outer(x, g), y) if np.ndim(y) > 1 else g * x
-    if np.ndim(y) == 1:
-        return unbroadcast(np.matmul(np.swapaxes(x, -1, -2), g[..., None])[..., 0], y)
+    xd, yd = np.ndim(x), np.ndim(y)
+    if xd == 1 and yd == 1:
+        return g * x
+    if xd == 1:  # (k,) @ (..., k, m) -> (..., m)
+        return unbroadcast(np.multiply(np.expand_dims(x, -1), np.expand_dims(g, -2)), y)
+    if yd == 1:  # (..., n, k) @ (k,) -> (..., n)
+        return unbroadcast(np.matmul(np.swapaxes(x, -1, -2), np.expand_dims(g, -1))[..., 0], y)
     return unbroadcast(np.matmul(np.swapaxes(x, -1, -2), g), y)
 
 
@@ -204,7 +219,7 @@ def like_sequence(g, x):
     """The gradient of `x` in `tuple(x)` / `list(x)`: `g` in the structure of `x`."""
     if isinstance(x, np.ndarray):
         return np.array([zeros_like(v) if gi is None else gi for gi, v in zip(g, x)])
-    return type(x)(g) if isinstance(x, (tuple, list)) else g
+    return _rebuild(x, list(g)) if isinstance(x, (tuple, list)) else g
 
 
 def seq_repeat_adjoint(g, x):
@@ -213,7 +228,7 @@ def seq_repeat_adjoint(g, x):
     out = list(g[:k])
     for start in range(k, len(g), k):
         out = [accum(a, b) for a, b in zip(out, g[start:start + k])]
-    return type(x)(out)
+    return _rebuild(x, out)
 
 
 # -- writes ------------------------------------------------------------------------------------

@@ -304,7 +304,8 @@ class SSABuilder:
             if -len(items) <= args[1].value < len(items):
                 self.env[name] = items[args[1].value]
                 return
-        kind = "seq" if prim in (ir.BUILD_TUPLE, ir.BUILD_LIST, ir.CONCAT, ir.REPEAT) else "num"
+        kind = "seq" if prim in (ir.BUILD_TUPLE, ir.BUILD_LIST, ir.CONCAT, ir.REPEAT) else (
+            "num" if _numeric_result(prim) else "any")
         if prim is operator.getitem and isinstance(args[0], ir.Var) and args[0].kind != "num":
             kind = "any"
         target = self.version(name, kind)
@@ -535,6 +536,28 @@ def _kind(op) -> str:
     if isinstance(op, ir.Global):
         return "seq" if isinstance(op.value, (tuple, list)) else "any"
     return "any"
+
+
+TUPLE_RESULTS = {np.linalg.slogdet, np.linalg.eig, np.linalg.eigh, np.linalg.svd, np.linalg.qr, np.divmod,
+                 np.modf, np.frexp, np.nonzero, np.shape, np.histogram, np.meshgrid, np.split,
+                 np.array_split, np.unique, divmod, tuple, list, zip, enumerate, map, range}
+
+
+def _numeric_result(prim) -> bool:
+    """Whether a primitive surely returns a number or an array (not a tuple or list): its
+    gradient may then be accumulated with `+`."""
+    if isinstance(prim, (ir.Prim, ir.Attr)):
+        return prim not in (ir.BUILD_TUPLE, ir.BUILD_LIST) and prim != ir.Attr("shape")
+    if isinstance(prim, ir.Method):
+        return prim.name not in ("nonzero", "tolist")
+    try:
+        if prim in TUPLE_RESULTS:
+            return False
+    except TypeError:
+        return False
+    module = (getattr(prim, "__module__", None) or "").split(".")[0]
+    return module in ("numpy", "math", "_operator", "operator") or isinstance(prim, np.ufunc) \
+        or prim in (abs, float, sum, max, min, pow, round)
 
 
 def _numeric(op) -> bool:

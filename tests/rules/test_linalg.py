@@ -33,8 +33,7 @@ PRODUCTS = [
     (l_dot, (2, 3, 4), (5, 4, 2), (2, 3, 5, 2)), (l_dot, (), (3, 4), (3, 4)), (l_dot, (3,), (), (3,)),
     (l_dot_method, (3, 4), (4, 2), (3, 2)), (l_dot_method, (3, 4), (4,), (3,)),
     (l_matmul, (3, 4), (4, 2), (3, 2)), (l_matmul, (2, 3, 4), (4, 5), (2, 3, 5)),
-    pytest.param(l_matmul, (4,), (2, 4, 3), (2, 3), marks=pytest.mark.xfail(
-        strict=True, reason="core bug: runtime.matmul_right for a vector times a stack of matrices")),
+    (l_matmul, (4,), (2, 4, 3), (2, 3)),
     (l_matmul, (4,), (4, 3), (3,)), (l_matmul, (2, 3, 4), (4,), (2, 3)),
     (l_matmul_op, (2, 1, 3, 4), (5, 4, 2), (2, 5, 3, 2)),
     (l_inner, (5,), (5,), ()), (l_inner, (3, 4), (5, 4), (3, 5)), (l_inner, (2, 3, 4), (4,), (2, 3)),
@@ -170,10 +169,7 @@ DIAGONALS = [(l_diagonal, (3, 4), (3,)), (l_diagonal_offset, (4, 3), (3,)),
              (l_diagonal_axes, (2, 4, 3), (2, 3)), (l_diagonal_method, (3, 3), (3,)),
              (l_diag_vector, (3,), (4, 4)), (l_diag_matrix, (3, 4), (3,)), (l_triu, (3, 4), (3, 4)),
              (l_tril, (3, 4), (3, 4)), (l_slogdet_attr, (3, 3), ()), (l_slogdet_attr, (2, 3, 3), (2,))]
-NAMEDTUPLE_BUG = pytest.mark.xfail(strict=True, reason="core bug: runtime.getitem_adjoint rebuilds a "
-                                                       "namedtuple (SlogdetResult) with type(x)(list)")
-DIAGONALS += [pytest.param(l_slogdet, (3, 3), (), marks=NAMEDTUPLE_BUG),
-              pytest.param(l_slogdet_unpacked, (2, 3, 3), (2,), marks=NAMEDTUPLE_BUG)]
+DIAGONALS += [(l_slogdet, (3, 3), ()), (l_slogdet_unpacked, (2, 3, 3), (2,))]
 
 
 @pytest.mark.parametrize("f,sx,sw", DIAGONALS,
