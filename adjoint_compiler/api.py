@@ -22,8 +22,16 @@ _LOCKS: dict = {}
 _CACHE_LOCK = threading.Lock()
 
 
+_RANKS = tuple(f"r{n}" for n in range(33))
+
+
 def _kind(value) -> str:
     """What the compiled code may assume about an argument: 'seq', 'r<ndim>' or 'num'."""
+    kind = type(value)
+    if kind is np.ndarray:
+        return _RANKS[value.ndim]
+    if kind is float or kind is int:
+        return "r0"
     if isinstance(value, (tuple, list)):
         return "seq"
     if isinstance(value, np.ndarray):
@@ -83,15 +91,16 @@ def _bind(func, args, kwargs) -> list:
 
 def compiled(func, wrt: tuple, values: list, mode: str):
     """The cached compiled gradient for these argument kinds, compiling it once (thread-safe)."""
+    key = (func, wrt, tuple([_kind(v) for v in values]), mode)
+    entry = _CACHE.get(key)
+    if entry is not None:
+        return entry
     n = len(values)
     for i in wrt:
         if not -n <= i < n:
             raise IndexError(f"wrt={i} is out of range: {getattr(func, '__name__', func)} takes {n} arguments")
-    wrt = tuple(i % n for i in wrt)
-    key = (_unwrap(func), wrt, tuple(_kind(v) for v in values), mode)
-    entry = _CACHE.get(key)
-    if entry is not None:
-        return entry
+    if any(i < 0 for i in wrt):
+        return compiled(func, tuple(i % n for i in wrt), values, mode)
     with _CACHE_LOCK:
         lock = _LOCKS.setdefault(key, threading.Lock())
     with lock:

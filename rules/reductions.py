@@ -15,7 +15,7 @@ def sum(y, a, axis=None, keepdims=False):
 
 @adjoint(np.mean)
 def mean(y, a, axis=None, keepdims=False):
-    a_bar += rt.expand_reduced(y_bar, a, axis, keepdims) / rt.reduced_size(a, axis)
+    a_bar += rt.expand_reduced(y_bar / rt.reduced_size(a, axis), a, axis, keepdims)
 
 
 @adjoint(np.prod)
