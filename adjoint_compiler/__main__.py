@@ -1,4 +1,5 @@
 """`python -m adjoint_compiler show FILE.py:FUNC [--wrt 0,1] [--ir] [--stage NAME]`
+`python -m adjoint_compiler clear-cache`
 
 Prints the generated gradient source of FUNC (the same text `adjoint_source` returns), its SSA IR
 (`--ir`), or the output of any pipeline pass (`--stage`). Bad arguments get a one-line error.
@@ -62,7 +63,12 @@ def main(argv=None) -> int:
     show.add_argument("--ir", action="store_true", help="print the SSA IR instead")
     show.add_argument("--stage", choices=STAGES, help="print the output of this pipeline pass")
     show.add_argument("--vjp", action="store_true", help="print the split vjp/pullback form")
+    sub.add_parser("clear-cache", help="empty the on-disk cache of generated gradients")
     args = parser.parse_args(argv)
+    if args.command == "clear-cache":
+        from . import diskcache
+        print(f"removed {diskcache.clear()} cached gradient modules from {diskcache.directory()}")
+        return 0
     try:
         func = _load(args.target)
         wrt = _wrt(args.wrt, func)

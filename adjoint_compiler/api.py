@@ -15,6 +15,7 @@ import numpy as np
 
 from . import runtime as rt
 from .frontend import SourceError, _unwrap
+from . import diskcache
 from .pipeline import compile_gradient
 
 _CACHE: dict = {}
@@ -106,7 +107,11 @@ def compiled(func, wrt: tuple, values: list, mode: str):
     with lock:
         entry = _CACHE.get(key)
         if entry is None:
-            entry = compile_gradient(_unwrap(func), wrt, key[2], mode)
+            target = _unwrap(func)
+            entry = diskcache.load(target, wrt, key[2], mode)
+            if entry is None:
+                entry = compile_gradient(target, wrt, key[2], mode)
+                diskcache.store(target, wrt, key[2], mode, entry)
             _CACHE[key] = entry
     return entry
 

@@ -58,6 +58,7 @@ class Global:
     path: str
     value: Any
     root_value: Any = None
+    origin: tuple = ()  # (function, name) it was looked up in, or (function, ("default", param))
 
     def __repr__(self) -> str:
         return self.path
@@ -170,6 +171,7 @@ class Function:
     result: Operand
     loc: Loc
     defaults: dict = field(default_factory=dict)
+    inlined: list = field(default_factory=list)  # the user functions inlined into it
 
 
 def operand_vars(op) -> list:

@@ -30,14 +30,18 @@ class Compiled:
     ir: ir.Function
     line_locs: dict = field(default_factory=dict)
     pullback: object = None  # split mode: pullback(saved, result_bar) -> gradients
+    origins: dict = field(default_factory=dict)  # namespace name -> where its value was looked up
+    inlined: list = field(default_factory=list)
 
 
-def bind_globals(fn: ir.Function, namer) -> dict:
+def bind_globals(fn: ir.Function, namer, origins: dict | None = None) -> dict:
     """The namespace of the generated code: each global root name the IR reads, with its value.
     Two functions inlined from different modules may use one name for different objects; the
-    later one is renamed (`W` -> `W_2`) so neither shadows the other."""
+    later one is renamed (`W` -> `W_2`) so neither shadows the other. `origins` receives, for
+    each name, where its value was looked up (for the on-disk cache)."""
     namespace: dict = {}
     renamed: dict = {}
+    origins = {} if origins is None else origins
 
     def see(op):
         if isinstance(op, ir.Struct):
@@ -53,6 +57,7 @@ def bind_globals(fn: ir.Function, namer) -> dict:
         elif root in namespace and namespace[root] is not value:
             renamed[key] = root = namer.fresh(root)
         namespace[root] = value
+        origins[root] = op.origin
         op.path = root + ("." + rest if rest else "")
 
     for s in ir.walk(fn.body):
@@ -78,7 +83,8 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
     ranks = shapes.infer(fn, {v: (int(k[1:]) if k.startswith("r") else None)
                               for v, k in zip(fn.params, kinds)})
     views = mutation.check(fn)
-    namespace = bind_globals(fn, namer)  # before any code is printed: it may rename globals
+    origins: dict = {}
+    namespace = bind_globals(fn, namer, origins)  # before any code is printed: it may rename globals
     if stage == "ssa":
         return format_ir(fn)
     wrt_vars = [fn.params[i] for i in wrt]
@@ -111,9 +117,17 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
     if stage == "codegen":
         return text
     filename = f"<adjoint_compiler {func.__module__}.{func.__qualname__} {mode} wrt={','.join(map(str, wrt))}>"
+    compiled = finish(text, filename, namespace, fn.name, mode, line_locs, fn)
+    compiled.origins = origins
+    compiled.inlined = fn.inlined
+    return compiled
+
+
+def finish(text: str, filename: str, namespace: dict, name: str, mode: str, line_locs: dict, fn=None):
+    """Load generated source (fresh or from the on-disk cache) into a Compiled."""
     module = loader.load(text, filename, namespace)
     if mode == "joint":
-        return Compiled(module[f"{fn.name}_grad"], text, filename, fn, line_locs)
-    return Compiled(module[f"{fn.name}_vjp"], text, filename, fn, line_locs, module[f"{fn.name}_pullback"])
+        return Compiled(module[f"{name}_grad"], text, filename, fn, line_locs)
+    return Compiled(module[f"{name}_vjp"], text, filename, fn, line_locs, module[f"{name}_pullback"])
 
 

@@ -52,6 +52,9 @@ def _check_arity(func, rule: Rule) -> None:
                         f"result, but {_describe(func)}{sig} takes {len(positional)}")
 
 
+USER_RULES: list = []  # what users registered (part of the on-disk cache key)
+
+
 def adjoint(*funcs):
     """Register the decorated template as the adjoint rule of each of `funcs`."""
     def register(template):
@@ -61,6 +64,8 @@ def adjoint(*funcs):
                 _check_arity(func, rule)
                 if not (_loading and _key(func) in RULES):
                     RULES[_key(func)] = rule
+                if not _loading:
+                    USER_RULES.append(_describe(func))
         return template
     return register
 
@@ -71,6 +76,8 @@ def nondifferentiable(*funcs):
         for func in funcs:
             if not (_loading and _key(func) in RULES):
                 RULES[_key(func)] = nondiff_rule(_describe(func))
+            if not _loading:
+                USER_RULES.append(_describe(func))
     return funcs[0] if len(funcs) == 1 else funcs
 
 

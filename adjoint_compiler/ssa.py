@@ -56,6 +56,7 @@ class SSABuilder:
         self.own = own  # for an inlined function: the names its normalize pass introduced
         self.parent = None  # the builder of the calling function, for an inlined one
         self.inlining = inlining  # functions being inlined around this one (recursion check)
+        self.inlined: list = []  # every function inlined (shared with the inlined builders)
         self.seen: set[str] = set()
         self.env: dict = {}
         self.tuples: dict = {}  # Var -> operands of the tuple display that defined it
@@ -103,6 +104,8 @@ class SSABuilder:
         sub = SSABuilder(source, self.namer, normalized, own,
                          self.inlining | {frontend._unwrap(self.source.func)})
         sub.parent = self
+        sub.inlined = self.inlined
+        self.inlined.append(func)
         for pname, param in sig.parameters.items():
             if pname in bound.arguments:
                 sub.env[pname] = bound.arguments[pname]
@@ -110,7 +113,7 @@ class SSABuilder:
                 sub.env[pname] = ir.Const(param.default)
             else:
                 label = self.namer.fresh(f"{func.__name__}_{pname}_default")
-                sub.env[pname] = ir.Global(label, param.default, param.default)
+                sub.env[pname] = ir.Global(label, param.default, param.default, (func, ("default", pname)))
         out.extend(sub.block(normalized.body))
         return sub.env[RETURN]
 
@@ -134,12 +137,13 @@ class SSABuilder:
             found, value = self.source.lookup(e.id)
             if not found:
                 raise CompileError(f"name `{e.id}` is not defined", self.loc(e))
-            return ir.Global(e.id, value, value)
+            return ir.Global(e.id, value, value, (self.source.func, e.id))
         if isinstance(e, gast.Attribute):
             base = self.operand(e.value)
             if isinstance(base, ir.Global):
                 try:
-                    return ir.Global(f"{base.path}.{e.attr}", getattr(base.value, e.attr), base.root_value)
+                    return ir.Global(f"{base.path}.{e.attr}", getattr(base.value, e.attr), base.root_value,
+                                     base.origin)
                 except AttributeError:
                     raise CompileError(f"`{base.path}` has no attribute `{e.attr}`", self.loc(e)) from None
         raise AssertionError(f"normalize left a non-atom operand: {gast.dump(e)}")
@@ -603,4 +607,6 @@ def build(source: Source, normalized: gast.FunctionDef, namer: Namer, kinds: dic
                 s.target.storage = copies[s.target.storage]
         result = copies.get(result, result) if isinstance(result, ir.Var) else result
         body = [ir.Assign(c, ir.OWN, [p], {}, source.loc(fn.body[0])) for p, c in copies.items()] + body
-    return ir.Function(fn.name, params, body, result, source.loc(fn))
+    function = ir.Function(fn.name, params, body, result, source.loc(fn))
+    function.inlined = builder.inlined
+    return function

@@ -1,0 +1,69 @@
+"""A second process with a warm on-disk cache skips compilation; stale entries are not used."""
+import os
+import subprocess
+import sys
+import textwrap
+
+MODULE = textwrap.dedent("""
+    import numpy as np
+    W = np.array([1.0, 2.0, 3.0])
+
+    def helper(v, k=2.0):
+        return v * k
+
+    def f(x):
+        s = 0.0
+        for i in range(3):
+            s = s + np.sum(np.sin(helper(x)) * W)
+        return s
+""")
+
+RUN = textwrap.dedent("""
+    import sys
+    import numpy as np
+    import adjoint_compiler.api as api
+    from adjoint_compiler import grad
+    import user_mod
+    calls = []
+    original = api.compile_gradient
+    api.compile_gradient = lambda *a, **k: calls.append(1) or original(*a, **k)
+    g = grad(user_mod.f)(np.array([0.1, 0.2, 0.3]))
+    print("compiled" if calls else "cached", repr(g.tolist()))
+""")
+
+
+def run(tmp_path, cache):
+    env = dict(os.environ, ADJOINT_COMPILER_CACHE=str(cache), PYTHONPATH=str(tmp_path))
+    result = subprocess.run([sys.executable, "-c", RUN], capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.split(" ", 1)
+
+
+def test_second_process_uses_the_cache(tmp_path):
+    (tmp_path / "user_mod.py").write_text(MODULE)
+    cache = tmp_path / "cache"
+    first, value = run(tmp_path, cache)
+    second, again = run(tmp_path, cache)
+    assert (first, second) == ("compiled", "cached")
+    assert value == again
+
+
+def test_changed_helper_source_is_a_miss(tmp_path):
+    (tmp_path / "user_mod.py").write_text(MODULE)
+    cache = tmp_path / "cache"
+    run(tmp_path, cache)
+    (tmp_path / "user_mod.py").write_text(MODULE.replace("v * k", "v * k * 1.5"))
+    status, value = run(tmp_path, cache)
+    assert status == "compiled"
+
+
+def test_disabled_and_cleared(tmp_path):
+    (tmp_path / "user_mod.py").write_text(MODULE)
+    cache = tmp_path / "cache"
+    run(tmp_path, cache)
+    env = dict(os.environ, ADJOINT_COMPILER_CACHE=str(cache))
+    out = subprocess.run([sys.executable, "-m", "adjoint_compiler", "clear-cache"], capture_output=True,
+                         text=True, env=env, timeout=60)
+    assert out.returncode == 0 and "removed 1" in out.stdout
+    assert run(tmp_path, cache)[0] == "compiled"
+    assert run(tmp_path, "0")[0] == "compiled" and run(tmp_path, "0")[0] == "compiled"
