@@ -103,6 +103,7 @@ BUILD_TUPLE = Prim("tuple")
 BUILD_LIST = Prim("list")
 CONCAT = Prim("concat")  # `+` of two tuples or lists
 REPEAT = Prim("repeat")  # `xs * n` of a tuple or list
+SQUARE = Prim("square")  # `x * x`: one adjoint term, 2 * x * g
 # Write nodes: each makes a new version of the array it writes into (same Python object).
 SETITEM = Prim("setitem")  # b[idx] = v              args: b, idx, v, saved
 COPYTO = Prim("copyto")  # copyto(b, src, where)       args: b, src, where, saved

@@ -101,7 +101,7 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
     grads = [names[v] if v in names and names[v] in defined else f"rt.zeros_like({v.name})" for v in wrt_vars]
     needed = set(live_in) | set(v.name for v in ir.operand_vars(fn.result))
     keep = forward_needed(fn, needed)
-    plan, code = tape.plan(fn, code, namer)
+    plan, code = tape.plan(fn, code, namer, ranks)
     if stage == "tape":
         w = codegen.Writer(fn.loc.file, plan)
         w.backward(code, 0)

@@ -80,6 +80,8 @@ def expression(stmt: ir.Assign) -> str:
         return f"{operand(args[1])} {p.name} {operand(args[0])}"
     if p is ir.CONCAT:
         return f"{operand(args[0])} + {operand(args[1])}"
+    if p is ir.SQUARE:
+        return f"{operand(args[0])} * {operand(args[0])}"
     if p is ir.REPEAT:
         return f"{operand(args[0])} * {operand(args[1])}"
     if p is ir.SETITEM:

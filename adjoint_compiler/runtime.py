@@ -149,6 +149,8 @@ def gradient(g, x):
 
 def pow_base_derivative(x, y):
     """d(x**y)/dx = y * x**(y-1), with the integer powers exact at x = 0."""
+    if type(y) is int and y == 2:
+        return 2 * x
     return y * x ** (y - 1)
 
 

@@ -20,7 +20,7 @@ from . import ir
 ELEMENTWISE = {operator.add, operator.sub, operator.mul, operator.truediv, operator.pow, operator.mod,
                operator.floordiv, operator.neg, operator.pos, operator.lt, operator.le, operator.gt,
                operator.ge, operator.eq, operator.ne, operator.and_, operator.or_, operator.xor,
-               operator.invert, abs}
+               operator.invert, abs, ir.SQUARE}
 REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.std, np.var}
 REDUCING_METHODS = {"sum", "mean", "prod", "max", "min", "std", "var"}
 SCALAR_RESULTS = {float, int, len, math.fsum}

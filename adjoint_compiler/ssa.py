@@ -168,6 +168,8 @@ class SSABuilder:
             left, right = self.operand(e.left), self.operand(e.right)
             if isinstance(e.op, gast.Add) and _kind(left) == "seq" and _kind(right) == "seq":
                 return ir.CONCAT, [left, right], {}, None
+            if isinstance(e.op, gast.Mult) and left is right and isinstance(left, ir.Var) and left.kind == "num":
+                return ir.SQUARE, [left], {}, None
             if isinstance(e.op, gast.Mult) and "seq" in (_kind(left), _kind(right)):
                 seq, count = (left, right) if _kind(left) == "seq" else (right, left)
                 return ir.REPEAT, [seq, count], {}, None

@@ -13,6 +13,7 @@ popped at the top of each reverse iteration.
 """
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
 
 import gast
@@ -29,6 +30,8 @@ class Plan:
     each_iteration: dict = field(default_factory=dict)  # id(loop) -> names pushed at iteration end
     setup: dict = field(default_factory=dict)         # id(outermost loop) -> (stacks, names set to None)
     shape_only: set = field(default_factory=set)      # names the backward reads only for their shape
+    top: dict = field(default_factory=dict)           # id(loop) -> code run at the top of each reverse
+    #                                                   iteration: recoveries, pops, recomputations
 
 
 def _defined_by(s) -> list:
@@ -67,10 +70,61 @@ def _pop(name: str, stack: str, loc) -> Code:
     return Code(gast.parse(f"{name} = {stack}.pop()").body[0], loc)
 
 
-def plan(fn: ir.Function, code: list, namer) -> tuple:
+CHEAP = {operator.add, operator.sub, operator.mul, operator.truediv, operator.neg, operator.pos, ir.SQUARE}
+
+
+def _constant_index(op) -> bool:
+    if isinstance(op, ir.Const):
+        return isinstance(op.value, int) and not isinstance(op.value, bool)
+    return isinstance(op, ir.Struct) and op.kind == "tuple" and all(_constant_index(i) for i in op.items)
+
+
+def _scalar_recipes(loop: ir.Loop, read: set, classes: dict, written) -> tuple:
+    """Which values of one iteration the backward pass can get back without saving them:
+    - a value that becomes a loop-carried value (`x_3` in `next x_2 <- x_3`) is that carried value
+      at the top of the next iteration: recovered from it before it is popped;
+    - a scalar computed by arithmetic or constant indexing from restored or loop-invariant values is
+      recomputed at the top of the reverse iteration (cheaper than a push and a pop).
+    Returns ({value: param} recovered, [(value, stmt)] recomputed, params they need restored)."""
+    local = ir.defined_in(loop.body) | set(loop.params) | ({loop.target} if loop.target else set())
+    restorable = {p for p in loop.params if not _same_array(p, loop)}
+    recovered: dict = {}
+    for p, n in zip(loop.params, loop.nexts):
+        if p in restorable and isinstance(n, ir.Var) and n.storage is None and n.name in read \
+                and n in ir.defined_in(loop.body) and n not in recovered and n not in loop.params:
+            recovered[n] = p
+    recomputed, needed, ready = [], set(recovered.values()), set()
+    for s in loop.body:
+        if not (isinstance(s, ir.Assign) and s.target is not None and s.target.name in read
+                and s.target.storage is None and s.target not in recovered and classes.get(s.target) == 0):
+            continue
+        cheap = s.prim in CHEAP or (s.prim is operator.getitem and _constant_index(s.args[1]))
+        operands = [v for op in s.args for v in ir.operand_vars(op)]
+        if not cheap or s.kwargs or any(written(v) for v in operands):
+            continue
+        if all(v in ready or v in restorable or v is loop.target or v not in local for v in operands):
+            recomputed.append((s.target, s))
+            ready.add(s.target)
+            needed |= {v for v in operands if v in restorable}
+    return recovered, recomputed, needed
+
+
+def plan(fn: ir.Function, code: list, namer, classes: dict | None = None) -> tuple:
     """(Plan, backward code with the pops in place)."""
+    from .mutation import same_arrays
+    from .printing import expression
+
+    classes = classes or {}
+    arrays = same_arrays(fn.body)
+    written_roots = {arrays.find(s.target) for s in ir.walk(fn.body)
+                     if isinstance(s, ir.Assign) and s.prim in ir.WRITES}
+
+    def written(v) -> bool:
+        return arrays.find(v) in written_roots
+
     read = _reads_in_loops(code)
     result = Plan()
+    skip: set = set()  # values recovered or recomputed instead of saved
     # A value the backward pass reads only for its shape is kept as its shape, not its array.
     result.shape_only = read - _reads_in_loops(code, reads=value_loads)
     nested: dict = {}  # id(stmt) -> names it defines, for statements inside a loop body
@@ -85,7 +139,8 @@ def plan(fn: ir.Function, code: list, namer) -> tuple:
         for s in stmts:
             if outer is not None:
                 # versions made by writes share one array: writes restore their slots themselves
-                names = [v.name for v in _defined_by(s) if v.name in read and v.storage is None]
+                names = [v.name for v in _defined_by(s) if v.name in read and v.storage is None
+                         and v not in skip]
                 if names:
                     nested[id(s)] = names
                     result.before[id(s)] = names
@@ -96,7 +151,12 @@ def plan(fn: ir.Function, code: list, namer) -> tuple:
                 walk(s.body, outer)
                 walk(s.orelse, outer)
             elif isinstance(s, ir.Loop):
-                carried = [p.name for p in s.params if p.name in read and not _same_array(p, s)]
+                recovered, recomputed, needed = _scalar_recipes(s, read, classes, written)
+                skip.update(recovered)
+                skip.update(v for v, _ in recomputed)
+                result.shape_only -= {p.name for p in needed}  # their values are used again
+                carried = [p.name for p in s.params if (p.name in read or p in needed)
+                           and not _same_array(p, s)]
                 if counted(s) and s.target is not None and s.target.name in read:
                     carried.append(s.target.name)
                 if carried:
@@ -104,6 +164,9 @@ def plan(fn: ir.Function, code: list, namer) -> tuple:
                     per_iteration[id(s)] = carried
                     stacks, _ = result.setup.setdefault(id(outer or s), ([], []))
                     stacks += [stack(n) for n in carried if stack(n) not in stacks]
+                result.top[id(s)] = (
+                    [Code(gast.parse(f"{n.name} = {p.name}").body[0], s.loc) for n, p in recovered.items()],
+                    [Code(gast.parse(f"{v.name} = {expression(st)}").body[0], st.loc) for v, st in recomputed])
                 walk(s.body, outer or s)
 
     walk(fn.body, None)
@@ -117,7 +180,8 @@ def plan(fn: ir.Function, code: list, namer) -> tuple:
                 out.append(BIf(c.cond, rewrite(c.body), rewrite(c.orelse), c.loc))
             elif isinstance(c, BLoop):
                 pops = [_pop(n, result.stacks[n], c.loc) for n in per_iteration.get(id(c.loop), [])]
-                out.append(BLoop(c.loop, pops + rewrite(c.body), c.loc))
+                recover, recompute = result.top.get(id(c.loop), ([], []))
+                out.append(BLoop(c.loop, recover + pops + recompute + rewrite(c.body), c.loc))
             else:
                 out.append(c)
         return out

@@ -4,6 +4,7 @@ import operator
 import numpy as np
 
 from adjoint_compiler import runtime as rt
+from adjoint_compiler.ir import SQUARE
 from adjoint_compiler.registry import adjoint, nondifferentiable
 
 
@@ -23,6 +24,11 @@ def sub(z, x, y):
 def mul(z, x, y):
     x_bar += rt.unbroadcast(z_bar * y, x)
     y_bar += rt.unbroadcast(z_bar * x, y)
+
+
+@adjoint(SQUARE)
+def square(y, x):
+    x_bar += 2.0 * x * y_bar
 
 
 @adjoint(operator.truediv)
