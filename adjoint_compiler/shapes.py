@@ -58,8 +58,9 @@ class Shapes:
                 else (s.args[1],)
             if all(self.rank(q) == 0 and _integral(q) for q in parts) and len(parts) <= ranks[0]:
                 return ranks[0] - len(parts)
-        if p == ir.Attr("T") or p is ir.OWN:
-            return ranks[0]
+        if p == ir.Attr("T") or p is ir.OWN or p in ir.WRITES or p in SAME_SHAPE \
+                or (isinstance(p, ir.Method) and p.name == "copy"):
+            return ranks[0] if ranks else None
         return None
 
     def of(self, op):

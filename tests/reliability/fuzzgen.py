@@ -237,7 +237,7 @@ class Gen:
                          else f"np.log(1.5 + np.square({a.code}))", a.shape, float(np.log(1.5 + a.bound ** 2)))
             return E(f"np.log(2.0 + np.sin({a.code}))", a.shape, 1.1)
         if op == "sqrt":
-            return E(f"np.sqrt(1.5 + ({a.code}) ** 2)", a.shape, float(np.sqrt(1.5 + a.bound ** 2)))
+            return E(f"np.sqrt(1.5 + ({self.base(a.code)}) ** 2)", a.shape, float(np.sqrt(1.5 + a.bound ** 2)))
         if op == "neg":
             return E(f"-({a.code})", a.shape, a.bound)
         if op == "square":
@@ -268,10 +268,14 @@ class Gen:
             return self.squash(E(f"({a.code}) / (1.5 + np.square({b.code}))", s, a.bound / 1.5))
         return self.squash(E(f"({a.code}) / (2.0 + np.cos({b.code}))", s, a.bound))
 
+    def base(self, code):
+        if "neg_const_pow" in AVOID and code.startswith("-"):
+            return f"np.abs({code})"
+        return code
+
     def power(self, env, target, depth) -> E:
         a = self.expr(env, target, depth - 1)
-        if "neg_const_pow" in AVOID and a.code.startswith("-"):
-            a = E(f"np.abs({a.code})", a.shape, a.bound)
+        a = E(self.base(a.code), a.shape, a.bound)
         k = self.ch.choice([2, 3, 2.0, 0.5])
         if k == 0.5:
             return E(f"(1.5 + ({a.code}) ** 2) ** 0.5", a.shape, float(np.sqrt(1.5 + a.bound ** 2)))
@@ -522,7 +526,7 @@ class Gen:
         kind = self.ch.choice(["index", "index", "index", "mask", "aug", "copyto", "copyto_where",
                                "copyto_gen", "copyto_list", "ellipsis"])
         if kind == "index":
-            idx = self.ch.choice(WRITE_INDICES[shape])
+            idx = self.ch.choice(write_indices(shape))
             s = slot_shape(shape, idx)
             if "[" in idx:
                 self.features.add("fancy")
@@ -552,7 +556,7 @@ class Gen:
             return lines
         if kind == "aug":
             self.features.add("aug")
-            idx = self.ch.choice(WRITE_INDICES[shape] + AUG_DUP.get(shape, []))
+            idx = self.ch.choice(write_indices(shape) + AUG_DUP.get(shape, []))
             s = slot_shape(shape, idx)
             op = self.ch.choice(["+=", "-=", "*=", "/="])
             e = self.expr(env, s, self.ch.int(0, 1))
@@ -783,6 +787,19 @@ WRITE_INDICES = {
     (1, 3): ["0", ":, 1", "0, [2, 0, 2]"],
     (2, 1): ["0", ":, 0", "[1, 1]"],
 }
+_WRITE_CANDIDATES = {
+    1: ["0", "-1", "1:", ":2", "::2", "::-1", "[0, 1, 0]", "1::2", "[1, 1]"],
+    2: ["0", "-1", ":, 0", "..., -1", "1:, ::2", "::-1, 0", "[0, 1, 0]", ":, [0, 0]", "0, [2, 0, 2]"],
+}
+
+
+def write_indices(shape):
+    if shape not in WRITE_INDICES:
+        opts = [i for i in _WRITE_CANDIDATES.get(len(shape), []) if slot_shape(shape, i) is not None]
+        WRITE_INDICES[shape] = opts or ["..."]
+    return WRITE_INDICES[shape]
+
+
 # augmented assignment with duplicate fancy indices (NumPy applies the last, not both)
 AUG_DUP = {(3,): ["[0, 0]", "[1, 2, 1]"], (4,): ["[0, 3, 0]"], (2, 3): ["[1, 1]"]}
 for _s in list(WRITE_INDICES):
