@@ -93,19 +93,24 @@ def _scalar_recipes(loop: ir.Loop, read: set, classes: dict, written) -> tuple:
         if p in restorable and isinstance(n, ir.Var) and n.storage is None and n.name in read \
                 and n in ir.defined_in(loop.body) and n not in recovered and n not in loop.params:
             recovered[n] = p
-    recomputed, needed, ready = [], set(recovered.values()), set()
-    for s in loop.body:
-        if not (isinstance(s, ir.Assign) and s.target is not None and s.target.name in read
-                and s.target.storage is None and s.target not in recovered and classes.get(s.target) == 0):
+    candidates, ready = [], {}
+    for s in loop.body:  # every cheap scalar computable from restored or invariant values, in order
+        if not (isinstance(s, ir.Assign) and s.target is not None and s.target.storage is None
+                and s.target not in recovered and classes.get(s.target) == 0):
             continue
         cheap = s.prim in CHEAP or (s.prim is operator.getitem and _constant_index(s.args[1]))
         operands = [v for op in s.args for v in ir.operand_vars(op)]
         if not cheap or s.kwargs or any(written(v) for v in operands):
             continue
         if all(v in ready or v in restorable or v is loop.target or v not in local for v in operands):
-            recomputed.append((s.target, s))
-            ready.add(s.target)
-            needed |= {v for v in operands if v in restorable}
+            candidates.append(s)
+            ready[s.target] = operands
+    wanted = {v for v in ready if v.name in read}  # the read ones and what they are computed from
+    for s in reversed(candidates):
+        if s.target in wanted:
+            wanted.update(v for v in ready[s.target] if v in ready)
+    recomputed = [(s.target, s) for s in candidates if s.target in wanted]
+    needed = set(recovered.values()) | {v for t in wanted for v in ready[t] if v in restorable}
     return recovered, recomputed, needed
 
 
