@@ -92,10 +92,17 @@ def accum(a, b):
 _accum_objects = np.frompyfunc(lambda u, v: accum(u, v), 2, 1)
 
 
+_BASIC = (int, slice, type(None), type(Ellipsis), np.integer)
+
+
 def _is_advanced(idx) -> bool:
-    parts = idx if isinstance(idx, tuple) else (idx,)
-    return any(isinstance(p, (list, np.ndarray)) and not (isinstance(p, np.ndarray) and p.ndim == 0)
-               for p in parts)
+    """Whether an index has integer or boolean arrays in it (duplicates possible)."""
+    if type(idx) in (int, slice):
+        return False
+    for part in idx if type(idx) is tuple else (idx,):
+        if not isinstance(part, _BASIC) and not (isinstance(part, np.ndarray) and part.ndim == 0):
+            return True
+    return False
 
 
 def getitem_adjoint(g, x, idx):

@@ -79,6 +79,27 @@ def _rt_helper(expr):
     return None
 
 
+def _int_literal(e) -> bool:
+    if isinstance(e, gast.UnaryOp) and isinstance(e.op, gast.USub):
+        e = e.operand
+    return isinstance(e, gast.Constant) and type(e.value) is int
+
+
+def _literal_index(idx):
+    """A basic index written with literals (ints, slices of ints) as subscript syntax, else None."""
+    if _int_literal(idx):
+        return idx
+    if isinstance(idx, gast.Call) and isinstance(idx.func, gast.Name) and idx.func.id == "slice" \
+            and len(idx.args) == 3 and all(_int_literal(a) or (isinstance(a, gast.Constant) and a.value is None)
+                                           for a in idx.args):
+        lo, hi, step = (None if isinstance(a, gast.Constant) and a.value is None else a for a in idx.args)
+        return gast.Slice(lower=lo, upper=hi, step=step)
+    if isinstance(idx, gast.Tuple) and idx.elts:
+        parts = [_literal_index(e) for e in idx.elts]
+        return None if None in parts else gast.Tuple(elts=parts, ctx=gast.Load())
+    return None
+
+
 def _fresh(expr) -> bool:
     """Whether `expr` surely evaluates to a new value (arithmetic makes new arrays)."""
     return isinstance(expr, (gast.BinOp, gast.UnaryOp)) or _rt_helper(expr) in FRESH_HELPERS
@@ -118,6 +139,10 @@ class Resolver:
             return _assign(name, rt_call("accum", _name(name), expr))
         if name in owned and _rt_helper(expr) == "getitem_adjoint":
             g, _, idx = expr.args
+            literal = _literal_index(idx)
+            if literal is not None:  # x_bar[1:-1] += g, as one would write it
+                return gast.AugAssign(target=gast.Subscript(value=_name(name), slice=literal, ctx=gast.Store()),
+                                      op=gast.Add(), value=g)
             return _assign(name, rt_call("add_at", _name(name), idx, g))
         if name in owned:
             return gast.AugAssign(target=_name(name, True), op=gast.Add(), value=expr)
