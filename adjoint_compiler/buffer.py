@@ -87,8 +87,7 @@ def copyto(dst, src, where=True):
         items = list(itertools.islice(src, data.size + 1))
         if len(items) > data.size:
             raise ValueError(f"copyto: the iterator yields more than the buffer's {data.size} slots")
-        flat = data.reshape(-1)  # a view: data is contiguous
-        flat[:len(items)] = items if data.dtype != object else _object_items(items)
+        data.flat[:len(items)] = items if data.dtype != object else _object_items(items)  # C order
         return dst
     if isinstance(src, Buffer):
         src = src.data

@@ -19,6 +19,9 @@ from .errors import AdjointCompilerError
 from .ir import Loc
 
 
+LIBRARIES = {"numpy", "scipy", "math", "builtins", "operator", "functools", "itertools"}
+
+
 class SourceError(AdjointCompilerError, TypeError):
     """The object has no Python source the compiler can read."""
 
@@ -64,6 +67,10 @@ def read_function(func) -> Source:
         raise SourceError(
             f"cannot differentiate {func!r}: it is not a Python function with source "
             "(builtins, NumPy functions and C functions are differentiated through rules, not compiled)")
+    if (func.__module__ or "").split(".")[0] in LIBRARIES:
+        raise SourceError(f"{func.__module__}.{func.__qualname__} is a library function: it is differentiated "
+                          "through its rule when a function you write calls it, e.g. "
+                          f"`def f(x): return {func.__module__.split('.')[0]}.{func.__name__}(x)`")
     if func.__name__ == "<lambda>":
         raise SourceError(f"cannot differentiate the lambda at {func.__code__.co_filename}:"
                           f"{func.__code__.co_firstlineno}; define it with `def` instead")

@@ -51,7 +51,11 @@ def operand(op, in_index: bool = False) -> str:
     if isinstance(op, ir.Global):
         return op.path
     if isinstance(op, ir.Const):
-        return "..." if op.value is Ellipsis else repr(op.value)
+        if op.value is Ellipsis:
+            return "..."
+        text = repr(op.value)
+        # a negative number is an operand: `(-0.8) ** 2`, never `-0.8 ** 2`
+        return f"({text})" if isinstance(op.value, (int, float, complex)) and text.startswith("-") else text
     if isinstance(op, ir.Struct):
         if op.kind == "slice":
             lo, hi, step = (("" if isinstance(p, ir.Const) and p.value is None else operand(p))

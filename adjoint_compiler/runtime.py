@@ -269,11 +269,11 @@ def copyto_items(b, items):
     data = _data(b)
     if len(items) > data.size:
         raise ValueError(f"copyto: the iterator yields more than the buffer's {data.size} slots")
-    flat = data.reshape(-1)
-    for k, v in enumerate(items) if data.dtype == object else ():
-        flat[k] = v
-    if data.dtype != object:
-        flat[:len(items)] = items
+    if data.dtype == object:
+        for k, v in enumerate(items):
+            data.flat[k] = v
+    else:
+        data.flat[:len(items)] = items  # C order whatever the memory layout
     return b
 
 
@@ -331,13 +331,13 @@ def overcopied_adjoint(g, where=True):
 
 def items_adjoint(g, items):
     """The gradients of the items an iterator wrote into the first slots of a buffer."""
-    flat = _data(g).reshape(-1)
+    flat = _data(g).flat
     return [zeros_like(x) if flat[k] is None else flat[k] for k, x in enumerate(items)]
 
 
 def overfilled_adjoint(g, items):
     out = np.array(_data(g), copy=True)
-    out.reshape(-1)[:len(items)] = _zero(out)
+    out.flat[:len(items)] = _zero(out)
     return out
 
 

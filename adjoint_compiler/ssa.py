@@ -19,7 +19,7 @@ import numpy as np
 
 from . import fence, frontend, ir, registry
 from .errors import CompileError, MissingRuleError, MutationError, UnsupportedSyntaxError
-from .frontend import Source, SourceError
+from .frontend import LIBRARIES, Source, SourceError
 from .naming import Namer
 
 RETURN = "<return>"
@@ -38,9 +38,6 @@ UNARY = {gast.USub: operator.neg, gast.UAdd: operator.pos, gast.Not: operator.no
          gast.Invert: operator.invert}
 CONTAINS = ir.Prim("in")
 NOT_CONTAINS = ir.Prim("not in")
-
-
-LIBRARIES = {"numpy", "scipy", "math", "builtins", "operator", "functools", "itertools"}
 
 
 class SSABuilder:

@@ -195,7 +195,7 @@ class _Substitute(gast.NodeTransformer):
             if isinstance(new, str):
                 return gast.copy_location(gast.Name(id=new, ctx=node.ctx, annotation=None,
                                                     type_comment=None), node)
-            return new
+            return copy.deepcopy(new)  # every occurrence its own node (passes tell them apart)
         return node
 
 

@@ -1,0 +1,122 @@
+"""Long differential fuzzing run: N random programs (tests/reliability/fuzzgen.py), each checked
+against finite differences and against running it directly.
+
+    python tools/fuzz_long.py                 # 10,000 programs, seeds 0..9999, 2 worker processes
+    python tools/fuzz_long.py --n 500 --start 20000 --workers 1
+    python tools/fuzz_long.py --n 1 --start 1234 --show      # one program: print it and its outcome
+    python tools/fuzz_long.py --avoid neg_const_pow          # steer around a known bug
+
+Prints a summary: programs tried, passed, failures by kind, and for each failure its seed and its
+program minimized by statement deletion (the unminimized program with --full). Exit status 1 if
+any program failed.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import multiprocessing as mp
+import os
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("ADJOINT_COMPILER_CACHE", "0")   # do not fill the on-disk cache
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "reliability"))
+
+import fuzzgen  # noqa: E402
+
+
+def _init(avoid):
+    import warnings
+    warnings.simplefilter("ignore")
+    fuzzgen.AVOID |= set(avoid)
+
+
+def _one(seed):
+    try:
+        prog = fuzzgen.generate(fuzzgen.RandomChooser(seed))
+        out = fuzzgen.check_program(prog)
+    except Exception as exc:   # the harness itself failed: report, never stop the run
+        return seed, "harness_error", repr(exc), None
+    if out.ok:
+        return seed, out.status, "", None
+    return seed, out.status, out.detail, prog
+
+
+def _minimized(prog, status, budget):
+    small = fuzzgen.minimize(prog, status, budget=budget)
+    return small, fuzzgen.check_program(small)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--n", type=int, default=10_000, help="number of programs (default 10000)")
+    ap.add_argument("--start", type=int, default=0, help="first seed")
+    ap.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
+    ap.add_argument("--avoid", default="", help="comma-separated known bugs to steer around "
+                    "(see fuzzgen.AVOID)")
+    ap.add_argument("--time-limit", type=float, default=None, help="stop after this many seconds")
+    ap.add_argument("--show", action="store_true", help="print every program")
+    ap.add_argument("--full", action="store_true", help="also print failing programs unminimized")
+    ap.add_argument("--no-minimize", action="store_true")
+    ap.add_argument("--max-report", type=int, default=40, help="failures printed in full")
+    args = ap.parse_args(argv)
+    avoid = [a for a in args.avoid.split(",") if a]
+    _init(avoid)
+
+    seeds = range(args.start, args.start + args.n)
+    t0 = time.time()
+    counts = collections.Counter()
+    failures = []
+    tried = 0
+    if args.workers > 1:
+        pool = mp.get_context("fork").Pool(args.workers, initializer=_init, initargs=(avoid,))
+        results = pool.imap_unordered(_one, seeds, chunksize=8)
+    else:
+        pool, results = None, map(_one, seeds)
+    try:
+        for seed, status, detail, prog in results:
+            tried += 1
+            counts[status] += 1
+            if prog is not None or status == "harness_error":
+                failures.append((seed, status, detail, prog))
+            if args.show:
+                print(f"seed {seed}: {status}")
+                if prog is not None:
+                    print(prog.source)
+            if tried % 500 == 0:
+                print(f"  ... {tried} programs, {sum(v for k, v in counts.items() if k in ('pass', 'expected_error'))}"
+                      f" passed, {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
+            if args.time_limit and time.time() - t0 > args.time_limit:
+                break
+    finally:
+        if pool is not None:
+            pool.terminate()
+    elapsed = time.time() - t0
+
+    passed = counts["pass"] + counts["expected_error"]
+    print(f"fuzz_long: seeds {args.start}..{args.start + tried - 1}"
+          + (f", avoiding {', '.join(avoid)}" if avoid else ""))
+    print(f"tried {tried}, passed {passed} ({counts['expected_error']} of them rejected as documented), "
+          f"failed {tried - passed}, {elapsed:.0f} s")
+    for status, k in sorted(counts.items(), key=lambda kv: -kv[1]):
+        print(f"  {status:18s} {k}")
+    failures.sort()
+    for seed, status, detail, prog in failures[:args.max_report]:
+        print(f"\n=== seed {seed}: {status}")
+        if prog is None:
+            print(detail)
+            continue
+        if not args.no_minimize:
+            small, out = _minimized(prog, status, 150)
+            print(fuzzgen.report(small, out))
+        if args.full or args.no_minimize:
+            print("unminimized:\n" + fuzzgen.report(prog, fuzzgen.Outcome(status, detail)))
+    if len(failures) > args.max_report:
+        print(f"\n... and {len(failures) - args.max_report} more failures (seeds "
+              f"{[s for s, *_ in failures[args.max_report:]]})")
+    return 0 if passed == tried else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
