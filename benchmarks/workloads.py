@@ -20,6 +20,8 @@ from typing import Callable
 
 import numpy as np
 
+from adjoint_compiler import Buffer
+
 
 @dataclass
 class Workload:
@@ -314,6 +316,27 @@ def heat_1d_args(rng, size):
 
 
 # --------------------------------------------------------------------------------------------
+# 7. Broadcast-assign of scalars into a 200,000-slot Buffer (then a weighted read): the write
+#    node's adjoint over a large buffer; gradient w.r.t. both written values and the initial data.
+# --------------------------------------------------------------------------------------------
+
+def buffer_broadcast(p, q, x, w):
+    b = Buffer(x)
+    b[...] = p
+    b[::2] = q
+    return np.sum(b.copy() * w)
+
+
+def buffer_broadcast_hand(p, q, x, w):
+    return float(w[1::2].sum()), float(w[::2].sum()), np.zeros_like(x)
+
+
+def buffer_broadcast_args(rng, size):
+    n = {"full": 200_000, "small": 10, "quick": 1000}[size]
+    return 0.3, -0.7, rng.standard_normal(n), rng.standard_normal(n)
+
+
+# --------------------------------------------------------------------------------------------
 # The registry: the harness runs exactly these, in this order.
 # --------------------------------------------------------------------------------------------
 
@@ -330,6 +353,8 @@ WORKLOADS = [
              (0, 1), rk4_args, needs="loops + in-place writes"),
     Workload("heat_1d", "1-D heat stencil, N=1000, 200 steps", heat_1d, heat_1d_hand,
              (0, 1), heat_1d_args, needs="loops + buffer writes"),
+    Workload("buffer_assign", "broadcast-assign into a 200,000-slot Buffer", buffer_broadcast,
+             buffer_broadcast_hand, (0, 1, 2), buffer_broadcast_args, needs="buffer writes"),
 ]
 
 
