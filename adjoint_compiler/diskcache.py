@@ -109,28 +109,25 @@ def store(func, wrt, kinds, mode, compiled) -> None:
     key = folder and _key(func, wrt, kinds, mode)
     if not key or compiled.ir is None:
         return
-    functions, index = [], {}
-    recipe = {}
+    functions, index, recipe = [], {}, {}
+
+    def register(f) -> bool:
+        """Record a function the entry depends on; False if it cannot be found again by name."""
+        if f not in index:
+            place = _locate(f)
+            if place is None:
+                return False
+            index[f] = len(functions)
+            functions.append((*place, _source_hash(f)))
+        return True
+
     for root, origin in compiled.origins.items():
-        if not origin:
+        if not origin or not register(inspect.unwrap(origin[0])):
             return
-        f, name = origin
-        f = inspect.unwrap(f)
-        if f not in index:
-            place = _locate(f)
-            if place is None:
-                return
-            index[f] = len(functions)
-            functions.append((*place, _source_hash(f)))
-        recipe[root] = (index[f], name)
-    top = inspect.unwrap(func)
-    for f in [top] + [f for f in compiled.inlined if f is not top]:
-        if f not in index:
-            place = _locate(f)
-            if place is None:
-                return
-            index[f] = len(functions)
-            functions.append((*place, _source_hash(f)))
+        recipe[root] = (index[inspect.unwrap(origin[0])], origin[1])
+    for f in [inspect.unwrap(func)] + list(compiled.inlined):
+        if not register(f):
+            return
     entry = {"source": compiled.source, "filename": compiled.filename, "name": compiled.ir.name,
              "line_locs": compiled.line_locs, "functions": functions, "recipe": recipe}
     try:

@@ -560,15 +560,6 @@ def lower_jumps(stmts, flags: _Flags) -> list:
 COPYTO_ITEMS = "__copyto_items__"  # normalize's name for "copyto from a list of items"
 
 
-def always_returns(stmts) -> bool:
-    if not stmts:
-        return False
-    last = stmts[-1]
-    if isinstance(last, gast.Return):
-        return True
-    return isinstance(last, gast.If) and always_returns(last.body) and always_returns(last.orelse)
-
-
 def may_return(stmts) -> bool:
     return any(isinstance(n, gast.Return) for s in stmts for n in gast.walk(s))
 

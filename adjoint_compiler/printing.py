@@ -70,11 +70,6 @@ def operand(op, in_index: bool = False) -> str:
     raise TypeError(op)
 
 
-def _index_value(op) -> str:
-    """An index as a value: `(slice(1, None, None), i)` for `[1:, i]`."""
-    return operand(op, in_index=False)
-
-
 def expression(stmt: ir.Assign) -> str:
     """The right-hand side of an Assign, as the user would write it."""
     p, args = stmt.prim, stmt.args
@@ -95,8 +90,7 @@ def expression(stmt: ir.Assign) -> str:
     if p is ir.COPYTO_ITEMS:
         return f"rt.copyto_items({operand(args[0])}, {operand(args[1])})"
     if p is ir.SAVE:
-        return f"rt.save_slots({', '.join(operand(a, in_index=(i == 1)) for i, a in enumerate(args))})" \
-            if len(args) == 1 else f"rt.save_slots({operand(args[0])}, {_index_value(args[1])})"
+        return f"rt.save_slots({', '.join(operand(a) for a in args)})"
     if p is ir.OWN:
         return f"rt.own({operand(args[0])})"
     if p in UNARY:

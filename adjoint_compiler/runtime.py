@@ -72,7 +72,7 @@ def unbroadcast(g, x):
     if axes:
         g = np.sum(g, axis=axes, keepdims=True)
     if np.shape(g) != xs:
-        g = np.broadcast_to(g, xs)
+        g = np.array(np.broadcast_to(g, xs))  # a new array, like every other result but `g` itself
     return g
 
 

@@ -101,7 +101,10 @@ def _literal_index(idx):
 
 
 def _fresh(expr) -> bool:
-    """Whether `expr` surely evaluates to a new value (arithmetic makes new arrays)."""
+    """Whether `expr` surely evaluates to a new value (arithmetic makes new arrays;
+    `rt.unbroadcast(g, x)` is `g` itself or a new array)."""
+    if _rt_helper(expr) == "unbroadcast":
+        return _fresh(expr.args[0])
     return isinstance(expr, (gast.BinOp, gast.UnaryOp)) or _rt_helper(expr) in FRESH_HELPERS
 
 
@@ -366,7 +369,10 @@ def forward_needed(fn: ir.Function, needed: set) -> set:
             if isinstance(s, ir.Assign):
                 if s.target is None or s.target.name in needed:
                     keep.add(id(s))
-                    needed.update(v.name for v in ir.stmt_reads(s))
+                    # a write's saved slots are needed only by a restore that reads them
+                    reads = ir.stmt_reads(s) if s.prim not in ir.WRITES else \
+                        [v for op in s.args[:-1] for v in ir.operand_vars(op)]
+                    needed.update(v.name for v in reads)
             elif isinstance(s, ir.If):
                 used = [(o, a, b) for o, a, b in zip(s.outputs, s.body_results, s.orelse_results)
                         if o.name in needed]

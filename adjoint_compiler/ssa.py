@@ -20,6 +20,8 @@ import numpy as np
 from . import fence, frontend, ir, registry
 from .errors import CompileError, MissingRuleError, MutationError, UnsupportedSyntaxError
 from .frontend import LIBRARIES, Source, SourceError
+from .normalize import COPYTO_ITEMS as COPYTO_ITEMS_NAME
+from .normalize import normalize
 from .naming import Namer
 
 RETURN = "<return>"
@@ -87,7 +89,6 @@ class SSABuilder:
             raise MissingRuleError(f"cannot compile the call to `{name}`: {exc}. Register a rule with "
                                    f"`@adjoint({name})`", self.loc(at)) from None
         fence.check(source)
-        from .normalize import normalize
 
         sub_namer = Namer(self.namer.used)
         normalized = normalize(source, sub_namer)
@@ -475,9 +476,6 @@ def _written(stmts) -> dict:
                     if isinstance(a, gast.Name):
                         out.setdefault(a.id, None)
     return out
-
-
-COPYTO_ITEMS_NAME = "__copyto_items__"
 
 
 def _copyto_functions() -> tuple:

@@ -247,8 +247,10 @@ def instantiate(rule: Rule, stmt: ir.Assign, active: set, adjoint_name, temp_nam
         mapping[name] = temp_name(f"{stmt.target.name}_{name}")
     out = []
     drop = _DropUnbroadcast(shape_free, scalars)
-    for s in rule.body:
-        s = drop.visit(copy.deepcopy(s)) if shape_free or scalars else s
+    body = [drop.visit(copy.deepcopy(s)) for s in rule.body] if shape_free or scalars else rule.body
+    result_bar = rule.result and rule.result + "_bar"
+    uses = sum(1 for s in body for n in gast.walk(s) if isinstance(n, gast.Name) and n.id == result_bar)
+    for s in body:
         spread = isinstance(s, gast.AugAssign) and rule.varargs and _bar_base(s.target.id) == rule.varargs
         if not spread and any(isinstance(n, gast.Name) and n.id in inactive_bars for n in gast.walk(s)):
             continue
@@ -265,7 +267,9 @@ def instantiate(rule: Rule, stmt: ir.Assign, active: set, adjoint_name, temp_nam
                     out.append(Accum(item, pick, stmt.loc))
         elif isinstance(s, gast.AugAssign):
             var = stmt.bound[_bar_base(s.target.id)]
-            out.append(Accum(var, _Substitute(mapping).visit(copy.deepcopy(s.value)), stmt.loc))
+            # `x_bar += y_bar` as the only use of y_bar: the array changes hands (y_bar is dead after)
+            hands_over = uses == 1 and isinstance(s.value, gast.Name) and s.value.id == result_bar
+            out.append(Accum(var, _Substitute(mapping).visit(copy.deepcopy(s.value)), stmt.loc, hands_over))
         else:
             out.append(Raw(_Substitute(mapping).visit(copy.deepcopy(s)), stmt.loc))
     return out
