@@ -173,6 +173,7 @@ class Function:
     loc: Loc
     defaults: dict = field(default_factory=dict)
     inlined: list = field(default_factory=list)  # the user functions inlined into it
+    shared_updates: list = field(default_factory=list)  # in-place updates of shared values (ssa)
 
 
 def operand_vars(op) -> list:

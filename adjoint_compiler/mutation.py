@@ -65,6 +65,16 @@ class _Arrays:
             self.parent[self.find(a)] = self.find(b)
 
 
+def check_shared_updates(fn: ir.Function, classes: dict) -> None:
+    """`x += e` or `xs.append(v)` where another name holds the same array or list: NumPy and Python
+    would change both names; the IR would not. Rejected unless the value is surely a scalar."""
+    for value, name, other, loc in fn.shared_updates:
+        if classes.get(value) != 0:
+            raise MutationError(f"`{name}` is updated in place here, but `{other}` names the same array or list, "
+                                f"and would change too; write `{name} = {name} + ...` (a new value) or copy "
+                                f"it first (`{other} = {name}.copy()`)", loc)
+
+
 def same_arrays(body) -> _Arrays:
     """Which Vars may hold one array object: a write's versions, loop params with their values,
     `if` outputs with their branch values."""

@@ -291,7 +291,9 @@ class Normalizer:
                 raise UnsupportedSyntaxError("augmented assignment into an attribute is not supported",
                                              loc(s))
             right = self.atom(s.value, out)
-            out.append(assign(s.target.id, gast.BinOp(left=name(s.target.id), op=s.op, right=right), s))
+            rebind = assign(s.target.id, gast.BinOp(left=name(s.target.id), op=s.op, right=right), s)
+            rebind.in_place = True  # NumPy updates an array in place: ssa checks no other name shares it
+            out.append(rebind)
         elif isinstance(s, gast.Expr):
             if isinstance(s.value, gast.Constant):
                 return  # docstring or bare literal
@@ -302,8 +304,10 @@ class Normalizer:
                 # `xs.append(v)` rebinds `xs` to `xs + [v]`: a new list, so earlier versions stay intact
                 seq = call.func.value.id
                 item = gast.List(elts=[call.args[0]], ctx=gast.Load())
+                before = len(out)
                 self.stmt(gast.copy_location(gast.Assign(targets=[name(seq, True)], value=gast.BinOp(
                     left=name(seq), op=gast.Add(), right=item), type_comment=None), s), out)
+                out[-1].in_place = len(out) > before
                 return
             if isinstance(call, gast.Call) and self.is_copyto(call) and len(call.args) >= 2 and self.is_stream(call.args[1]):
                 # copyto(b, <generator, map, islice, iter>) fills b's slots in C order from slot 0

@@ -82,6 +82,7 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
                                                for p, k in zip(params, kinds)})
     ranks = shapes.infer(fn, {v: (int(k[1:]) if k.startswith("r") else None)
                               for v, k in zip(fn.params, kinds)})
+    mutation.check_shared_updates(fn, ranks)
     views = mutation.check(fn)
     origins: dict = {}
     namespace = bind_globals(fn, namer, origins)  # before any code is printed: it may rename globals

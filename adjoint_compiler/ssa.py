@@ -56,6 +56,7 @@ class SSABuilder:
         self.parent = None  # the builder of the calling function, for an inlined one
         self.inlining = inlining  # functions being inlined around this one (recursion check)
         self.inlined: list = []  # every function inlined (shared with the inlined builders)
+        self.shared_updates: list = []  # (value, name, other name, loc) of in-place updates to check
         self.seen: set[str] = set()
         self.env: dict = {}
         self.tuples: dict = {}  # Var -> operands of the tuple display that defined it
@@ -103,6 +104,7 @@ class SSABuilder:
                          self.inlining | {frontend._unwrap(self.source.func)})
         sub.parent = self
         sub.inlined = self.inlined
+        sub.shared_updates = self.shared_updates
         self.inlined.append(func)
         for pname, param in sig.parameters.items():
             if pname in bound.arguments:
@@ -219,6 +221,8 @@ class SSABuilder:
             target = s.targets[0]
             self.write(ir.SETITEM, target.value, [self.index(target.slice), self.operand(s.value)], s, out)
         elif isinstance(s, gast.Assign):
+            if getattr(s, "in_place", False):
+                self.note_in_place(s.targets[0].id, s)
             self.assign(s.targets[0].id, s.value, s, out)
         elif isinstance(s, gast.Expr) and self.is_write_call(s.value):
             self.write_call(s.value, s, out)
@@ -236,6 +240,18 @@ class SSABuilder:
             self.loop(s, out)
         else:
             raise AssertionError(f"normalize left an unexpected statement: {type(s).__name__}")
+
+    def note_in_place(self, name: str, at) -> None:
+        """`x += e` / `xs.append(v)` rebind `x` here, but Python updates an array or list in place:
+        equal only if no other name holds the same value. Shared values are checked once ranks are
+        known (a scalar may be shared freely)."""
+        old = self.env.get(name)
+        builder, others = self, []
+        while builder is not None:
+            others += [k for k, v in builder.env.items() if v is old and not (builder is self and k == name)]
+            builder = builder.parent
+        if isinstance(old, ir.Var) and others:
+            self.shared_updates.append((old, name, others[0], self.loc(at)))
 
     # -- writes into arrays --------------------------------------------------------------------
     def is_write_call(self, call) -> bool:
@@ -606,4 +622,5 @@ def build(source: Source, normalized: gast.FunctionDef, namer: Namer, kinds: dic
         body = [ir.Assign(c, ir.OWN, [p], {}, source.loc(fn.body[0])) for p, c in copies.items()] + body
     function = ir.Function(fn.name, params, body, result, source.loc(fn))
     function.inlined = builder.inlined
+    function.shared_updates = builder.shared_updates
     return function
