@@ -80,8 +80,8 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
     params = [a.id for a in source.node.args.posonlyargs + source.node.args.args + source.node.args.kwonlyargs]
     fn = ssa.build(source, normalized, namer, {p: ("num" if k.startswith("r") else k)
                                                for p, k in zip(params, kinds)})
-    ranks = shapes.infer(fn, {v: (int(k[1:]) if k.startswith("r") else None)
-                              for v, k in zip(fn.params, kinds)})
+    ranks, ndims = shapes.infer(fn, {v: (int(k[1:]) if k.startswith("r") else None)
+                                     for v, k in zip(fn.params, kinds)})
     mutation.check_shared_updates(fn, ranks)
     views = mutation.check(fn)
     origins: dict = {}
@@ -93,7 +93,7 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
     if stage == "activity":
         names = sorted(v.name for v in active)
         return format_ir(fn) + "\n\n# active: " + ", ".join(names)
-    backward, names = reverse(fn, active, namer, wrt_vars, ranks)
+    backward, names = reverse(fn, active, namer, wrt_vars, ranks, ndims)
     result_bar = names.get(fn.result) if isinstance(fn.result, ir.Var) else None
     if stage == "reverse":
         return "\n".join(repr(s) for s in backward)

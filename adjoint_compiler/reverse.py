@@ -17,9 +17,10 @@ from .template import Accum, BIf, BLoop, Mark, Raw, Reset, Restore, instantiate
 
 
 class Reverser:
-    def __init__(self, active: set, namer, ranks: dict | None = None):
+    def __init__(self, active: set, namer, ranks: dict | None = None, ndims: dict | None = None):
         self.active = active
         self.ranks = ranks or {}
+        self.ndims = ndims or {}
         self.namer = namer
         self.names: dict = {}
         self.in_loop = 0
@@ -36,7 +37,7 @@ class Reverser:
                 if s.target is not None and s.target in self.active and s.rule.body is not None:
                     out += instantiate(s.rule, s, self.active, self.adjoint_name, self.namer.fresh,
                                        lambda stmt, op: broadcast_free(stmt, op, self.ranks),
-                                       lambda op: self.ranks.get(op) == 0)
+                                       lambda op: self.ranks.get(op) == 0, self.ndims)
                 if s.prim in ir.WRITES:
                     out.append(Restore(s))
             elif isinstance(s, ir.If):
@@ -86,10 +87,11 @@ def ir_name(name: str):
     return gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
 
 
-def reverse(fn: ir.Function, active: set, namer, wrt: list, ranks: dict | None = None) -> tuple:
+def reverse(fn: ir.Function, active: set, namer, wrt: list, ranks: dict | None = None,
+            ndims: dict | None = None) -> tuple:
     """(backward statements, {Var: adjoint name}) for `fn`. The `wrt` parameters and the result
     are named first, so they read `x_bar`, `y_bar` whatever the function's temporaries are called."""
-    rev = Reverser(active, namer, ranks)
+    rev = Reverser(active, namer, ranks, ndims)
     for v in wrt + ir.operand_vars(fn.result):
         if v in active:
             rev.adjoint_name(v)

@@ -165,15 +165,15 @@ def _integral(op) -> bool:
     return isinstance(op, ir.Var)  # a Var of rank 0 used as an index is an integer
 
 
-def infer(fn: ir.Function, param_ranks: dict) -> dict:
-    """{Var: shape class} for the values whose class is known; `param_ranks` maps each parameter
-    to its ndim (or None when not an array or scalar)."""
+def infer(fn: ir.Function, param_ranks: dict) -> tuple:
+    """({Var: shape class}, {Var: ndim}) for the values whose class or rank is known;
+    `param_ranks` maps each parameter to its ndim (or None when not an array or scalar)."""
     shapes = Shapes({p: (0 if r == 0 else p) for p, r in param_ranks.items() if r is not None},
                     {p: r for p, r in param_ranks.items() if r is not None})
     for _ in range(4):
         if not shapes.block(fn.body):
             break
-    return shapes.known
+    return shapes.known, shapes.ranks
 
 
 def broadcast_free(stmt: ir.Assign, operand, known: dict) -> bool:

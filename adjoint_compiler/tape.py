@@ -95,10 +95,14 @@ def _scalar_recipes(loop: ir.Loop, read: set, classes: dict, written) -> tuple:
             recovered[n] = p
     candidates, ready = [], {}
     for s in loop.body:  # every cheap scalar computable from restored or invariant values, in order
-        if not (isinstance(s, ir.Assign) and s.target is not None and s.target.storage is None
-                and s.target not in recovered and classes.get(s.target) == 0):
+        if not isinstance(s, ir.Assign):
             continue
-        cheap = s.prim in CHEAP or (s.prim is operator.getitem and _constant_index(s.args[1]))
+        row = s.prim is operator.getitem and isinstance(s.args[1], ir.Var) and s.args[1] is loop.target
+        if not (s.target is not None and s.target.storage is None
+                and s.target not in recovered and (classes.get(s.target) == 0 or row)):
+            continue
+        # scalar arithmetic, constant indexing, and `xs[t]` (a view) for the loop's own counter
+        cheap = s.prim in CHEAP or (s.prim is operator.getitem and (_constant_index(s.args[1]) or row))
         operands = [v for op in s.args for v in ir.operand_vars(op)]
         if not cheap or s.kwargs or any(written(v) for v in operands):
             continue
@@ -110,7 +114,8 @@ def _scalar_recipes(loop: ir.Loop, read: set, classes: dict, written) -> tuple:
         if s.target in wanted:
             wanted.update(v for v in ready[s.target] if v in ready)
     recomputed = [(s.target, s) for s in candidates if s.target in wanted]
-    needed = set(recovered.values()) | {v for t in wanted for v in ready[t] if v in restorable}
+    needed = set(recovered.values()) | {v for t in wanted for v in ready[t]
+                                        if v in restorable or v is loop.target}
     return recovered, recomputed, needed
 
 
@@ -162,7 +167,7 @@ def plan(fn: ir.Function, code: list, namer, classes: dict | None = None) -> tup
                 result.shape_only -= {p.name for p in needed}  # their values are used again
                 carried = [p.name for p in s.params if (p.name in read or p in needed)
                            and not _same_array(p, s)]
-                if counted(s) and s.target is not None and s.target.name in read:
+                if counted(s) and s.target is not None and (s.target.name in read or s.target in needed):
                     carried.append(s.target.name)
                 if carried:
                     result.each_iteration[id(s)] = carried

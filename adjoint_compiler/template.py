@@ -222,8 +222,34 @@ class _DropUnbroadcast(gast.NodeTransformer):
         return node
 
 
+def _plain_matmul(body: list, stmt: ir.Assign, ndims: dict) -> list:
+    """`rt.matmul_left(g, x, y)` -> `g @ y.T` (and `x.T @ g` for the right) when both operands are
+    known to be matrices: no rank dispatch at run time."""
+    if len(stmt.args) != 2 or any(ndims.get(a) != 2 for a in stmt.args):
+        return body
+    forms = {"matmul_left": "{g} @ {y}.T", "matmul_right": "{x}.T @ {g}"}
+
+    class Plain(gast.NodeTransformer):
+        def visit_Call(self, node):
+            self.generic_visit(node)
+            f = node.func
+            if isinstance(f, gast.Attribute) and f.attr in forms and isinstance(f.value, gast.Name) \
+                    and f.value.id == "rt" and len(node.args) == 3 and all(isinstance(a, gast.Name)
+                                                                          for a in node.args[1:]):
+                g = printing_source(node.args[0])
+                text = forms[f.attr].format(g=f"({g})", x=node.args[1].id, y=node.args[2].id)
+                return gast.parse(text, mode="eval").body
+            return node
+    return [Plain().visit(copy.deepcopy(s)) for s in body]
+
+
+def printing_source(expr) -> str:
+    from .printing import to_source
+    return to_source(expr)
+
+
 def instantiate(rule: Rule, stmt: ir.Assign, active: set, adjoint_name, temp_name,
-                broadcast_free=lambda stmt, op: False, is_scalar=lambda op: False) -> list:
+                broadcast_free=lambda stmt, op: False, is_scalar=lambda op: False, ndims=None) -> list:
     """The adjoint statements of `stmt` from its rule; contributions to inactive values are dropped,
     and `rt.unbroadcast` is simplified for operands known to need none or to be scalars."""
     shape_free = {p for p, op in stmt.bound.items() if isinstance(op, ir.Var) and broadcast_free(stmt, op)}
@@ -248,6 +274,7 @@ def instantiate(rule: Rule, stmt: ir.Assign, active: set, adjoint_name, temp_nam
     out = []
     drop = _DropUnbroadcast(shape_free, scalars)
     body = [drop.visit(copy.deepcopy(s)) for s in rule.body] if shape_free or scalars else rule.body
+    body = _plain_matmul(body, stmt, ndims or {})
     result_bar = rule.result and rule.result + "_bar"
     uses = sum(1 for s in body for n in gast.walk(s) if isinstance(n, gast.Name) and n.id == result_bar)
     for s in body:
