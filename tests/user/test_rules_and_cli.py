@@ -136,3 +136,13 @@ def test_show_works_on_the_examples():
     result = show(f"{example}:f", "--wrt", "1")
     assert result.returncode == 0, result.stderr
     assert "def f_grad" in result.stdout
+
+
+def test_generated_code_is_visible_to_inspect():
+    import inspect
+
+    from adjoint_compiler.api import compiled
+    entry = compiled(s.uses_softplus, (0,), [X], "joint")
+    source = inspect.getsource(entry.function)
+    assert source.startswith("def uses_softplus_grad(x):")
+    assert "# L" in source
