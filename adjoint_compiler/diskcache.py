@@ -135,8 +135,8 @@ def store(func, wrt, kinds, mode, compiled) -> None:
         tmp = folder / f"{key}.{os.getpid()}.tmp"
         tmp.write_bytes(pickle.dumps(entry))
         os.replace(tmp, folder / f"{key}.pickle")
-    except OSError:
-        pass
+    except OSError:  # a read-only or full disk: the entry is simply not kept
+        return
 
 
 def clear() -> int:

@@ -97,8 +97,8 @@ def read_function(func) -> Source:
         for name, cell in zip(func.__code__.co_freevars, func.__closure__):
             try:
                 closure[name] = cell.cell_contents
-            except ValueError:
-                pass
+            except ValueError:  # an empty cell: the name is not bound yet, so it is not a constant
+                continue
     return Source(func, node, func.__code__.co_filename, lines, func.__globals__, closure, first)
 
 
