@@ -373,3 +373,8 @@ class ShapeOf:
 
 def shape_of(x):
     return None if x is None else ShapeOf(x)
+
+
+def sum_to_scalar(g):
+    """The gradient of a scalar operand: `g` itself when it is one, else its sum."""
+    return g if type(g) in (float, np.float64) else np.sum(g)

@@ -201,7 +201,7 @@ class _Substitute(gast.NodeTransformer):
 
 class _DropUnbroadcast(gast.NodeTransformer):
     """`rt.unbroadcast(g, x)` -> `g` where template parameter `x` provably has the shape of `g`,
-    and -> `np.sum(g)` where `x` is provably a scalar: either way `x` itself is not read."""
+    and -> `rt.sum_to_scalar(g)` where `x` is provably a scalar: either way `x` itself is not read."""
 
     def __init__(self, shape_free: set, scalars: set):
         self.shape_free = shape_free
@@ -215,9 +215,9 @@ class _DropUnbroadcast(gast.NodeTransformer):
             if node.args[1].id in self.shape_free:
                 return node.args[0]
             if node.args[1].id in self.scalars:
-                return gast.Call(func=gast.Attribute(value=gast.Name(id="np", ctx=gast.Load(), annotation=None,
+                return gast.Call(func=gast.Attribute(value=gast.Name(id="rt", ctx=gast.Load(), annotation=None,
                                                                      type_comment=None),
-                                                     attr="sum", ctx=gast.Load()),
+                                                     attr="sum_to_scalar", ctx=gast.Load()),
                                  args=[node.args[0]], keywords=[])
         return node
 

@@ -153,3 +153,161 @@ def test_copyto_iterator_into_fortran_ordered_buffer_gradient():
     x = np.asfortranarray(np.array([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]]))
     g = check(fill_from_generator, x)[0]
     np.testing.assert_array_equal(g, [[0.0, 0.0, 0.0], [0.0, 4.0, 5.0]])
+
+
+# =================================================================================================
+# Found by the second 10,000-program run (after the three fixes above), compiler at commit 508b488.
+# =================================================================================================
+
+# -------------------------------------------------------------------------------------------------
+# Bug 4: nested loops that both update one loop-carried value give a wrong gradient (value right).
+# Fuzz seeds 911, 1674, 1735, 3213, 5187, 5487, 5623, 5891 (grad_mismatch / wrt_mismatch).
+# Suspect: tape.py -- recovering a value that becomes the next carried value / recomputing cheap
+# scalars at the top of each reverse iteration (`_scalar_recipes`), when the carried value is also
+# carried by an inner loop.
+# -------------------------------------------------------------------------------------------------
+
+def nested_loops_scalar(x):
+    for i in range(2):
+        for j in range(2):
+            x = np.tanh(x * 1.5)
+        x = 0.5 * x
+    return x
+
+
+def nested_loops_array(a0):
+    for i0 in range(2):
+        for i1 in range(2):
+            a0 = np.tanh(a0 * 1.43 + 0.2)
+        a0 = -0.48 * a0 + np.sin(0.1 * i0)
+    return np.sum(a0)
+
+
+def test_nested_loops_scalar_carried():
+    check(nested_loops_scalar, 0.3)
+
+
+def test_nested_loops_array_carried():
+    check(nested_loops_array, np.array([0.3, -0.2]))
+
+
+# -------------------------------------------------------------------------------------------------
+# Bug 5: a value computed in an outer loop and read by an inner loop is saved shape-only
+# (rt.ShapeOf) but read as a value: TypeError "unsupported operand type(s) for -: 'float' and
+# 'ShapeOf'" inside the generated code. Fuzz seed 4876. tape.py plan(): shape_only vs the
+# recomputed statements at the top of the reverse iteration.
+# -------------------------------------------------------------------------------------------------
+
+def outer_value_read_in_inner_loop(a0):
+    for i0 in range(2):
+        v1 = np.sum(a0 + a0)
+        for i2 in range(1):
+            a0 = -0.21 * a0 + np.sin(a0 - v1)
+    return a0 * a0
+
+
+def test_outer_loop_value_read_in_inner_loop():
+    check(outer_value_read_in_inner_loop, 0.3)
+
+
+# -------------------------------------------------------------------------------------------------
+# Bug 6: rebinding, inside a branch, a name that aliases a written array makes later reads of the
+# array read the rebound name. `p0 = du; if c: p0 = p0 else: p0 = p0 / 2.0; return np.sum(du)`
+# compiles to `sum_du = np.sum(p0_2)`: wrong value and gradient. Also through a helper that
+# rebinds its parameter (the ODE pattern `rhs(du, u)` followed by a helper taking du). ssa.py:
+# the If's phi for `p0` is taken as the new version of the array `du`. Fuzz seed 4342.
+# -------------------------------------------------------------------------------------------------
+
+def alias_rebound_in_branch(x, c):
+    du = np.zeros(3)
+    du[0] = x
+    p0 = du
+    if c > 0.0:
+        p0 = p0
+    else:
+        p0 = p0 / 2.0
+    return np.sum(du)
+
+
+def _rebinds_param(p0, c):
+    if c > 0.0:
+        p0 = p0
+    else:
+        p0 = p0 / 2.0
+    return 1.0
+
+
+def helper_rebinds_written_array(x, c):
+    du = np.zeros(3)
+    du[0] = x
+    _rebinds_param(du, c)
+    return np.sum(du)
+
+
+def test_alias_rebound_in_branch_value():
+    check(alias_rebound_in_branch, 0.7, -1.0, wrt=(0,))
+
+
+def test_helper_rebinding_written_array_parameter():
+    check(helper_rebinds_written_array, 0.7, -1.0, wrt=(0,))
+
+
+# -------------------------------------------------------------------------------------------------
+# Bug 7: a name bound in a branch to an argument (`v = a0`), then a write into the argument: in
+# Python `v` *is* `a0`, so the overwritten slot passes no gradient; the compiled gradient passes
+# one (value right, gradient wrong). With a view in the branch (`v = a1[1:]`) the write should be
+# rejected (MutationError, as it is without the branch) or differentiated correctly; today it is a
+# silent wrong gradient. mutation.py same_arrays / _view_base do not follow If outputs (phis).
+# Fuzz seeds 945, 1679, 1932, 2376, 4447.
+# -------------------------------------------------------------------------------------------------
+
+def alias_in_branch_then_write(a0):
+    v = a0 * 0.0
+    if a0[1] > -10.0:
+        v = a0
+    a0[0] = 0.11
+    return np.sum(v)
+
+
+def view_in_branch_then_write(a1):
+    v = a1 * 0.0
+    if a1[0] > -10.0:
+        v = a1[1:]
+    a1[1] = 5.0
+    return np.sum(v)
+
+
+def test_alias_in_branch_then_write_into_argument():
+    g = check(alias_in_branch_then_write, np.array([0.3, -0.2, 0.5]))[0]
+    np.testing.assert_array_equal(g, [0.0, 1.0, 1.0])
+
+
+def test_view_in_branch_then_write_rejected_or_correct():
+    from adjoint_compiler import MutationError
+    x = np.array([0.3, -0.2, 0.5])
+    try:
+        g = check(view_in_branch_then_write, x)[0]
+    except MutationError:
+        return
+    np.testing.assert_array_equal(g, [0.0, 0.0, 1.0])
+
+
+# -------------------------------------------------------------------------------------------------
+# Bug 8: an array rebound in one branch of an `if` (`a0 = np.exp(a0)`), then an augmented write
+# `a0[1:] += v0` after the `if` where v0 is also an output of the `if`: the gradient of a0's slots
+# [1:] is off by exactly -dv0/dc (v0's adjoint leaks into a0's). Fuzz seed 5837. reverse of If
+# outputs followed by a write (reverse.py / rules/writes.py SETITEM adjoint on a phi).
+# -------------------------------------------------------------------------------------------------
+
+def write_after_branch_rebinding(a0, c):
+    if c > 0.0:
+        v0 = 0.5
+    else:
+        v0 = c * 2.0
+        a0 = np.exp(a0)
+    a0[1:] += v0
+    return np.sum(a0)
+
+
+def test_write_after_branch_rebinding():
+    check(write_after_branch_rebinding, np.array([0.3, -0.2, 0.5]), -1.0)
