@@ -311,3 +311,41 @@ def write_after_branch_rebinding(a0, c):
 
 def test_write_after_branch_rebinding():
     check(write_after_branch_rebinding, np.array([0.3, -0.2, 0.5]), -1.0)
+
+
+# -------------------------------------------------------------------------------------------------
+# Bug 9 (not yet minimized further; single slot wrong): fuzz seed 5891. Two `while` loops on one
+# carried array inside a helper, then an augmented write `a0[:, 1] -= v5` into the argument whose
+# value fed the helper. Only the gradient of a0[1, 1] is wrong (0.16676 vs 0.16650).
+# -------------------------------------------------------------------------------------------------
+
+def _seed5891_helper0(p0):
+    k0 = 0
+    while k0 < 3:
+        p0 = 0.54 * p0 + np.sin((np.exp(-0.07)) - (np.sin(p0[-1])) + 0.1 * k0)
+        k0 = k0 + 1
+    k1 = 0
+    while k1 < 2:
+        p0 = -0.2 * p0 + np.sin((p0) - (-0.06) + 0.1 * k1)
+        k1 = k1 + 1
+    return np.log(1.5 + np.square((p0[-1]).sum()))
+
+
+def _seed5891_helper1(p0):
+    v3 = np.sum((np.sum(p0)) * (np.mean(-0.85)))
+    v4 = ((p0) * (1.18)) / (1.5 + np.square(np.tanh((p0) * (v3))))
+    return v4
+
+
+def fuzz_seed_5891(a0, a1):
+    v2 = _seed5891_helper0(a0)
+    v5 = _seed5891_helper1(v2)
+    v6 = (v5) / (2.0 + np.cos(a1[:2]))
+    a0[:, 1] -= v5
+    return np.sin(v5) + np.sum(v6) + np.sin(v2) + np.sum(v6) + np.mean(a0)
+
+
+def test_fuzz_seed_5891():
+    rng = np.random.default_rng(1873831590)       # fuzzgen.make_args for this program
+    a0, a1 = rng.uniform(-1.0, 1.0, (2, 3)), rng.uniform(-1.0, 1.0, (3,))
+    check(fuzz_seed_5891, a0, a1)
