@@ -137,6 +137,19 @@ def plan(fn: ir.Function, code: list, namer, classes: dict | None = None) -> tup
     skip: set = set()  # values recovered or recomputed instead of saved
     # A value the backward pass reads only for its shape is kept as its shape, not its array.
     result.shape_only = read - _reads_in_loops(code, reads=value_loads)
+    # The recipes' own code reads values too (a carried value, a recomputation's operands): an
+    # enclosing loop must restore those, by value. Grow `read` until the recipes are stable.
+    loops = [s for s in ir.walk(fn.body) if isinstance(s, ir.Loop)]
+    for _ in range(len(loops) + 2):
+        recipes = {id(s): _scalar_recipes(s, read, classes, written) for s in loops}
+        extra = set()
+        for recovered, recomputed, needed in recipes.values():
+            extra |= {v.name for v in needed} | {p.name for p in recovered.values()}
+            extra |= {v.name for _, st in recomputed for op in st.args for v in ir.operand_vars(op)}
+        result.shape_only -= extra
+        if extra <= read:
+            break
+        read |= extra
     nested: dict = {}  # id(stmt) -> names it defines, for statements inside a loop body
     per_iteration: dict = {}  # id(loop) -> names restored at the top of each reverse iteration
 
@@ -161,7 +174,7 @@ def plan(fn: ir.Function, code: list, namer, classes: dict | None = None) -> tup
                 walk(s.body, outer)
                 walk(s.orelse, outer)
             elif isinstance(s, ir.Loop):
-                recovered, recomputed, needed = _scalar_recipes(s, read, classes, written)
+                recovered, recomputed, needed = recipes[id(s)]
                 skip.update(recovered)
                 skip.update(v for v, _ in recomputed)
                 result.shape_only -= {p.name for p in needed}  # their values are used again
