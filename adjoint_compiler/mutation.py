@@ -99,6 +99,7 @@ def check(fn: ir.Function) -> dict:
     arrays = same_arrays(fn.body)
     order: list = []  # (stmt, enclosing loops)
     views: dict = {}  # view Var -> (base Var, defining stmt)
+    aliases: dict = {}  # Var that may be another array, made by an `if` -> (that array, the `if`)
 
     def walk(stmts, loops):
         for s in stmts:
@@ -110,12 +111,26 @@ def check(fn: ir.Function) -> dict:
             elif isinstance(s, ir.If):
                 walk(s.body, loops)
                 walk(s.orelse, loops)
+                # an output that may be an array from before the `if` (or a view of one) is an alias
+                made = ir.defined_in(s.body) | ir.defined_in(s.orelse)
+                for out, *ends in zip(s.outputs, s.body_results, s.orelse_results):
+                    if out.storage is not None:
+                        continue  # the new version of an array written in a branch
+                    for end in ends:
+                        if isinstance(end, ir.Var) and end in views:
+                            views[out] = views[end]
+                            break
+                        if isinstance(end, ir.Var) and end not in made and end.kind == "num":
+                            # both names may be one array: neither may be used after a write
+                            aliases[out] = (end, s)
+                            aliases.setdefault(end, (out, s))
+                            break
             elif isinstance(s, ir.Loop):
                 walk(s.cond_body, loops + (s,))
                 walk(s.body, loops + (s,))
 
     walk(fn.body, ())
-    if not views:
+    if not views and not aliases:
         return {}
     view_root = {v: arrays.find(base) for v, (base, _) in views.items()}
     # views of views share the root array
@@ -132,23 +147,30 @@ def check(fn: ir.Function) -> dict:
             raise MutationError(f"cannot differentiate a write into `{w.args[0].name}`, a view of "
                                 f"`{base.name}` made on line {made.loc.line}; write into `{base.name}` "
                                 "itself, or make the view a copy (`.copy()`)", w.loc)
+    # Views, and both sides of an `if`-made alias, must not be used after their array is written
+    # (the IR would not see the write through them). A write's own result is never stale.
+    watched = {v: (base, made, view_root[v], "a view of") for v, (base, made) in views.items()}
+    for v, (other, made) in aliases.items():
+        watched.setdefault(v, (other, made, arrays.find(v), "possibly the same array as"))
     for k, (s, loops) in enumerate(order):
         reads = [op for op in ir.stmt_operands(s) for op in ir.operand_vars(op)] if not isinstance(s, ir.Loop) \
             else [v for op in s.inits for v in ir.operand_vars(op)]
         for v in reads:
-            if v not in views:
+            if v not in watched:
                 continue
-            made = views[v][1]
+            other, made, root_of_v, relation = watched[v]
             start = position[id(made)]
             for w_pos, root, w, w_loops in writes:
+                if w.target is not None and (w.args[0] is v or w.target is v):
+                    continue
                 between = start < w_pos < k
                 # a loop that contains the use and the write but not the view: the write of one
                 # iteration comes before the use of the next
                 around = any(loop in w_loops and loop not in order[start][1] for loop in loops)
-                if root == view_root[v] and (between or around):
+                if root == root_of_v and (between or around):
                     raise MutationError(
-                        f"`{v.name}` is a view of `{views[v][0].name}` (line {made.loc.line}) and is used "
-                        f"after `{views[v][0].name}` is written on line {w.loc.line}; make it a copy "
+                        f"`{v.name}` is {relation} `{other.name}` (line {made.loc.line}) and is used "
+                        f"after `{w.args[0].name}` is written on line {w.loc.line}; make it a copy "
                         f"(`{v.name} = ....copy()`) or read it again after the write", s.loc)
     written = {root for _, root, _, _ in writes}
     out = {}

@@ -359,16 +359,36 @@ class SSABuilder:
             orelse_results.append(b)
             merged[name] = out_var
         self.env = merged
-        # a branch that wrote into an array from before the `if`: the array is the `if`'s output now
-        for out_var, a, b in zip(outputs, body_results, orelse_results):
-            root = next((v.storage for v in (a, b) if isinstance(v, ir.Var) and v.storage is not None), None)
-            old = next((v for v in before.values() if isinstance(v, ir.Var) and (v is root or
-                                                                                  v.storage is root)), None)
-            if root is not None and old is not None and any(
-                    isinstance(v, ir.Var) and (v is old or v.storage is root) for v in (a, b)):
-                out_var.storage = None
-                self.rebind_everywhere(old, out_var)
+        self.merge_writes(s, before, body + orelse, outputs, body_results, orelse_results)
         out.append(ir.If(cond, body, orelse, outputs, body_results, orelse_results, self.loc(s)))
+
+    def merge_writes(self, s, before: dict, branches: list, outputs, body_results, orelse_results) -> None:
+        """An array written in a branch: where both branches' values of a name are versions of that
+        array, the `if`'s output is its new version and every name bound to any of them (here and
+        in the callers) sees it. A name left holding an older version would miss the write."""
+        made = {v for v in ir.defined_in(branches) if v.storage is not None}
+        roots = {v.storage for v in made}
+        if not roots:
+            return
+        for out_var, a, b in zip(outputs, body_results, orelse_results):
+            ends = [v for v in (a, b) if isinstance(v, ir.Var)]
+            root = next((v.storage for v in ends if v in made), None)
+            if root is None or len(ends) < 2 or not all(v is root or v.storage is root for v in ends):
+                continue
+            out_var.storage = root
+            for v in ends:
+                self.rebind_everywhere(v, out_var)
+            for v in list(before.values()):
+                if isinstance(v, ir.Var) and (v is root or v.storage is root):
+                    self.rebind_everywhere(v, out_var)
+        builder = self
+        while builder is not None:
+            for name, v in builder.env.items():
+                if isinstance(v, ir.Var) and (v.storage in roots or v in roots) and v not in outputs:
+                    raise MutationError(f"`{name}` holds an array that one branch of this `if` writes into "
+                                        "and the other does not bind the same way; make the branches "
+                                        "agree, or copy the array before the `if`", self.loc(s))
+            builder = builder.parent
 
 
     def loop(self, s, out: list) -> None:
