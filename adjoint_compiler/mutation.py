@@ -75,6 +75,16 @@ def check_shared_updates(fn: ir.Function, classes: dict) -> None:
                                 f"it first (`{other} = {name}.copy()`)", loc)
 
 
+def _defined_by(s) -> list:
+    if isinstance(s, ir.Assign):
+        return [s.target] if s.target is not None else []
+    if isinstance(s, ir.If):
+        return list(s.outputs)
+    if isinstance(s, ir.Loop):
+        return list(s.params)
+    return []
+
+
 def same_arrays(body) -> _Arrays:
     """Which Vars may hold one array object: a write's versions, loop params with their values,
     `if` outputs with their branch values."""
@@ -94,8 +104,8 @@ def same_arrays(body) -> _Arrays:
 
 
 def check(fn: ir.Function) -> dict:
-    """Raise MutationError for unsafe writes; return {view name: name of the array it views} for
-    the views of written arrays (their reads are reads of that array's values)."""
+    """Raise MutationError for unsafe writes; return {name: names of the written arrays it may
+    share memory with} for views and aliases of written arrays (reading them reads those arrays)."""
     arrays = same_arrays(fn.body)
     order: list = []  # (stmt, enclosing loops)
     views: dict = {}  # view Var -> (base Var, defining stmt)
@@ -130,8 +140,21 @@ def check(fn: ir.Function) -> dict:
                 walk(s.body, loops + (s,))
 
     walk(fn.body, ())
+    write_stmts = [s for s, _ in order if isinstance(s, ir.Assign) and s.prim in ir.WRITES]
+    names_of_root: dict = {}
+    for w in write_stmts:
+        names_of_root.setdefault(arrays.find(w.args[0]), set()).add(w.args[0].name)
+    shares = {}
+    for s, _ in order:
+        for v in _defined_by(s):
+            root = arrays.find(v)
+            if root in names_of_root and v.name not in names_of_root[root]:
+                shares[v.name] = names_of_root[root]
+    for p in fn.params:
+        if arrays.find(p) in names_of_root:
+            shares.setdefault(p.name, names_of_root[arrays.find(p)])
     if not views and not aliases:
-        return {}
+        return shares
     view_root = {v: arrays.find(base) for v, (base, _) in views.items()}
     # views of views share the root array
     for v, (base, _) in views.items():
@@ -172,11 +195,9 @@ def check(fn: ir.Function) -> dict:
                         f"`{v.name}` is {relation} `{other.name}` (line {made.loc.line}) and is used "
                         f"after `{w.args[0].name}` is written on line {w.loc.line}; make it a copy "
                         f"(`{v.name} = ....copy()`) or read it again after the write", s.loc)
-    written = {root for _, root, _, _ in writes}
-    out = {}
     for v, (base, _) in views.items():
         while base in views:
             base = views[base][0]
-        if view_root[v] in written:
-            out[v.name] = base.name
-    return out
+        if view_root[v] in names_of_root:
+            shares[v.name] = shares.get(v.name, set()) | {base.name} | names_of_root[view_root[v]]
+    return shares

@@ -287,7 +287,9 @@ def prune_restores(stmts, needed: set, views: dict) -> tuple:
                 kept.append(s)
         elif isinstance(s, Code):
             read = value_loads(s.stmt)
-            needed |= read | {views[n] for n in read if n in views}
+            needed |= read
+            for n in read:
+                needed |= views.get(n, set())
             kept.append(s)
         elif isinstance(s, BIf):
             body, n_body = prune_restores(s.body, needed, views)
