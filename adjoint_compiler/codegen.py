@@ -207,11 +207,17 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
         if tape:
             forward_names |= set(tape.stacks.values())
         read = _code_names(backward, loads) | {n for g in grads for n in _names_in(g)}
-        saved = sorted(read & forward_names)
+        # arrays the pullback restores in place: kept as they end the forward pass, so that every
+        # call of the pullback starts from that state
+        in_place = sorted(_code_names(backward, lambda s: stores(s)[1]) & forward_names)
+        finals = {name: namer.fresh(f"{name}_final") for name in in_place}
+        saved = sorted((read & forward_names) | set(finals.values()))
         saved_tuple = "(" + ", ".join(saved) + ("," if len(saved) == 1 else "") + ")"
         w.emit(0, f"def {fn.name}_vjp({params}):")
         w.forward(fn.body, 1, keep, needed)
         w.new_block()
+        for name, final in finals.items():
+            w.emit(1, f"{final} = rt.snapshot({name})")
         if result in restored:
             result = f"rt.snapshot({result})"
         w.emit(1, f"return {result}, {saved_tuple}")
@@ -222,6 +228,8 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
             w.emit(1, f"{', '.join(saved)}, = saved")
         for stack in (sorted(set(tape.stacks.values()) & set(saved)) if tape else []):
             w.emit(1, f"{stack} = list({stack})  # a pullback may run more than once")
+        for name, final in finals.items():
+            w.emit(1, f"{name}[...] = {final}  # the state the forward pass left")
         w.backward(backward, 1)
         w.emit(1, f"return {grad_tuple}")
     return "\n".join(w.lines) + "\n", w.line_locs
