@@ -154,16 +154,19 @@ class Writer:
                 self.new_block()
 
 
-def _code_names(code, want) -> set:
+def _code_names(code, want, reads: bool = True) -> set:
+    """Names `want` finds in the backward code's statements, plus (for reads) the names `if`
+    conditions and loop headers read."""
     out: set = set()
     for c in code:
         if isinstance(c, Code):
             out |= want(c.stmt)
         else:
-            out |= {v.name for v in ir.operand_vars(getattr(c, "cond", None))}
-            if isinstance(c, BLoop):
-                out |= header_reads(c.loop)
-            out |= _code_names(c.body, want) | _code_names(getattr(c, "orelse", []), want)
+            if reads:
+                out |= {v.name for v in ir.operand_vars(getattr(c, "cond", None))}
+                if isinstance(c, BLoop):
+                    out |= header_reads(c.loop)
+            out |= _code_names(c.body, want, reads) | _code_names(getattr(c, "orelse", []), want, reads)
     return out
 
 
@@ -189,7 +192,7 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
     params = ", ".join(p.name for p in fn.params)
     result = operand(fn.result)
     grad_tuple = "(" + ", ".join(grads) + ("," if len(grads) == 1 else "") + ")"
-    restored = _code_names(backward, lambda s: stores(s)[0] | stores(s)[1])
+    restored = _code_names(backward, lambda s: stores(s)[0] | stores(s)[1], reads=False)
     if mode == "joint":
         w.emit(0, f"def {fn.name}_grad({params}):")
         w.forward(fn.body, 1, keep, needed)
@@ -209,7 +212,7 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
         read = _code_names(backward, loads) | {n for g in grads for n in _names_in(g)}
         # arrays the pullback restores in place: kept as they end the forward pass, so that every
         # call of the pullback starts from that state
-        in_place = sorted(_code_names(backward, lambda s: stores(s)[1]) & forward_names)
+        in_place = sorted(_code_names(backward, lambda s: stores(s)[1], reads=False) & forward_names)
         finals = {name: namer.fresh(f"{name}_final") for name in in_place}
         saved = sorted((read & forward_names) | set(finals.values()))
         saved_tuple = "(" + ", ".join(saved) + ("," if len(saved) == 1 else "") + ")"
