@@ -66,6 +66,16 @@ def _same_array(param, loop) -> bool:
     return isinstance(nxt, ir.Var) and nxt.storage is param
 
 
+def _reversed(code) -> set:
+    out = set()
+    for c in code:
+        if isinstance(c, BLoop):
+            out.add(id(c.loop))
+        if isinstance(c, (BIf, BLoop)):
+            out |= _reversed(c.body) | _reversed(getattr(c, "orelse", []))
+    return out
+
+
 def _pop(name: str, stack: str, loc) -> Code:
     return Code(gast.parse(f"{name} = {stack}.pop()").body[0], loc)
 
@@ -139,7 +149,8 @@ def plan(fn: ir.Function, code: list, namer, classes: dict | None = None) -> tup
     result.shape_only = read - _reads_in_loops(code, reads=value_loads)
     # The recipes' own code reads values too (a carried value, a recomputation's operands): an
     # enclosing loop must restore those, by value. Grow `read` until the recipes are stable.
-    loops = [s for s in ir.walk(fn.body) if isinstance(s, ir.Loop)]
+    reversed_loops = _reversed(code)  # only these have a reverse loop that pops per iteration
+    loops = [s for s in ir.walk(fn.body) if isinstance(s, ir.Loop) and id(s) in reversed_loops]
     for _ in range(len(loops) + 2):
         recipes = {id(s): _scalar_recipes(s, read, classes, written) for s in loops}
         extra = set()
@@ -173,6 +184,8 @@ def plan(fn: ir.Function, code: list, namer, classes: dict | None = None) -> tup
             if isinstance(s, ir.If):
                 walk(s.body, outer)
                 walk(s.orelse, outer)
+            elif isinstance(s, ir.Loop) and id(s) not in reversed_loops:
+                continue  # nothing in it is differentiated: its values are read after it, if at all
             elif isinstance(s, ir.Loop):
                 recovered, recomputed, needed = recipes[id(s)]
                 skip.update(recovered)

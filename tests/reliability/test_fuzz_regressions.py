@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 import fuzzgen  # noqa: E402
@@ -356,3 +357,24 @@ def test_fuzz_seed_5891():
     rng = np.random.default_rng(1873831590)       # fuzzgen.make_args for this program
     a0, a1 = rng.uniform(-1.0, 1.0, (2, 3)), rng.uniform(-1.0, 1.0, (3,))
     check(fuzz_seed_5891, a0, a1)
+
+
+# -------------------------------------------------------------------------------------------------
+# Bug 10 (fuzz seed 1735): an inactive inner loop (nothing in it depends on `wrt`) still pushed its
+# carried value on every inner iteration, while no reverse loop popped those entries: the stack went
+# out of step and `grad(f, wrt=0)` differed from the all-argument gradient (tape.plan).
+# -------------------------------------------------------------------------------------------------
+
+def inactive_inner_loop(a1, a2):
+    for i0 in range(4):
+        for i2 in range(3):
+            a2 = -0.63 * a2 + np.sin(0.1 * i2)
+        a1 = np.tanh(a1 * a2 + 0.2)
+        a2 = np.tanh(a2 * 0.14 + 0.2)
+    return a1
+
+
+def test_inactive_inner_loop_keeps_the_tape_in_step():
+    g = check(inactive_inner_loop, 0.3, 0.7, wrt=(0,))[0]
+    g_all = grad(inactive_inner_loop, wrt=(0, 1))(0.3, 0.7)[0]
+    assert g == pytest.approx(g_all, rel=1e-12)
