@@ -1344,3 +1344,34 @@ def test_rebinding_a_name_initialised_from_an_argument_is_not_aliasing():
     g = check(rebind_from_argument_in_loop, u0, 3.0, wrt=(0, 1))
     np.testing.assert_allclose(g[0], [13.0, 13.0], rtol=1e-12)
     check(rebind_from_argument_with_buffer, u0, 3.0, wrt=(0, 1))
+
+
+# ---------------------------------------------------------------------------------------------
+# a pullback whose backward pass restores overwritten slots can be called more than once
+# ---------------------------------------------------------------------------------------------
+
+def overwrite_after_square(x):
+    b = x * 1.0
+    y = b * b
+    b[0] = 5.0
+    return y + b ** 2
+
+
+def test_pullback_with_restores_called_twice():
+    x = np.array([1.0, 2.0, 3.0])
+    out, pullback = vjp(overwrite_after_square, x)
+    np.testing.assert_allclose(out, overwrite_after_square(x.copy()))
+    out_bar = np.array([0.5, -1.0, 2.0])
+    expected = fd_vjp(overwrite_after_square, x, out_bar)
+    for _ in range(3):
+        (g,) = pullback(out_bar)
+        np.testing.assert_allclose(g, expected, rtol=1e-6, atol=1e-8)
+
+
+def fd_vjp(f, x, out_bar, eps=1e-6):
+    grad = np.zeros_like(x)
+    for i in range(x.size):
+        e = np.zeros_like(x)
+        e[i] = eps
+        grad[i] = (np.sum(out_bar * f(x + e)) - np.sum(out_bar * f(x - e))) / (2 * eps)
+    return grad
