@@ -81,10 +81,10 @@ def weights(rng, shape):
 @pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
 @pytest.mark.parametrize("f,domain", UNARY, ids=[f.__name__ for f, _ in UNARY])
 def test_unary(f, domain, shape):
-    if shape == () and f in (f_clip_method, f_clip_method_kw):
-        pytest.skip("a Python float has no methods")
     rng = np.random.default_rng(1)
     x = sample(rng, shape, domain)
+    if shape == () and f in (f_clip_method, f_clip_method_kw):
+        x = np.asarray(x)  # a Python float has no methods; a 0-d array does
     check_grads(f, x, weights(rng, shape))
 
 
