@@ -33,7 +33,7 @@ def _load(spec: str):
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     try:
         module_spec.loader.exec_module(module)
-    except Exception as exc:  # the user's module failed to import
+    except Exception as exc:  # noqa: BLE001 -- the user's module failed to import: say so in one line
         raise UsageError(f"cannot import {path}: {type(exc).__name__}: {exc}") from None
     func = getattr(module, name, None)
     if func is None or not callable(func):

@@ -13,9 +13,9 @@ import threading
 
 import numpy as np
 
+from . import diskcache
 from . import runtime as rt
 from .frontend import SourceError, _unwrap
-from . import diskcache
 from .pipeline import compile_gradient
 
 _CACHE: dict = {}

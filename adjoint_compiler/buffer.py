@@ -26,11 +26,11 @@ class Buffer(np.lib.mixins.NDArrayOperatorsMixin):
         self.data = data
 
     @classmethod
-    def zeros(cls, shape, dtype=float) -> "Buffer":
+    def zeros(cls, shape, dtype=float) -> Buffer:
         return cls(np.zeros(shape, dtype=dtype))
 
     @classmethod
-    def zeros_like(cls, x) -> "Buffer":
+    def zeros_like(cls, x) -> Buffer:
         x = x.data if isinstance(x, Buffer) else np.asarray(x)
         return cls(np.zeros(x.shape, dtype=x.dtype if x.dtype.kind in "fcO" else float))
 

@@ -17,7 +17,7 @@ import os
 from . import ir
 from .printing import expression, operand, to_source
 from .simplify import Code, counted, header_reads, loads, stores
-from .template import BIf, BLoop
+from .template import BLoop
 
 INDENT = "    "
 

@@ -98,7 +98,7 @@ def load(func, wrt, kinds, mode):
                 return None
             functions.append(f)
         namespace = {root: _lookup(functions[index], name) for root, (index, name) in entry["recipe"].items()}
-    except Exception:  # a stale or unreadable entry is a miss, never an error
+    except Exception:  # noqa: BLE001 -- a stale or unreadable entry is a miss, never an error
         return None
     from .pipeline import finish
     return finish(entry["source"], entry["filename"], namespace, entry["name"], mode, entry["line_locs"])

@@ -18,7 +18,6 @@ import gast
 from .errors import AdjointCompilerError
 from .ir import Loc
 
-
 LIBRARIES = {"numpy", "scipy", "math", "builtins", "operator", "functools", "itertools"}
 
 

@@ -10,7 +10,7 @@ Each statement carries the `Loc` of the user's line it came from.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class Var:
 
     name: str
     kind: str = "num"
-    storage: "Var | None" = None  # for a version made by a write: the value first holding the array
+    storage: Var | None = None  # for a version made by a write: the value first holding the array
     is_buffer: bool = False
 
     def __repr__(self) -> str:
@@ -75,7 +75,7 @@ class Struct:
         return f"{self.kind}({', '.join(map(repr, self.items))})"
 
 
-Operand = Union[Var, Const, Global, Struct]
+Operand = Var | Const | Global | Struct
 
 
 @dataclass(frozen=True)

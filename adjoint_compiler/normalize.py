@@ -108,7 +108,7 @@ class Normalizer:
 
     def atom(self, e, out: list):
         """Evaluate `e` into `out`; return a Name, Constant or global path."""
-        if isinstance(e, gast.Constant) or (isinstance(e, gast.Name)) or self.is_global_path(e):
+        if isinstance(e, (gast.Constant, gast.Name)) or self.is_global_path(e):
             return e
         value = self.simple(e, out)
         if isinstance(value, (gast.Name, gast.Constant)) or self.is_global_path(value):

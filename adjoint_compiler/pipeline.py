@@ -101,7 +101,7 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
     returned = {names[v] for v in wrt_vars if v in names}
     code, live_in, defined = simplify(backward, names, {result_bar} if result_bar else set(), returned, views)
     grads = [names[v] if v in names and names[v] in defined else f"rt.zeros_like({v.name})" for v in wrt_vars]
-    needed = set(live_in) | set(v.name for v in ir.operand_vars(fn.result))
+    needed = set(live_in) | {v.name for v in ir.operand_vars(fn.result)}
     keep = forward_needed(fn, needed)
     plan, code = tape.plan(fn, code, namer, ranks)
     if stage == "tape":

@@ -37,7 +37,7 @@ def _fill_empty(node):
 def to_source(node) -> str:
     """Python source of a gast (or ast) node; empty `if` bodies print as `pass`."""
     tree = gast.gast_to_ast(node) if isinstance(node, gast.AST) else node
-    if isinstance(tree, ast.stmt) or isinstance(tree, ast.expr):
+    if isinstance(tree, (ast.stmt, ast.expr)):
         tree = ast.Module(body=[tree], type_ignores=[]) if isinstance(tree, ast.stmt) else tree
     tree = ast.fix_missing_locations(_fill_empty(tree))
     return ast.unparse(tree)

@@ -204,7 +204,7 @@ def expand_reduced(g, x, axis=None, keepdims=False):
     return np.broadcast_to(g, shape)
 
 
-from .runtime_rules import *  # noqa: E402,F401,F403  (helpers of the rule templates)
+from .runtime_rules import *  # the rule templates' helpers, as rt.<name>
 
 
 def seq_head(g, y):
@@ -241,7 +241,8 @@ def seq_repeat_adjoint(g, x):
 
 
 # -- writes ------------------------------------------------------------------------------------
-from .buffer import Buffer, copyto  # noqa: E402
+from .buffer import Buffer
+from .buffer import copyto as copyto  # re-exported: generated code calls rt.copyto
 
 
 def _data(b):
@@ -360,7 +361,7 @@ def zero_slots(g, idx):
 class ShapeOf:
     """What the backward pass keeps of a value it reads only for its shape."""
 
-    __slots__ = ("shape", "dtype")
+    __slots__ = ("dtype", "shape")
 
     def __init__(self, x):
         self.shape = x.shape if hasattr(x, "shape") else np.shape(x)

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import string as _string
 
-import numpy as np  # noqa: F401
+import numpy as np
+
 
 def _scalar(v):
     """A 0-d array as a NumPy scalar (so gradients of scalars stay scalars)."""
@@ -493,4 +494,4 @@ def extremum_args_adjoint(g, y, args):
     return (_shares(g, y, items),)
 
 
-from . import runtime as _runtime  # noqa: E402,F401  (after the helpers: runtime star-imports this module)
+from . import runtime as _runtime

@@ -20,9 +20,9 @@ import numpy as np
 from . import fence, frontend, ir, registry
 from .errors import CompileError, MissingRuleError, MutationError, UnsupportedSyntaxError
 from .frontend import LIBRARIES, Source, SourceError
+from .naming import Namer
 from .normalize import COPYTO_ITEMS as COPYTO_ITEMS_NAME
 from .normalize import normalize
-from .naming import Namer
 
 RETURN = "<return>"
 

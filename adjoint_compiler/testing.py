@@ -51,7 +51,7 @@ def numerical_grad(f, args: list, i: int, eps: float = 1e-6, directions: int = 3
         dirs += list(np.eye(x0.size))
     derivs = []
     for d in dirs:
-        def at(t):
+        def at(t, d=d):
             a = list(args)
             a[i] = _unflatten(x0 + t * d, args[i])[0]
             return float(f(*a))
