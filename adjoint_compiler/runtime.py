@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import buffer as _buffer
+from .buffer import Buffer
+
 _SCALARS = (float, int, complex, bool, np.generic)
 
 
@@ -241,8 +244,7 @@ def seq_repeat_adjoint(g, x):
 
 
 # -- writes ------------------------------------------------------------------------------------
-from .buffer import Buffer
-from .buffer import copyto as copyto  # re-exported: generated code calls rt.copyto
+copyto = _buffer.copyto  # generated code calls rt.copyto
 
 
 def _data(b):
