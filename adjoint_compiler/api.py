@@ -185,12 +185,9 @@ def grad(func, wrt=0):
     """The gradient of scalar-valued `func` w.r.t. argument `wrt` (an int or a tuple of ints)."""
     wrt_t, as_tuple = _normalize_wrt(wrt)
 
-    @functools.wraps(_unwrap(func))
     def gradient(*args, **kwargs):
         return _run_joint(func, wrt_t, as_tuple, args, kwargs)[1]
-    gradient.__wrapped__ = None
-    del gradient.__wrapped__
-    return gradient
+    return _named_after(gradient, func)
 
 
 def value_and_grad(func, wrt=0):
@@ -199,9 +196,15 @@ def value_and_grad(func, wrt=0):
 
     def value_and_gradient(*args, **kwargs):
         return _run_joint(func, wrt_t, as_tuple, args, kwargs)
-    functools.update_wrapper(value_and_gradient, _unwrap(func))
-    del value_and_gradient.__wrapped__
-    return value_and_gradient
+    return _named_after(value_and_gradient, func)
+
+
+def _named_after(wrapper, func):
+    """`wrapper` with `func`'s name and docstring, but not marked as wrapping it (`__wrapped__`
+    would make the compiler differentiate `func` when given the gradient function itself)."""
+    functools.update_wrapper(wrapper, _unwrap(func))
+    del wrapper.__wrapped__
+    return wrapper
 
 
 def vjp(func, *args):
