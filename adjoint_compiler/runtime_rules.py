@@ -495,3 +495,16 @@ def extremum_args_adjoint(g, y, args):
 
 
 from . import runtime as _runtime
+
+
+def diff_adjoint(g, n=1, axis=-1):
+    """The gradient of `a` in `np.diff(a, n, axis)`: each difference passes -g to its left entry
+    and +g to its right one (applied n times)."""
+    g = np.asarray(g)
+    for _ in range(n):
+        pad = [(0, 0)] * g.ndim
+        pad[axis] = (1, 0)
+        left = np.pad(g, pad)
+        pad[axis] = (0, 1)
+        g = left - np.pad(g, pad)
+    return g

@@ -145,9 +145,11 @@ def parse_template(template, what: str) -> Rule:
     default_nodes = a.defaults
     defaults = {}
     for p, d in zip(params[len(params) - len(default_nodes):], default_nodes):
-        if not isinstance(d, gast.Constant):
+        negative = isinstance(d, gast.UnaryOp) and isinstance(d.op, gast.USub)
+        node = d.operand if negative else d
+        if not isinstance(node, gast.Constant) or (negative and not isinstance(node.value, (int, float))):
             raise RuleError(f"rule for {what}: default of `{p}` must be a literal")
-        defaults[p] = d.value
+        defaults[p] = -node.value if negative else node.value
     varargs = a.vararg.id if a.vararg else None
     known = set(params) | {result} | ({varargs} if varargs else set())
     body = [s for s in fn.body if not (isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant))]

@@ -154,3 +154,8 @@ def repeat(y, a, repeats, axis=None):
 
 
 alias("repeat", np.repeat)
+
+
+@adjoint(np.diff)
+def diff(y, a, n=1, axis=-1):
+    a_bar += rt.diff_adjoint(y_bar, n, axis)

@@ -139,3 +139,18 @@ def s_astype_int(x): return np.sum(x.astype(int) * x)
 def test_astype_int_passes_no_gradient():
     x = np.array([1.5, 2.5, -0.5])
     np.testing.assert_array_equal(grad(s_astype_int)(x), x.astype(int))
+
+
+def s_diff(x, w):
+    return np.sum(np.diff(x) * w)
+
+
+def s_diff_2_axis0(x, w):
+    return np.sum(np.diff(x, 2, axis=0) * w)
+
+
+@pytest.mark.parametrize("f, shape, out_shape", [
+    (s_diff, (5,), (4,)), (s_diff, (3, 4), (3, 3)), (s_diff_2_axis0, (5, 2), (3, 2))])
+def test_diff(f, shape, out_shape):
+    rng = np.random.default_rng(7)
+    check_grads(f, rng.standard_normal(shape), rng.standard_normal(out_shape))
