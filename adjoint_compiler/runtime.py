@@ -300,9 +300,11 @@ def written_adjoint(g, idx):
     index); the rule then sums it over the dimensions `v` was broadcast along."""
     g = _data(g)
     picked = g[idx]
+    if not isinstance(picked, np.ndarray):
+        return picked  # one slot: a scalar, nothing to copy
     if g.dtype == object:
-        return picked.copy() if isinstance(picked, np.ndarray) else picked
-    picked = np.array(picked, copy=True)
+        return picked.copy()
+    picked = picked.copy()
     if _is_advanced(idx):
         picked = np.where(_winners(g.shape, idx), picked, 0.0)
     return picked
@@ -380,4 +382,9 @@ def shape_of(x):
 
 def sum_to_scalar(g):
     """The gradient of a scalar operand: `g` itself when it is one, else its sum."""
-    return g if type(g) in (float, np.float64) else np.sum(g)
+    kind = type(g)
+    if kind is float or kind is np.float64:
+        return g
+    if kind is np.ndarray and g.ndim == 0:
+        return g[()]
+    return np.sum(g)
