@@ -385,6 +385,6 @@ def sum_to_scalar(g):
     kind = type(g)
     if kind is float or kind is np.float64:
         return g
-    if kind is np.ndarray and g.ndim == 0:
-        return g[()]
+    if kind is np.ndarray:
+        return g[()] if g.ndim == 0 else g.sum()
     return np.sum(g)
