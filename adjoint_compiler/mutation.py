@@ -140,6 +140,15 @@ def check(fn: ir.Function) -> dict:
                 walk(s.body, loops + (s,))
 
     walk(fn.body, ())
+    # a loop-carried value or `if` output that may hold a view holds it as well
+    members: dict = {}
+    for s, _ in order:
+        for v in _defined_by(s):
+            members.setdefault(arrays.find(v), []).append(v)
+    for view, (base, made) in list(views.items()):
+        for other in members.get(arrays.find(view), []):
+            if other is not view and other not in views and other.storage is None:
+                views[other] = (base, made)
     write_stmts = [s for s, _ in order if isinstance(s, ir.Assign) and s.prim in ir.WRITES]
     names_of_root: dict = {}
     for w in write_stmts:

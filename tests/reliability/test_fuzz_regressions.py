@@ -378,3 +378,37 @@ def test_inactive_inner_loop_keeps_the_tape_in_step():
     g = check(inactive_inner_loop, 0.3, 0.7, wrt=(0,))[0]
     g_all = grad(inactive_inner_loop, wrt=(0, 1))(0.3, 0.7)[0]
     assert g == pytest.approx(g_all, rel=1e-12)
+
+
+# -------------------------------------------------------------------------------------------------
+# Bug 11 (fuzz seed 90439): a loop-carried value that starts as a view (`v = a[:, 0]`) was saved on
+# the tape as that view; a later write into `a` changed what the reverse loop popped, and the
+# restore was dropped because the carried value was not known to share memory with `a`
+# (mutation.check). Now a value merged with a view counts as the view: its reads keep the restore,
+# and using it after the write is refused (it is the view itself when the loop runs zero times).
+# -------------------------------------------------------------------------------------------------
+
+def carried_view_then_write(a0):
+    v0 = a0[:, 0]
+    for k in range(3):
+        v0 = v0 * 0.9 + 0.3 * np.cos(v0)
+    a0[:, 0] = v0 * v0
+    return np.sum(a0 * a0)
+
+
+def carried_view_used_after_write(a0):
+    v0 = a0[:, 0]
+    for k in range(3):
+        v0 = v0 * 0.9 + 0.3 * np.cos(v0)
+    a0[:, 0] = v0 * v0
+    return np.sum(a0) + np.mean(v0)
+
+
+def test_carried_view_keeps_the_restore():
+    check(carried_view_then_write, np.random.default_rng(3).standard_normal((3, 3)) * 0.5)
+
+
+def test_carried_view_used_after_write_is_refused():
+    from adjoint_compiler import MutationError
+    with pytest.raises(MutationError, match="view of `a0`"):
+        grad(carried_view_used_after_write)(np.ones((3, 3)))
