@@ -242,6 +242,17 @@ def walk(stmts):
             yield from walk(stmt.body)
 
 
+def defined_by(s) -> list:
+    """The Vars one statement defines (a loop: its params, target and trip count)."""
+    if isinstance(s, Assign):
+        return [s.target] if s.target is not None else []
+    if isinstance(s, If):
+        return list(s.outputs)
+    if isinstance(s, Loop):
+        return list(s.params) + [v for v in (s.target, s.trips) if v is not None]
+    return []
+
+
 def defined_in(stmts) -> set:
     """Every Var defined in a block, nested blocks included (loop params and targets too)."""
     out = set()

@@ -75,16 +75,6 @@ def check_shared_updates(fn: ir.Function, classes: dict) -> None:
                                 f"it first (`{other} = {name}.copy()`)", loc)
 
 
-def _defined_by(s) -> list:
-    if isinstance(s, ir.Assign):
-        return [s.target] if s.target is not None else []
-    if isinstance(s, ir.If):
-        return list(s.outputs)
-    if isinstance(s, ir.Loop):
-        return list(s.params)
-    return []
-
-
 def same_arrays(body) -> _Arrays:
     """Which Vars may hold one array object: a write's versions, loop params with their values,
     `if` outputs with their branch values."""
@@ -143,7 +133,7 @@ def check(fn: ir.Function) -> dict:
     # a loop-carried value or `if` output that may hold a view holds it as well
     members: dict = {}
     for s, _ in order:
-        for v in _defined_by(s):
+        for v in ir.defined_by(s):
             members.setdefault(arrays.find(v), []).append(v)
     for view, (base, made) in list(views.items()):
         for other in members.get(arrays.find(view), []):
@@ -155,7 +145,7 @@ def check(fn: ir.Function) -> dict:
         names_of_root.setdefault(arrays.find(w.args[0]), set()).add(w.args[0].name)
     shares = {}
     for s, _ in order:
-        for v in _defined_by(s):
+        for v in ir.defined_by(s):
             root = arrays.find(v)
             if root in names_of_root and v.name not in names_of_root[root]:
                 shares[v.name] = names_of_root[root]

@@ -34,16 +34,6 @@ class Plan:
     #                                                   iteration: recoveries, pops, recomputations
 
 
-def _defined_by(s) -> list:
-    if isinstance(s, ir.Assign):
-        return [s.target] if s.target is not None else []
-    if isinstance(s, ir.If):
-        return list(s.outputs)
-    if isinstance(s, ir.Loop):
-        return list(s.params) + [v for v in (s.target, s.trips) if v is not None]
-    return []
-
-
 def _reads_in_loops(code, inside: bool = False, reads=loads) -> set:
     out: set = set()
     for c in code:
@@ -173,7 +163,7 @@ def plan(fn: ir.Function, code: list, namer, classes: dict | None = None) -> tup
         for s in stmts:
             if outer is not None:
                 # versions made by writes share one array: writes restore their slots themselves
-                names = [v.name for v in _defined_by(s) if v.name in read and v.storage is None
+                names = [v.name for v in ir.defined_by(s) if v.name in read and v.storage is None
                          and v not in skip]
                 if names:
                     nested[id(s)] = names
