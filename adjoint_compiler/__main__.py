@@ -17,7 +17,7 @@ from .pipeline import STAGES, compile_gradient
 
 
 class UsageError(Exception):
-    pass
+    """A bad command line: printed as one line, exit status 2."""
 
 
 def _load(spec: str):
