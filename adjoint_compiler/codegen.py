@@ -16,6 +16,7 @@ import os
 
 from . import ir
 from .printing import expression, operand, to_source
+from .release import release
 from .simplify import Code, counted, header_reads, loads, stores
 from .template import BLoop
 
@@ -176,13 +177,14 @@ def _names_in(text: str) -> set:
 
 
 def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep: set, needed: set,
-             header: str, tape=None, namer=None) -> tuple:
+             header: str, tape=None, namer=None, arrays: frozenset = frozenset()) -> tuple:
     """(source, {generated line: Loc}) of the gradient function of `fn`.
 
     `result_bar` is the result's adjoint name (None if the result is inactive), `grads` the returned
     gradient expressions, one per wrt parameter. 'joint' is one function returning
     `(value, grads)`; 'split' is `<f>_vjp(*args) -> (value, saved)` and
-    `<f>_pullback(saved, result_bar) -> grads`."""
+    `<f>_pullback(saved, result_bar) -> grads`. The names in `arrays` are released (`del`) after
+    their last use."""
     w = Writer(fn.loc.file, tape)
     w.emit(0, header)
     w.emit(0, "import numpy as np")
@@ -235,4 +237,5 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
             w.emit(1, f"{name}[...] = {final}  # the state the forward pass left")
         w.backward(backward, 1)
         w.emit(1, f"return {grad_tuple}")
-    return "\n".join(w.lines) + "\n", w.line_locs
+    lines, line_locs = release(w.lines, w.line_locs, arrays)
+    return "\n".join(lines) + "\n", line_locs

@@ -58,6 +58,9 @@ class Shapes:
                 else (s.args[1],)
             if all(self.rank(q) == 0 and _integral(q) for q in parts) and len(parts) <= ranks[0]:
                 return ranks[0] - len(parts)
+        if (p in REDUCTIONS or (isinstance(p, ir.Method) and p.name in REDUCING_METHODS)) and ranks \
+                and ranks[0] is not None:
+            return _reduced_rank(s, ranks[0])
         if p == ir.Attr("T") or p is ir.OWN or p in ir.WRITES or p in SAME_SHAPE \
                 or (isinstance(p, ir.Method) and p.name == "copy"):
             return ranks[0] if ranks else None
@@ -92,8 +95,7 @@ class Shapes:
             arrays = {t for t in tokens if t != 0}
             return 0 if not arrays else (arrays.pop() if len(arrays) == 1 else None)
         if p in REDUCTIONS or (isinstance(p, ir.Method) and p.name in REDUCING_METHODS):
-            axis = s.kwargs.get("axis", s.args[1] if len(s.args) > 1 else ir.Const(None))
-            keep = s.kwargs.get("keepdims", ir.Const(False))
+            axis, keep = _axis_keepdims(s)
             if isinstance(axis, ir.Const) and axis.value is None and isinstance(keep, ir.Const) \
                     and not keep.value:
                 return 0
@@ -156,6 +158,23 @@ class Shapes:
                     if not inner:
                         break
         return changed
+
+
+def _axis_keepdims(s: ir.Assign) -> tuple:
+    return (s.kwargs.get("axis", s.args[1] if len(s.args) > 1 else ir.Const(None)),
+            s.kwargs.get("keepdims", ir.Const(False)))
+
+
+def _reduced_rank(s: ir.Assign, rank: int):
+    """The ndim of a reduction's result over a constant `axis` (None, an int or a tuple)."""
+    axis, keep = _axis_keepdims(s)
+    if not (isinstance(axis, ir.Const) and isinstance(keep, ir.Const)) or len(s.args) > 2:
+        return None
+    if keep.value:
+        return rank
+    if axis.value is None:
+        return 0
+    return rank - (len(axis.value) if isinstance(axis.value, tuple) else 1)
 
 
 def _integral(op) -> bool:
