@@ -74,7 +74,7 @@ def main(argv=None) -> int:
         wrt = _wrt(args.wrt, func)
         stage = "ssa" if args.ir else (args.stage or "codegen")
         n = len(inspect.signature(inspect.unwrap(func)).parameters)
-        text = compile_gradient(inspect.unwrap(func), wrt, ("num",) * n, "split" if args.vjp else "joint",
+        text = compile_gradient(inspect.unwrap(func), wrt, ("num",) * n, "split" if args.vjp else "grad",
                                 stage=stage)
     except (UsageError, AdjointCompilerError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__

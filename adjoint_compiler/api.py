@@ -163,16 +163,17 @@ def _own(g, inputs, seen):
     return g
 
 
-def _run_joint(func, wrt_t, as_tuple, args, kwargs):
+def _run(func, wrt_t, as_tuple, args, kwargs, mode):
+    """Run the compiled 'joint' (value and gradient) or 'grad' (gradient only) function."""
     values = _bind(func, args, kwargs)
-    entry = compiled(func, wrt_t, values, "joint")
+    entry = compiled(func, wrt_t, values, mode)
     n = len(values)
     for i in wrt_t:
         v = values[i % n]
         if not (type(v) is float or (type(v) is np.ndarray and v.dtype.kind in "fc")):
             _check_numeric(v, f"argument {i} of {getattr(func, '__name__', func)}")
     try:
-        value, raw = entry.function(*values)
+        value, raw = entry.function(*values) if mode == "joint" else (None, entry.function(*values))
     except Exception as exc:
         _locate(exc, entry)
         raise
@@ -186,7 +187,7 @@ def grad(func, wrt=0):
     wrt_t, as_tuple = _normalize_wrt(wrt)
 
     def gradient(*args, **kwargs):
-        return _run_joint(func, wrt_t, as_tuple, args, kwargs)[1]
+        return _run(func, wrt_t, as_tuple, args, kwargs, "grad")[1]
     return _named_after(gradient, func)
 
 
@@ -195,7 +196,7 @@ def value_and_grad(func, wrt=0):
     wrt_t, as_tuple = _normalize_wrt(wrt)
 
     def value_and_gradient(*args, **kwargs):
-        return _run_joint(func, wrt_t, as_tuple, args, kwargs)
+        return _run(func, wrt_t, as_tuple, args, kwargs, "joint")
     return _named_after(value_and_gradient, func)
 
 
@@ -232,7 +233,8 @@ def vjp(func, *args):
 
 
 def adjoint_source(func, wrt=0, args=None) -> str:
-    """The generated Python source of the gradient of `func` (forward and backward).
+    """The generated Python source of the gradient of `func` (forward and backward): the code
+    `grad(func, wrt)` runs.
 
     Without `args` the code makes no assumption about the arguments (this is what
     `python -m adjoint_compiler show` prints); with example `args` it is the code that runs for
@@ -240,7 +242,7 @@ def adjoint_source(func, wrt=0, args=None) -> str:
     wrt_t, _ = _normalize_wrt(wrt)
     target = _unwrap(func)
     values = [None] * len(inspect.signature(target).parameters) if args is None else _bind(func, args, {})
-    return compiled(func, wrt_t, values, "joint").source
+    return compiled(func, wrt_t, values, "grad").source
 
 
 def differentiable(func=None, *, wrt=0):

@@ -177,12 +177,13 @@ def _names_in(text: str) -> set:
 
 
 def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep: set, needed: set,
-             header: str, tape=None, namer=None, arrays: frozenset = frozenset()) -> tuple:
+             header: str, tape=None, namer=None, arrays: frozenset = frozenset(), seeded: bool = False) -> tuple:
     """(source, {generated line: Loc}) of the gradient function of `fn`.
 
     `result_bar` is the result's adjoint name (None if the result is inactive), `grads` the returned
     gradient expressions, one per wrt parameter. 'joint' is one function returning
-    `(value, grads)`; 'split' is `<f>_vjp(*args) -> (value, saved)` and
+    `(value, grads)`; 'grad' the same returning `grads` alone (with `seeded`, the result is known
+    to be a scalar and its value is not computed unless the adjoint reads it); 'split' is `<f>_vjp(*args) -> (value, saved)` and
     `<f>_pullback(saved, result_bar) -> grads`. The names in `arrays` are released (`del`) after
     their last use."""
     w = Writer(fn.loc.file, tape)
@@ -195,18 +196,21 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
     result = operand(fn.result)
     grad_tuple = "(" + ", ".join(grads) + ("," if len(grads) == 1 else "") + ")"
     restored = _code_names(backward, lambda s: stores(s)[0] | stores(s)[1], reads=False)
-    if mode == "joint":
+    if mode != "split":
         w.emit(0, f"def {fn.name}_grad({params}):")
         w.forward(fn.body, 1, keep, needed)
         w.new_block()
-        if result in restored:  # the backward pass restores it: keep the value returned
+        if result in restored and mode == "joint":  # the backward pass restores it: keep the value
             value = namer.fresh(f"{result}_value")
             w.emit(1, f"{value} = rt.snapshot({result})")
             result = value
         w.emit(1, "# adjoint")
-        w.emit(1, f"{result_bar} = rt.seed({result})" if result_bar else f"rt.seed({result})")
+        if seeded:
+            w.emit(1, f"{result_bar} = 1.0")
+        else:
+            w.emit(1, f"{result_bar} = rt.seed({result})" if result_bar else f"rt.seed({result})")
         w.backward(backward, 1)
-        w.emit(1, f"return {result}, {grad_tuple}")
+        w.emit(1, f"return {result}, {grad_tuple}" if mode == "joint" else f"return {grad_tuple}")
     else:
         forward_names = {p.name for p in fn.params} | {v.name for v in ir.defined_in(fn.body)}
         if tape:

@@ -523,7 +523,7 @@ def compiled_entry(func, wrt):
     """The cached compilation of `func` for `wrt` (compile by calling the gradient first)."""
     target = getattr(func, "__wrapped__", func)
     for key, entry in _api._CACHE.items():
-        if key[0] is target and tuple(key[1]) == tuple(wrt) and key[-1] == "joint":
+        if key[0] is target and tuple(key[1]) == tuple(wrt) and key[-1] == "grad":
             return entry
     return None
 

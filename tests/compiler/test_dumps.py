@@ -138,7 +138,8 @@ def test_every_statement_is_under_a_line_comment(case):
         if body == "# adjoint":
             stack[-1][1] = False  # the backward sweep must name its lines again
             continue
-        if body.startswith("#") or body in ("else:", "pass") or " = rt.seed(" in body \
+        seed = " = rt.seed(" in body or body.endswith("_bar = 1.0")
+        if body.startswith("#") or body in ("else:", "pass") or seed \
                 or body.startswith("rt.seed(") or (indent == 4 and body.startswith("return ")):
             continue
         assert stack[-1][1], f"statement without a `# L<n>` comment in its block: {ln!r}\n{src}"
@@ -149,9 +150,8 @@ def test_generated_source_runs_like_grad():
     ns: dict = {}
     exec(compile(dump("straight", (0, 1)), "<dump>", "exec"), ns)
     x, w = np.linspace(-1, 1, 4), np.linspace(0.5, 2, 4)
-    value, (gx, gw) = ns["straight_grad"](x, w)
+    gx, gw = ns["straight_grad"](x, w)
     ex, ew = grad(samples.straight, (0, 1))(x, w)
-    assert value == pytest.approx(samples.straight(x, w))
     np.testing.assert_allclose(gx, ex)
     np.testing.assert_allclose(gw, ew)
 
@@ -332,7 +332,7 @@ def test_activity_lists_active_values():
 
 
 def test_codegen_stage_is_adjoint_source():
-    assert compile_gradient(samples.straight, (0, 1), ("num", "num"), "joint", stage="codegen") == \
+    assert compile_gradient(samples.straight, (0, 1), ("num", "num"), "grad", stage="codegen") == \
         adjoint_source(samples.straight, (0, 1))
 
 
