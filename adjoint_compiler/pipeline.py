@@ -14,7 +14,7 @@ from . import activity, codegen, fence, frontend, hoist, ir, loader, mutation, n
 from .naming import Namer
 from .printing import format_ir, to_source
 from .reverse import reverse
-from .simplify import forward_needed, simplify
+from .simplify import forward_needed, shapes_from_params, simplify
 
 STAGES = ("source", "normalize", "ssa", "activity", "reverse", "simplify", "tape", "codegen")
 RESERVED = {"np", "rt"} | set(dir(builtins)) | set(keyword.kwlist)
@@ -99,6 +99,7 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
     result_bar = names.get(fn.result) if isinstance(fn.result, ir.Var) else None
     if stage == "reverse":
         return "\n".join(repr(s) for s in backward)
+    shapes_from_params(backward, ranks, fn.params)
     returned = {names[v] for v in wrt_vars if v in names}
     code, live_in, defined = simplify(backward, names, {result_bar} if result_bar else set(), returned, views)
     grads = [names[v] if v in names and names[v] in defined else f"rt.zeros_like({v.name})" for v in wrt_vars]

@@ -263,14 +263,34 @@ def restore_code(write: ir.Assign) -> Code:
 SHAPE_ONLY = {"getitem_adjoint": 1, "unbroadcast": 1, "expand_reduced": 1, "zeros_like": 0}
 
 
-def value_loads(node) -> set:
-    """Names whose values (not just shapes) a statement reads."""
-    skip = set()
+def _shape_args(node):
+    """(call, position) of each Name under `node` that an `rt` helper reads only for its shape."""
     for n in gast.walk(node):
         if (isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and isinstance(n.func.value, gast.Name)
                 and n.func.value.id == "rt" and n.func.attr in SHAPE_ONLY
                 and len(n.args) > SHAPE_ONLY[n.func.attr] and isinstance(n.args[SHAPE_ONLY[n.func.attr]], gast.Name)):
-            skip.add(id(n.args[SHAPE_ONLY[n.func.attr]]))
+            yield n, SHAPE_ONLY[n.func.attr]
+
+
+def shapes_from_params(backward: list, classes: dict, params: list) -> None:
+    """Where the backward pass reads a value only for its shape and a parameter surely has that
+    shape, read the parameter instead: the value need not be computed or kept for it."""
+    by_class = {classes[p]: p.name for p in reversed(params) if classes.get(p) not in (None, 0)}
+    by_name = {v.name: by_class[t] for v, t in classes.items() if t in by_class}
+    for item in backward:
+        if isinstance(item, (BIf, BLoop)):
+            shapes_from_params(item.body, classes, params)
+            shapes_from_params(getattr(item, "orelse", []), classes, params)
+            continue
+        node = item.expr if isinstance(item, Accum) else getattr(item, "stmt", None)
+        for call, i in list(_shape_args(node)) if isinstance(node, gast.AST) else []:
+            if call.args[i].id in by_name:  # a new node: Name nodes may be shared with value reads
+                call.args[i] = _name(by_name[call.args[i].id])
+
+
+def value_loads(node) -> set:
+    """Names whose values (not just shapes) a statement reads."""
+    skip = {id(call.args[i]) for call, i in _shape_args(node)}
     return {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
             and id(n) not in skip}
 
