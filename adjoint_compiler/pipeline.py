@@ -10,7 +10,21 @@ import keyword
 import os
 from dataclasses import dataclass, field
 
-from . import activity, codegen, fence, frontend, hoist, ir, loader, mutation, normalize, shapes, ssa, tape
+from . import (
+    activity,
+    codegen,
+    cse,
+    fence,
+    frontend,
+    hoist,
+    ir,
+    loader,
+    mutation,
+    normalize,
+    shapes,
+    ssa,
+    tape,
+)
 from .naming import Namer
 from .printing import format_ir, to_source
 from .reverse import reverse
@@ -86,6 +100,7 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
     mutation.check_shared_updates(fn, ranks)
     views = mutation.check(fn)
     hoist.hoist(fn)
+    cse.eliminate(fn)
     origins: dict = {}
     namespace = bind_globals(fn, namer, origins)  # before any code is printed: it may rename globals
     if stage == "ssa":
