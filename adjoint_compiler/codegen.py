@@ -18,14 +18,15 @@ from . import ir
 from .printing import expression, operand, to_source
 from .release import release
 from .simplify import Code, counted, header_reads, loads, stores
-from .template import BLoop
+from .template import BIf, BLoop
 
 INDENT = "    "
 
 
 class Writer:
-    def __init__(self, home_file: str, tape=None):
+    def __init__(self, home_file: str, tape=None, recipes=None):
         self.tape = tape
+        self.recipes = recipes or {}  # id(stmt) -> how to compute only its target's shape
         self.lines: list[str] = []
         self.home_file = home_file
         self.last_line = None
@@ -60,6 +61,11 @@ class Writer:
                 self.emit(depth, f"{self.tape.stacks[name]}.append({self.saved(name)})", s.loc)
             if isinstance(s, ir.Loop):
                 self.loop(s, depth, keep, needed)
+                continue
+            recipe = self.recipes.get(id(s))
+            if recipe:  # only the shape is needed
+                helper = "broadcast_shape" if recipe == "broadcast" else "shape_of"
+                self.emit(depth, f"{s.target.name} = rt.{helper}({', '.join(operand(a) for a in s.args[:1 if recipe == 'same' else None])})", s.loc)
                 continue
             if isinstance(s, ir.Assign):
                 rhs = expression(s)
@@ -155,29 +161,30 @@ class Writer:
                 self.new_block()
 
 
-def _code_names(code, want, reads: bool = True) -> set:
+def code_names(code, want, reads: bool = True) -> set:
     """Names `want` finds in the backward code's statements, plus (for reads) the names `if`
     conditions and loop headers read."""
     out: set = set()
     for c in code:
         if isinstance(c, Code):
             out |= want(c.stmt)
-        else:
+        elif isinstance(c, (BIf, BLoop)):  # (tape marks, before the tape plan, read nothing)
             if reads:
                 out |= {v.name for v in ir.operand_vars(getattr(c, "cond", None))}
                 if isinstance(c, BLoop):
                     out |= header_reads(c.loop)
-            out |= _code_names(c.body, want, reads) | _code_names(getattr(c, "orelse", []), want, reads)
+            out |= code_names(c.body, want, reads) | code_names(getattr(c, "orelse", []), want, reads)
     return out
 
 
-def _names_in(text: str) -> set:
+def names_in(text: str) -> set:
     import re
     return set(re.findall(r"[A-Za-z_]\w*", text))
 
 
 def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep: set, needed: set,
-             header: str, tape=None, namer=None, arrays: frozenset = frozenset(), seeded: bool = False) -> tuple:
+             header: str, tape=None, namer=None, arrays: frozenset = frozenset(), seeded: bool = False,
+             recipes=None) -> tuple:
     """(source, {generated line: Loc}) of the gradient function of `fn`.
 
     `result_bar` is the result's adjoint name (None if the result is inactive), `grads` the returned
@@ -186,7 +193,7 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
     to be a scalar and its value is not computed unless the adjoint reads it); 'split' is `<f>_vjp(*args) -> (value, saved)` and
     `<f>_pullback(saved, result_bar) -> grads`. The names in `arrays` are released (`del`) after
     their last use."""
-    w = Writer(fn.loc.file, tape)
+    w = Writer(fn.loc.file, tape, recipes)
     w.emit(0, header)
     w.emit(0, "import numpy as np")
     w.emit(0, "from adjoint_compiler import runtime as rt")
@@ -195,7 +202,7 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
     params = ", ".join(p.name for p in fn.params)
     result = operand(fn.result)
     grad_tuple = "(" + ", ".join(grads) + ("," if len(grads) == 1 else "") + ")"
-    restored = _code_names(backward, lambda s: stores(s)[0] | stores(s)[1], reads=False)
+    restored = code_names(backward, lambda s: stores(s)[0] | stores(s)[1], reads=False)
     if mode != "split":
         w.emit(0, f"def {fn.name}_grad({params}):")
         w.forward(fn.body, 1, keep, needed)
@@ -215,10 +222,10 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
         forward_names = {p.name for p in fn.params} | {v.name for v in ir.defined_in(fn.body)}
         if tape:
             forward_names |= set(tape.stacks.values())
-        read = _code_names(backward, loads) | {n for g in grads for n in _names_in(g)}
+        read = code_names(backward, loads) | {n for g in grads for n in names_in(g)}
         # arrays the pullback restores in place: kept as they end the forward pass, so that every
         # call of the pullback starts from that state
-        in_place = sorted(_code_names(backward, lambda s: stores(s)[1], reads=False) & forward_names)
+        in_place = sorted(code_names(backward, lambda s: stores(s)[1], reads=False) & forward_names)
         finals = {name: namer.fresh(f"{name}_final") for name in in_place}
         saved = sorted((read & forward_names) | set(finals.values()))
         saved_tuple = "(" + ", ".join(saved) + ("," if len(saved) == 1 else "") + ")"

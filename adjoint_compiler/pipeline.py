@@ -28,7 +28,7 @@ from . import (
 from .naming import Namer
 from .printing import format_ir, to_source
 from .reverse import reverse
-from .simplify import forward_needed, shapes_from_params, simplify
+from .simplify import forward_needed, shapes_from_params, simplify, value_loads
 
 STAGES = ("source", "normalize", "ssa", "activity", "reverse", "simplify", "tape", "codegen")
 RESERVED = {"np", "rt"} | set(dir(builtins)) | set(keyword.kwlist)
@@ -121,7 +121,11 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
     # `grad` needs no value: a result known to be an active scalar is seeded with 1.0 unread
     seeded = mode == "grad" and result_bar is not None and ndims.get(fn.result) == 0
     needed = set(live_in) | (set() if seeded else {v.name for v in ir.operand_vars(fn.result)})
-    keep = forward_needed(fn, needed)
+    values = codegen.code_names(code, value_loads) | {n for g in grads for n in codegen.names_in(g)}
+    values |= set() if seeded else {v.name for v in ir.operand_vars(fn.result)}
+    shaped = needed - values  # read only for their shapes
+    needed &= values
+    keep, recipes = forward_needed(fn, needed, shaped)
     plan, code = tape.plan(fn, code, namer, ranks)
     if stage == "tape":
         w = codegen.Writer(fn.loc.file, plan)
@@ -137,7 +141,7 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
     arrays = {v for v, ndim in ndims.items() if ndim}
     arrays = frozenset({v.name for v in arrays} | {names[v] for v in arrays if v in names})
     text, line_locs = codegen.generate(fn, mode, result_bar, code, grads, keep, needed, header, plan, namer,
-                                       arrays, seeded)
+                                       arrays, seeded, recipes)
     if stage == "codegen":
         return text
     filename = f"<adjoint_compiler {func.__module__}.{func.__qualname__} {mode} wrt={','.join(map(str, wrt))}>"

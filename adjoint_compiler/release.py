@@ -17,7 +17,7 @@ import textwrap
 
 import gast
 
-from .simplify import value_loads
+from .simplify import SHAPES_OF_ALL, value_loads
 
 INDENT = "    "
 
@@ -36,6 +36,11 @@ def _statements(body: list) -> list:
     return groups
 
 
+def _is_shape(expr) -> bool:
+    return isinstance(expr, gast.Call) and isinstance(expr.func, gast.Attribute) \
+        and isinstance(expr.func.value, gast.Name) and expr.func.value.id == "rt" and expr.func.attr in SHAPES_OF_ALL
+
+
 def _reads_binds(text: str) -> tuple:
     """(names read, names read for their values, names bound by a plain assignment, is a return)."""
     stmt = gast.parse(textwrap.dedent(text)).body[0]
@@ -45,9 +50,11 @@ def _reads_binds(text: str) -> tuple:
         reads.add(stmt.target.id)
         values.add(stmt.target.id)
     binds = set()
-    if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name):
+    if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name) \
+            and not _is_shape(stmt.value):  # (a shape is small)
         binds.add(stmt.targets[0].id)
-    return reads, values, binds, isinstance(stmt, gast.Return)
+    alias = stmt.value.id if isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Name) else None
+    return reads, values, binds, isinstance(stmt, gast.Return), alias
 
 
 def _release_body(body: list, arrays: set) -> dict:
@@ -57,8 +64,10 @@ def _release_body(body: list, arrays: set) -> dict:
     last_read: dict = {}
     last_value: dict = {}
     returns: set = set()
+    aliased: set = set()  # (name, statement) where the statement only gives the name's value another name
     for k, (first, end) in enumerate(groups):
-        reads, values, binds, is_return = _reads_binds("\n".join(body[first:end]))
+        reads, values, binds, is_return, alias = _reads_binds("\n".join(body[first:end]))
+        aliased.add((alias, k))
         if is_return:
             returns |= reads
         for name in reads:
@@ -75,7 +84,7 @@ def _release_body(body: list, arrays: set) -> dict:
         at = max(k, last_value.get(name, k))
         if last_read.get(name, k) > at:  # only its shape is read from here on
             shapes.setdefault(groups[at][1] - 1, []).append(name)
-        else:
+        elif (name, at) not in aliased:  # (after `b = a`, releasing `a` frees nothing)
             dels.setdefault(groups[at][1] - 1, []).append(name)
     after: dict = {}
     for line, names in shapes.items():

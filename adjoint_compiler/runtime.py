@@ -380,6 +380,15 @@ def shape_of(x):
     return None if x is None else ShapeOf(x)
 
 
+def broadcast_shape(*operands):
+    """The shape of an elementwise result of `operands` (arrays, scalars or ShapeOfs), computed
+    from their shapes alone, for a value the backward pass reads only for its shape."""
+    out = ShapeOf.__new__(ShapeOf)
+    out.shape = np.broadcast_shapes(*(x.shape if hasattr(x, "shape") else np.shape(x) for x in operands))
+    out.dtype = object if any(getattr(x, "dtype", None) == object for x in operands) else None
+    return out
+
+
 def sum_to_scalar(g):
     """The gradient of a scalar operand: `g` itself when it is one, else its sum."""
     kind = type(g)

@@ -86,7 +86,7 @@ def _expand(g, x, axis, keepdims):
 
 def reduced_size(x, axis=None):
     """How many entries of `x` a reduction over `axis` combines into each result."""
-    shape = np.shape(x)
+    shape = x.shape if hasattr(x, "shape") else np.shape(x)
     if not shape:
         return 1
     return int(np.prod([shape[a] for a in _axes(axis, len(shape))]))

@@ -28,7 +28,7 @@ SAME_SHAPE = {np.copy, np.array, np.asarray, np.zeros_like, np.ones_like, np.emp
 
 
 def is_elementwise(prim) -> bool:
-    return prim in ELEMENTWISE or (isinstance(prim, np.ufunc) and prim.nout == 1)
+    return prim in ELEMENTWISE or (isinstance(prim, np.ufunc) and prim.nout == 1 and prim.signature is None)
 
 
 class Shapes:

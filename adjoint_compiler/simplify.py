@@ -16,6 +16,7 @@ import gast
 
 from . import ir
 from .printing import operand as operand_text
+from .shapes import SAME_SHAPE, is_elementwise
 from .template import Accum, BIf, BLoop, Mark, Raw, Reset, Restore
 
 
@@ -260,15 +261,20 @@ def restore_code(write: ir.Assign) -> Code:
     return Code(stmt, write.loc, restore=base.name)
 
 
-SHAPE_ONLY = {"getitem_adjoint": 1, "unbroadcast": 1, "expand_reduced": 1, "zeros_like": 0}
+SHAPE_ONLY = {"getitem_adjoint": 1, "unbroadcast": 1, "expand_reduced": 1, "zeros_like": 0, "reduced_size": 0}
+SHAPES_OF_ALL = {"broadcast_shape", "shape_of"}  # helpers that read only the shapes of all arguments
 
 
 def _shape_args(node):
     """(call, position) of each Name under `node` that an `rt` helper reads only for its shape."""
     for n in gast.walk(node):
-        if (isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and isinstance(n.func.value, gast.Name)
-                and n.func.value.id == "rt" and n.func.attr in SHAPE_ONLY
-                and len(n.args) > SHAPE_ONLY[n.func.attr] and isinstance(n.args[SHAPE_ONLY[n.func.attr]], gast.Name)):
+        if not (isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
+                and isinstance(n.func.value, gast.Name) and n.func.value.id == "rt"):
+            continue
+        if n.func.attr in SHAPES_OF_ALL:
+            yield from ((n, i) for i, a in enumerate(n.args) if isinstance(a, gast.Name))
+        elif (n.func.attr in SHAPE_ONLY and len(n.args) > SHAPE_ONLY[n.func.attr]
+              and isinstance(n.args[SHAPE_ONLY[n.func.attr]], gast.Name)):
             yield n, SHAPE_ONLY[n.func.attr]
 
 
@@ -381,15 +387,39 @@ def simplify(backward: list, adjoint_names: dict, seeded: set, returned: set, vi
     return code, live_in, defined
 
 
-def forward_needed(fn: ir.Function, needed: set) -> set:
-    """The statements of the primal needed to produce the Var names in `needed` (and side effects);
-    grows `needed` with everything those statements read."""
+def forward_needed(fn: ir.Function, needed: set, shaped: set | None = None) -> tuple:
+    """(ids of the primal statements needed to produce the Var names in `needed` (and side
+    effects), {id: 'broadcast' | 'same'} for top-level ones that need only compute the shape of a
+    name in `shaped`, from the shapes of their operands); grows `needed` with everything read."""
     keep: set = set()
+    recipes: dict = {}
+    shaped = set() if shaped is None else shaped
 
-    def block(stmts):
+    def shape_recipe(s) -> str | None:
+        if s.target is None or s.target.name in needed or s.target.name not in shaped or s.kwargs:
+            return None
+        if is_elementwise(s.prim):
+            return "broadcast"
+        if s.prim in SAME_SHAPE or (isinstance(s.prim, ir.Method) and s.prim.name == "copy" and len(s.args) == 1):
+            return "same"
+        return None
+
+    def want(name: str) -> bool:
+        return name in needed or name in shaped
+
+    def block(stmts, top=False):
         for s in reversed(stmts):
             if isinstance(s, ir.Assign):
-                if s.target is None or s.target.name in needed:
+                recipe = shape_recipe(s) if top else None
+                if recipe:
+                    keep.add(id(s))
+                    recipes[id(s)] = recipe
+                    shaped.update(v.name for op in s.args[:1 if recipe == "same" else None]
+                                  for v in ir.operand_vars(op))
+                    continue
+                if s.target is None or want(s.target.name):
+                    if s.target is not None:
+                        needed.add(s.target.name)
                     keep.add(id(s))
                     # a write's saved slots are needed only by a restore that reads them
                     reads = ir.stmt_reads(s) if s.prim not in ir.WRITES else \
@@ -397,7 +427,8 @@ def forward_needed(fn: ir.Function, needed: set) -> set:
                     needed.update(v.name for v in reads)
             elif isinstance(s, ir.If):
                 used = [(o, a, b) for o, a, b in zip(s.outputs, s.body_results, s.orelse_results)
-                        if o.name in needed]
+                        if want(o.name)]
+                needed.update(o.name for o, _, _ in used)
                 for _, a, b in used:
                     needed.update(v.name for v in ir.operand_vars(a) + ir.operand_vars(b))
                 before = len(keep)
@@ -413,10 +444,12 @@ def forward_needed(fn: ir.Function, needed: set) -> set:
         while True:
             count = (len(needed), len(keep))
             for p, i, n in zip(s.params, s.inits, s.nexts):
-                if p.name in needed:
+                if want(p.name):
+                    needed.add(p.name)
                     needed.update(v.name for v in ir.operand_vars(i) + ir.operand_vars(n))
             block(s.body)
-            if any(id(b) in keep for b in s.body) or any(p.name in needed for p in s.params):
+            if any(id(b) in keep for b in s.body) or any(p.name in needed for p in s.params) \
+                    or (s.trips is not None and s.trips.name in needed):
                 keep.add(id(s))
                 for op in (s.iterable, s.cond, s.stop):
                     needed.update(v.name for v in ir.operand_vars(op))
@@ -424,5 +457,5 @@ def forward_needed(fn: ir.Function, needed: set) -> set:
             if (len(needed), len(keep)) == count:
                 return
 
-    block(fn.body)
-    return keep
+    block(fn.body, top=True)
+    return keep, recipes
