@@ -55,6 +55,9 @@ class Writer:
         for s in stmts:
             if id(s) not in keep:
                 continue
+            recipe = self.recipes.get(id(s))
+            if recipe and s.target.name == operand(s.args[0]):  # a write, only its shape needed
+                continue
             count += 1
             self.comment(depth, s.loc)
             for name in self.tape.before.get(id(s), []) if self.tape else []:
@@ -62,10 +65,9 @@ class Writer:
             if isinstance(s, ir.Loop):
                 self.loop(s, depth, keep, needed)
                 continue
-            recipe = self.recipes.get(id(s))
             if recipe:  # only the shape is needed
-                helper = "broadcast_shape" if recipe == "broadcast" else "shape_of"
-                self.emit(depth, f"{s.target.name} = rt.{helper}({', '.join(operand(a) for a in s.args[:1 if recipe == 'same' else None])})", s.loc)
+                helper, args = ("broadcast_shape", s.args) if recipe == "broadcast" else ("shape_of", s.args[:1])
+                self.emit(depth, f"{s.target.name} = rt.{helper}({', '.join(map(operand, args))})", s.loc)
                 continue
             if isinstance(s, ir.Assign):
                 rhs = expression(s)

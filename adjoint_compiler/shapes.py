@@ -16,6 +16,7 @@ import operator
 import numpy as np
 
 from . import ir
+from .buffer import Buffer
 
 ELEMENTWISE = {operator.add, operator.sub, operator.mul, operator.truediv, operator.pow, operator.mod,
                operator.floordiv, operator.neg, operator.pos, operator.lt, operator.le, operator.gt,
@@ -24,7 +25,7 @@ ELEMENTWISE = {operator.add, operator.sub, operator.mul, operator.truediv, opera
 REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.std, np.var}
 REDUCING_METHODS = {"sum", "mean", "prod", "max", "min", "std", "var"}
 SCALAR_RESULTS = {float, int, len, math.fsum}
-SAME_SHAPE = {np.copy, np.array, np.asarray, np.zeros_like, np.ones_like, np.empty_like}
+SAME_SHAPE = {np.copy, np.array, np.asarray, np.zeros_like, np.ones_like, np.empty_like, Buffer}
 
 
 def is_elementwise(prim) -> bool:

@@ -400,7 +400,8 @@ def forward_needed(fn: ir.Function, needed: set, shaped: set | None = None) -> t
             return None
         if is_elementwise(s.prim):
             return "broadcast"
-        if s.prim in SAME_SHAPE or (isinstance(s.prim, ir.Method) and s.prim.name == "copy" and len(s.args) == 1):
+        if s.prim in SAME_SHAPE or s.prim in ir.WRITES \
+                or (isinstance(s.prim, ir.Method) and s.prim.name == "copy" and len(s.args) == 1):
             return "same"
         return None
 
