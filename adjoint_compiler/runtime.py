@@ -356,6 +356,15 @@ def add_at(a, idx, g):
     return a
 
 
+def written_total(g, idx):
+    """The gradient of a scalar `v` in `b[idx] = v`: the sum of `written_adjoint(g, idx)`, read
+    from the slots in place where no copy is needed."""
+    data = _data(g)
+    if data.dtype == object or _is_advanced(idx):
+        return sum_to_scalar(written_adjoint(g, idx))
+    return sum_to_scalar(data[idx])
+
+
 def zero_slots(g, idx):
     """The overwritten slots of an adjoint array nobody else holds, zeroed in place. Returns `g`."""
     g[idx] = None if g.dtype == object else 0

@@ -203,7 +203,8 @@ class _Substitute(gast.NodeTransformer):
 
 class _DropUnbroadcast(gast.NodeTransformer):
     """`rt.unbroadcast(g, x)` -> `g` where template parameter `x` provably has the shape of `g`,
-    and -> `rt.sum_to_scalar(g)` where `x` is provably a scalar: either way `x` itself is not read."""
+    and -> `rt.sum_to_scalar(g)` where `x` is provably a scalar (`rt.written_total(...)` for the
+    slots a scalar overwrote): either way `x` itself is not read."""
 
     def __init__(self, shape_free: set, scalars: set):
         self.shape_free = shape_free
@@ -217,10 +218,14 @@ class _DropUnbroadcast(gast.NodeTransformer):
             if node.args[1].id in self.shape_free:
                 return node.args[0]
             if node.args[1].id in self.scalars:
+                g = node.args[0]
+                helper, args = "sum_to_scalar", [g]
+                if isinstance(g, gast.Call) and isinstance(g.func, gast.Attribute) and g.func.attr == "written_adjoint":
+                    helper, args = "written_total", g.args  # no copy of the slots, only their sum
                 return gast.Call(func=gast.Attribute(value=gast.Name(id="rt", ctx=gast.Load(), annotation=None,
                                                                      type_comment=None),
-                                                     attr="sum_to_scalar", ctx=gast.Load()),
-                                 args=[node.args[0]], keywords=[])
+                                                     attr=helper, ctx=gast.Load()),
+                                 args=args, keywords=[])
         return node
 
 
