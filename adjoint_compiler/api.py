@@ -92,7 +92,7 @@ def _bind(func, args, kwargs) -> list:
 
 def compiled(func, wrt: tuple, values: list, mode: str):
     """The cached compiled gradient for these argument kinds, compiling it once (thread-safe)."""
-    key = (func, wrt, tuple([_kind(v) for v in values]), mode)
+    key = (func, wrt, tuple([_RANKS[v.ndim] if type(v) is np.ndarray else _kind(v) for v in values]), mode)
     entry = _CACHE.get(key)
     if entry is not None:
         return entry
@@ -138,10 +138,27 @@ def _owned(grads: list, inputs: list) -> list:
     """Copy any gradient array that shares memory with an input or an earlier gradient, or that is
     read-only (a broadcast view)."""
     out, seen = [], []
-    flat_inputs = [a for v in inputs for a in _arrays(v)]
+    flat_inputs = None
     for g in grads:
-        out.append(_own(g, flat_inputs, seen))
+        if type(g) is float:
+            out.append(g)
+            continue
+        if flat_inputs is None:
+            flat_inputs = [a for v in inputs for a in ((v,) if type(v) is np.ndarray else _arrays(v))]
+        if type(g) is np.ndarray and g.base is None and g.flags.writeable and _fresh(g, flat_inputs) \
+                and _fresh(g, seen):
+            seen.append(g)  # an array of its own: shares memory with nothing
+            out.append(g)
+        else:
+            out.append(_own(g, flat_inputs, seen))
     return out
+
+
+def _fresh(g, arrays: list) -> bool:
+    for a in arrays:
+        if g is a:
+            return False
+    return True
 
 
 def _arrays(v):
@@ -168,8 +185,8 @@ def _run(func, wrt_t, as_tuple, args, kwargs, mode):
     values = _bind(func, args, kwargs)
     entry = compiled(func, wrt_t, values, mode)
     n = len(values)
-    for i in wrt_t:
-        v = values[i % n]
+    picked = [values[i % n] for i in wrt_t]
+    for i, v in zip(wrt_t, picked):
         if not (type(v) is float or (type(v) is np.ndarray and v.dtype.kind in "fc")):
             _check_numeric(v, f"argument {i} of {getattr(func, '__name__', func)}")
     try:
@@ -177,8 +194,7 @@ def _run(func, wrt_t, as_tuple, args, kwargs, mode):
     except Exception as exc:
         _locate(exc, entry)
         raise
-    grads = [rt.gradient(g, values[i % n]) for g, i in zip(raw, wrt_t)]
-    grads = _owned(grads, values)
+    grads = _owned(list(map(rt.gradient, raw, picked)), values)
     return value, (tuple(grads) if as_tuple else grads[0])
 
 

@@ -26,7 +26,7 @@ INDENT = "    "
 class Writer:
     def __init__(self, home_file: str, tape=None, recipes=None):
         self.tape = tape
-        self.recipes = recipes or {}  # id(stmt) -> how to compute only its target's shape
+        self.recipes = recipes or {}  # id(stmt) -> the operands whose shape its target has (simplify)
         self.lines: list[str] = []
         self.home_file = home_file
         self.last_line = None
@@ -55,9 +55,9 @@ class Writer:
         for s in stmts:
             if id(s) not in keep:
                 continue
+            if id(s) in self.recipes and (self.recipes[id(s)] is None or s.target.name == operand(s.args[0])):
+                continue  # its shape is read only through another shape, or a write kept its shape
             recipe = self.recipes.get(id(s))
-            if recipe and s.target.name == operand(s.args[0]):  # a write, only its shape needed
-                continue
             count += 1
             self.comment(depth, s.loc)
             for name in self.tape.before.get(id(s), []) if self.tape else []:
@@ -65,9 +65,9 @@ class Writer:
             if isinstance(s, ir.Loop):
                 self.loop(s, depth, keep, needed)
                 continue
-            if recipe:  # only the shape is needed
-                helper, args = ("broadcast_shape", s.args) if recipe == "broadcast" else ("shape_of", s.args[:1])
-                self.emit(depth, f"{s.target.name} = rt.{helper}({', '.join(map(operand, args))})", s.loc)
+            if recipe is not None:  # only the shape is needed
+                helper = "shape_of" if len(recipe) == 1 else "broadcast_shape"
+                self.emit(depth, f"{s.target.name} = rt.{helper}({', '.join(map(operand, recipe))})", s.loc)
                 continue
             if isinstance(s, ir.Assign):
                 rhs = expression(s)

@@ -1,7 +1,7 @@
 """The passes, in order. `compile_gradient` runs them; `stage=` stops after any one and returns its
 printed output.
 
-    frontend -> fence -> normalize -> ssa -> activity -> reverse -> simplify -> codegen -> loader
+    frontend -> fence -> normalize -> ssa -> composite -> activity -> reverse -> simplify -> codegen -> loader
 """
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from . import (
     activity,
     codegen,
+    composite,
     cse,
     fence,
     frontend,
@@ -106,6 +107,8 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
     if stage == "ssa":
         return format_ir(fn)
     wrt_vars = [fn.params[i] for i in wrt]
+    activity.bind_rules(fn)
+    composite.fuse(fn)
     active = activity.analyze(fn, wrt_vars)
     if stage == "activity":
         names = sorted(v.name for v in active)
@@ -114,7 +117,7 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
     result_bar = names.get(fn.result) if isinstance(fn.result, ir.Var) else None
     if stage == "reverse":
         return "\n".join(repr(s) for s in backward)
-    shapes_from_params(backward, ranks, fn.params)
+    shapes_from_params(backward, ranks, fn.params, [s.target for s in fn.body if isinstance(s, ir.Assign) and s.target])
     returned = {names[v] for v in wrt_vars if v in names}
     code, live_in, defined = simplify(backward, names, {result_bar} if result_bar else set(), returned, views)
     grads = [names[v] if v in names and names[v] in defined else f"rt.zeros_like({v.name})" for v in wrt_vars]

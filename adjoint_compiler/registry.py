@@ -19,7 +19,8 @@ RULES: dict = {}
 _loaded = False
 _loading = False  # while built-in rules load, they never replace a rule the user registered
 _lock = threading.RLock()
-BUILTIN_MODULES = ("arithmetic", "ufuncs", "reductions", "linalg", "shape", "indexing", "writes", "nondiff")
+BUILTIN_MODULES = ("arithmetic", "ufuncs", "reductions", "linalg", "shape", "indexing", "writes", "nondiff",
+                   "composites")
 
 
 def _key(func):
@@ -53,6 +54,7 @@ def _check_arity(func, rule: Rule) -> None:
 
 
 USER_RULES: list = []  # what users registered (part of the on-disk cache key)
+USER_KEYS: set = set()  # the primitives whose rules users registered (composites leave them alone)
 
 
 def adjoint(*funcs):
@@ -66,6 +68,7 @@ def adjoint(*funcs):
                     RULES[_key(func)] = rule
                 if not _loading:
                     USER_RULES.append(_describe(func))
+                    USER_KEYS.add(_key(func))
         return template
     return register
 
@@ -78,6 +81,7 @@ def nondifferentiable(*funcs):
                 RULES[_key(func)] = nondiff_rule(_describe(func))
             if not _loading:
                 USER_RULES.append(_describe(func))
+                USER_KEYS.add(_key(func))
     return funcs[0] if len(funcs) == 1 else funcs
 
 

@@ -134,6 +134,12 @@ def getitem_adjoint(g, x, idx):
 def gradient(g, x):
     """The gradient handed to the user for argument `x`: a float for a scalar, a float array of
     `x`'s shape for an array, the same structure for tuples and lists. Structural zeros become zeros."""
+    kind = type(x)
+    if kind is float:
+        return 0.0 if g is None else float(g)
+    if kind is np.ndarray and type(g) is np.ndarray and g.dtype == x.dtype and g.shape == x.shape \
+            and x.dtype.kind == "f":
+        return g
     if isinstance(x, (tuple, list)):
         if g is None:
             g = [None] * len(x)
@@ -201,6 +207,10 @@ def expand_reduced(g, x, axis=None, keepdims=False):
     shape = x.shape if hasattr(x, "shape") else np.shape(x)
     if not shape:
         return g
+    if axis is None and (type(g) is float or type(g) is np.float64):  # a read-only view repeating g (np.broadcast_to, faster)
+        view = np.ndarray(shape, float, np.array(g), 0, (0,) * len(shape))
+        view.flags.writeable = False
+        return view
     if axis is not None and not keepdims:
         axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
         g = np.expand_dims(g, tuple(a % len(shape) for a in axes))
@@ -393,7 +403,9 @@ def broadcast_shape(*operands):
     """The shape of an elementwise result of `operands` (arrays, scalars or ShapeOfs), computed
     from their shapes alone, for a value the backward pass reads only for its shape."""
     out = ShapeOf.__new__(ShapeOf)
-    out.shape = np.broadcast_shapes(*(x.shape if hasattr(x, "shape") else np.shape(x) for x in operands))
+    shapes = [x.shape if hasattr(x, "shape") else np.shape(x) for x in operands]
+    first = shapes[0]
+    out.shape = first if all(s == first for s in shapes) else np.broadcast_shapes(*shapes)
     out.dtype = object if any(getattr(x, "dtype", None) == object for x in operands) else None
     return out
 

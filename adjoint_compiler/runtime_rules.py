@@ -15,6 +15,7 @@ Subgradient conventions (where a function has a kink or a tie):
 """
 from __future__ import annotations
 
+import math
 import string as _string
 
 import numpy as np
@@ -78,6 +79,11 @@ def cast_adjoint(g, y):
     return g
 
 
+def expand_like(g, like):
+    """`g` broadcast to the shape of `like` (a read-only view)."""
+    return np.broadcast_to(g, np.shape(like))
+
+
 # -- reductions -----------------------------------------------------------------------------------
 
 def _expand(g, x, axis, keepdims):
@@ -87,9 +93,9 @@ def _expand(g, x, axis, keepdims):
 def reduced_size(x, axis=None):
     """How many entries of `x` a reduction over `axis` combines into each result."""
     shape = x.shape if hasattr(x, "shape") else np.shape(x)
-    if not shape:
-        return 1
-    return int(np.prod([shape[a] for a in _axes(axis, len(shape))]))
+    if axis is None:
+        return math.prod(shape)
+    return math.prod([shape[a] for a in _axes(axis, len(shape))])
 
 
 def extremum_adjoint(g, x, y, axis=None, keepdims=False):

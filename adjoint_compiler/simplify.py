@@ -278,18 +278,35 @@ def _shape_args(node):
             yield n, SHAPE_ONLY[n.func.attr]
 
 
-def shapes_from_params(backward: list, classes: dict, params: list) -> None:
+def shapes_from_params(backward: list, classes: dict, params: list, top: list = ()) -> None:
     """Where the backward pass reads a value only for its shape and a parameter surely has that
-    shape, read the parameter instead: the value need not be computed or kept for it."""
-    by_class = {classes[p]: p.name for p in reversed(params) if classes.get(p) not in (None, 0)}
+    shape, read the parameter instead, or else a top-level value (of `top`) it reads anyway: the
+    value need not be computed or kept for it."""
+    read = _value_reads(backward)
+    sources = list(params) + [v for v in top if v.name in read and v not in params]
+    by_class = {classes[v]: v.name for v in reversed(sources) if classes.get(v) not in (None, 0)}
     by_name = {v.name: by_class[t] for v, t in classes.items() if t in by_class}
+    _read_shapes_from(backward, by_name)
+
+
+def _nodes(backward: list):
     for item in backward:
         if isinstance(item, (BIf, BLoop)):
-            shapes_from_params(item.body, classes, params)
-            shapes_from_params(getattr(item, "orelse", []), classes, params)
+            yield from _nodes(item.body)
+            yield from _nodes(getattr(item, "orelse", []))
             continue
         node = item.expr if isinstance(item, Accum) else getattr(item, "stmt", None)
-        for call, i in list(_shape_args(node)) if isinstance(node, gast.AST) else []:
+        if isinstance(node, gast.AST):
+            yield node
+
+
+def _value_reads(backward: list) -> set:
+    return {n for node in _nodes(backward) for n in value_loads(node)}
+
+
+def _read_shapes_from(backward: list, by_name: dict) -> None:
+    for node in _nodes(backward):
+        for call, i in list(_shape_args(node)):
             if call.args[i].id in by_name:  # a new node: Name nodes may be shared with value reads
                 call.args[i] = _name(by_name[call.args[i].id])
 
@@ -389,11 +406,14 @@ def simplify(backward: list, adjoint_names: dict, seeded: set, returned: set, vi
 
 def forward_needed(fn: ir.Function, needed: set, shaped: set | None = None) -> tuple:
     """(ids of the primal statements needed to produce the Var names in `needed` (and side
-    effects), {id: 'broadcast' | 'same'} for top-level ones that need only compute the shape of a
-    name in `shaped`, from the shapes of their operands); grows `needed` with everything read."""
+    effects), {id: operands} for top-level ones that need only compute the shape of a name in
+    `shaped`: the values (or parameters) whose broadcast shape it has, through any chain of such
+    statements, or None where the backward pass does not read it); grows `needed` with
+    everything read."""
     keep: set = set()
     recipes: dict = {}
-    shaped = set() if shaped is None else shaped
+    read_for_shape = set() if shaped is None else set(shaped)
+    shaped = set(read_for_shape)
 
     def shape_recipe(s) -> str | None:
         if s.target is None or s.target.name in needed or s.target.name not in shaped or s.kwargs:
@@ -459,4 +479,24 @@ def forward_needed(fn: ir.Function, needed: set, shaped: set | None = None) -> t
                 return
 
     block(fn.body, top=True)
-    return keep, recipes
+    return keep, _shape_sources(fn.body, recipes, read_for_shape)
+
+
+def _shape_sources(stmts, kinds: dict, read: set) -> dict:
+    """For each shape-only statement, the operands whose broadcast shape its value has (scalar
+    constants dropped, other shape-only values replaced by their own operands); None for one
+    only other shape-only statements read."""
+    sources: dict = {}  # Var -> its operands
+    out: dict = {}
+    for s in stmts:
+        kind = kinds.get(id(s)) if isinstance(s, ir.Assign) else None
+        if kind is None:
+            continue
+        ops: list = []
+        for op in s.args[:1] if kind == "same" else s.args:
+            for item in sources.get(op, [op]) if isinstance(op, ir.Var) else []:
+                if not any(item is o for o in ops):
+                    ops.append(item)
+        sources[s.target] = ops
+        out[id(s)] = ops if s.target.name in read else None
+    return out

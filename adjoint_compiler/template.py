@@ -230,11 +230,14 @@ class _DropUnbroadcast(gast.NodeTransformer):
 
 
 def _plain_matmul(body: list, stmt: ir.Assign, ndims: dict) -> list:
-    """`rt.matmul_left(g, x, y)` -> `g @ y.T` (and `x.T @ g` for the right) when both operands are
-    known to be matrices: no rank dispatch at run time."""
-    if len(stmt.args) != 2 or any(ndims.get(a) != 2 for a in stmt.args):
+    """`rt.matmul_left(g, x, y)` -> `g @ y.T` (and `x.T @ g` for the right) when the operands'
+    ranks are known (matrix or vector): no rank dispatch at run time."""
+    ranks = tuple(ndims.get(a) for a in stmt.args)
+    forms = {(2, 2): {"matmul_left": "{g} @ {y}.T", "matmul_right": "{x}.T @ {g}"},
+             (2, 1): {"matmul_left": "np.multiply.outer({g}, {y})", "matmul_right": "{x}.T @ {g}"},
+             (1, 2): {"matmul_left": "{y} @ {g}", "matmul_right": "np.multiply.outer({x}, {g})"}}.get(ranks)
+    if len(stmt.args) != 2 or forms is None:
         return body
-    forms = {"matmul_left": "{g} @ {y}.T", "matmul_right": "{x}.T @ {g}"}
 
     class Plain(gast.NodeTransformer):
         def visit_Call(self, node):
