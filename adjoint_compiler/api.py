@@ -134,6 +134,29 @@ def _locate(exc, entry) -> None:
             exc.args = (f"{exc.args[0]}\n{note}",) + exc.args[1:]
 
 
+def _deliver(raw, picked: list, values: list) -> list:
+    """The gradients handed to the user (`rt.gradient`, then `_owned`); a fresh float array of
+    its argument's shape and dtype, or a float for a float, passes through untouched."""
+    out = []
+    for g, x in zip(raw, picked):
+        if type(x) is float:
+            out.append(0.0 if g is None else float(g))
+        elif type(x) is np.ndarray and type(g) is np.ndarray and g.base is None and g.dtype is x.dtype \
+                and g.shape == x.shape and x.dtype.kind == "f" and g.flags.writeable \
+                and _not_an_input(g, values) and _fresh(g, out):
+            out.append(g)
+        else:
+            return _owned(list(map(rt.gradient, raw, picked)), values)
+    return out
+
+
+def _not_an_input(g, values: list) -> bool:
+    for v in values:
+        if v is g or (type(v) is not np.ndarray and type(v) is not float and not _fresh(g, _arrays(v))):
+            return False
+    return True
+
+
 def _owned(grads: list, inputs: list) -> list:
     """Copy any gradient array that shares memory with an input or an earlier gradient, or that is
     read-only (a broadcast view)."""
@@ -194,7 +217,7 @@ def _run(func, wrt_t, as_tuple, args, kwargs, mode):
     except Exception as exc:
         _locate(exc, entry)
         raise
-    grads = _owned(list(map(rt.gradient, raw, picked)), values)
+    grads = _deliver(raw, picked, values)
     return value, (tuple(grads) if as_tuple else grads[0])
 
 
