@@ -209,9 +209,10 @@ def _run(func, wrt_t, as_tuple, args, kwargs, mode):
     entry = compiled(func, wrt_t, values, mode)
     n = len(values)
     picked = [values[i % n] for i in wrt_t]
-    for i, v in zip(wrt_t, picked):
+    for v in picked:
         if not (type(v) is float or (type(v) is np.ndarray and v.dtype.kind in "fc")):
-            _check_numeric(v, f"argument {i} of {getattr(func, '__name__', func)}")
+            for i, v in zip(wrt_t, picked):
+                _check_numeric(v, f"argument {i} of {getattr(func, '__name__', func)}")
     try:
         value, raw = entry.function(*values) if mode == "joint" else (None, entry.function(*values))
     except Exception as exc:
