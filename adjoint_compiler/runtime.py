@@ -57,6 +57,13 @@ def _rebuild(like, items: list):
 def unbroadcast(g, x):
     """Sum `g` over the dimensions along which `x` was broadcast, giving `x`'s shape.
     A structural zero (None, from an object buffer's empty slot) becomes zeros like `x`."""
+    if type(g) is np.ndarray and g.dtype.kind != "O":  # the common case first
+        gs, xs = g.shape, (x.shape if hasattr(x, "shape") else np.shape(x))
+        if gs == xs:
+            return g
+        lead = len(gs) - len(xs)
+        if lead > 0 and gs[lead:] == xs:  # broadcast along leading axes only (a bias)
+            return g.sum(axis=0) if lead == 1 else g.sum(axis=tuple(range(lead)))
     if g is None:
         return zeros_like(x)
     if isinstance(g, np.ndarray) and g.dtype == object and not (isinstance(x, np.ndarray) and x.dtype == object):
