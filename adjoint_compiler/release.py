@@ -53,8 +53,7 @@ def _reads_binds(text: str) -> tuple:
     if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name) \
             and not _is_shape(stmt.value):  # (a shape is small)
         binds.add(stmt.targets[0].id)
-    alias = stmt.value.id if isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Name) else None
-    return reads, values, binds, isinstance(stmt, gast.Return), alias
+    return reads, values, binds, isinstance(stmt, gast.Return)
 
 
 def _release_body(body: list, arrays: set) -> dict:
@@ -64,10 +63,8 @@ def _release_body(body: list, arrays: set) -> dict:
     last_read: dict = {}
     last_value: dict = {}
     returns: set = set()
-    aliased: set = set()  # (name, statement) where the statement only gives the name's value another name
     for k, (first, end) in enumerate(groups):
-        reads, values, binds, is_return, alias = _reads_binds("\n".join(body[first:end]))
-        aliased.add((alias, k))
+        reads, values, binds, is_return = _reads_binds("\n".join(body[first:end]))
         if is_return:
             returns |= reads
         for name in reads:
@@ -84,7 +81,7 @@ def _release_body(body: list, arrays: set) -> dict:
         at = max(k, last_value.get(name, k))
         if last_read.get(name, k) > at:  # only its shape is read from here on
             shapes.setdefault(groups[at][1] - 1, []).append(name)
-        elif (name, at) not in aliased:  # (after `b = a`, releasing `a` frees nothing)
+        else:  # (after `b = a` too: then releasing `b` frees the array)
             dels.setdefault(groups[at][1] - 1, []).append(name)
     after: dict = {}
     for line, names in shapes.items():

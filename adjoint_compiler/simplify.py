@@ -101,6 +101,25 @@ def _literal_index(idx):
     return None
 
 
+def _whole(idx) -> bool:
+    """Whether a printed index selects every slot: `...`, `:` or a tuple of them."""
+    if isinstance(idx, gast.Constant):
+        return idx.value is Ellipsis
+    if isinstance(idx, gast.Call) and isinstance(idx.func, gast.Name) and idx.func.id == "slice":
+        return all(isinstance(a, gast.Constant) and a.value is None for a in idx.args)
+    return isinstance(idx, gast.Tuple) and bool(idx.elts) and all(_whole(e) for e in idx.elts)
+
+
+def _overwrites_all(expr) -> bool:
+    """Whether `expr` is the gradient of an array before a write that replaced every slot: zero,
+    so it is never materialized (`b[...] = v`, `b[:] = v`, `copyto(b, src)`)."""
+    helper = _rt_helper(expr)
+    if helper == "overwritten_adjoint":
+        return _whole(expr.args[1])
+    return helper == "overcopied_adjoint" and (len(expr.args) == 1 or (
+        isinstance(expr.args[1], gast.Constant) and expr.args[1].value is True))
+
+
 def _fresh(expr) -> bool:
     """Whether `expr` surely evaluates to a new value (arithmetic makes new arrays;
     `rt.unbroadcast(g, x)` is `g` itself or a new array)."""
@@ -159,7 +178,7 @@ class Resolver:
         for s in stmts:
             if isinstance(s, Accum):
                 name = self.names[s.var]
-                if (loads(s.expr) & self.adjoint_names) - defined:
+                if (loads(s.expr) & self.adjoint_names) - defined or _overwrites_all(s.expr):
                     continue
                 out.append(Code(self.accumulate(s, name, defined, owned), s.loc))
             elif isinstance(s, Raw):
