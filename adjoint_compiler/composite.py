@@ -61,20 +61,24 @@ def composite(*forms: str, **where):
 
 
 def _parse(form: str):
-    """A pattern: ("var", name) | ("const", number) | ("call", functions, [patterns])."""
+    """A pattern: ("var", name) | ("const", value) | ("call", functions, {rule parameter position or
+    name: pattern}); a call matches a statement whose rule binds those parameters to operands
+    matching them, and every other parameter to its default."""
     def build(node):
         if isinstance(node, ast.Name):
             return ("var", node.id)
-        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        if isinstance(node, ast.Constant) and (node.value is None or type(node.value) in (int, float, bool)):
             return ("const", node.value)
         if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
-            return ("call", (_BINARY[type(node.op)],), [build(node.left), build(node.right)])
+            return ("call", (_BINARY[type(node.op)],), {0: build(node.left), 1: build(node.right)})
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-            return ("call", (operator.neg,), [build(node.operand)])
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.keywords \
+            return ("call", (operator.neg,), {0: build(node.operand)})
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                 and isinstance(node.func.value, ast.Name) and node.func.value.id == "np":
             func = getattr(np, node.func.attr)
-            return ("call", _SAME_FUNCTION.get(func, (func,)), [build(a) for a in node.args])
+            parts = {i: build(a) for i, a in enumerate(node.args)}
+            parts.update({k.arg: build(k.value) for k in node.keywords})
+            return ("call", _SAME_FUNCTION.get(func, (func,)), parts)
         raise ValueError(f"unsupported composite form: {ast.unparse(node)}")
     return build(ast.parse(form, mode="eval").body)
 
@@ -89,7 +93,14 @@ def _user_rule(prim) -> bool:
 def _names(pattern) -> set:
     if pattern[0] == "var":
         return {pattern[1]}
-    return {n for p in pattern[2] for n in _names(p)} if pattern[0] == "call" else set()
+    return {n for p in pattern[2].values() for n in _names(p)} if pattern[0] == "call" else set()
+
+
+def _equal_constants(a, b) -> bool:
+    """`1` matches `1.0`, but True matches only True and None only None."""
+    if isinstance(a, bool) or isinstance(b, bool) or a is None or b is None:
+        return a is b
+    return type(a) in (int, float) and type(b) in (int, float) and a == b
 
 
 def _same(a, b) -> bool:
@@ -117,25 +128,31 @@ class _Matcher:
             for form in self.where.get(name, ()):
                 yield from self.match(form, op, env)
         elif kind == "const":
-            if isinstance(op, ir.Const) and type(op.value) in (int, float) and op.value == pattern[1]:
+            if isinstance(op, ir.Const) and _equal_constants(op.value, pattern[1]):
                 yield env
         else:
             s = self.defs.get(op) if isinstance(op, ir.Var) else None
-            if s is None or s.kwargs or s.prim not in pattern[1] or len(s.args) != len(pattern[2]) \
-                    or _user_rule(s.prim):
+            if s is None or s.prim not in pattern[1] or _user_rule(s.prim) or s.rule is None or s.rule.varargs:
                 return
-            orders = [pattern[2]]
-            if s.prim in _COMMUTATIVE:
-                orders.append(pattern[2][::-1])
+            params = s.rule.params
+            named = {params[k] if isinstance(k, int) and k < len(params) else k: p for k, p in pattern[2].items()}
+            if set(named) - set(params) or not all(
+                    p in named or (p in s.rule.defaults and isinstance(s.bound[p], ir.Const)
+                                   and _equal_constants(s.bound[p].value, s.rule.defaults[p])) for p in params):
+                return
+            orders = [named]
+            if s.prim in _COMMUTATIVE and len(params) == 2:
+                orders.append({params[0]: named[params[1]], params[1]: named[params[0]]})
             for parts in orders:
-                yield from self.args(parts, s.args, env)
+                yield from self.parts(list(parts.items()), s.bound, env)
 
-    def args(self, patterns, ops, env):
+    def parts(self, patterns: list, bound: dict, env):
         if not patterns:
             yield env
             return
-        for found in self.match(patterns[0], ops[0], env):
-            yield from self.args(patterns[1:], ops[1:], found)
+        (param, pattern), rest = patterns[0], patterns[1:]
+        for found in self.match(pattern, bound[param], env):
+            yield from self.parts(rest, bound, found)
 
 
 def fuse(fn: ir.Function) -> None:
@@ -146,6 +163,7 @@ def fuse(fn: ir.Function) -> None:
     defs = {s.target: s for s in ir.walk(fn.body) if isinstance(s, ir.Assign) and s.target is not None}
     arrays = same_arrays(fn.body)
     written = {arrays.find(s.target) for s in defs.values() if s.prim in ir.WRITES}
+    fused = []  # (statement, composite, match): all found first, on the parts' own rules
     for s in defs.values():
         if s.prim in ir.WRITES or s.target.kind != "num":
             continue
@@ -153,9 +171,11 @@ def fuse(fn: ir.Function) -> None:
             env = _first_match(c, s.target, defs)
             if env is not None and all(arrays.find(v) not in written
                                        for op in env.values() for v in ir.operand_vars(op)):
-                s.rule = c.rule
-                s.bound = {p: env[p] for p in c.rule.params}
+                fused.append((s, c, env))
                 break
+    for s, c, env in fused:
+        s.rule = c.rule
+        s.bound = {p: env[p] for p in c.rule.params}
 
 
 def _first_match(c: Composite, target: ir.Var, defs: dict):

@@ -47,3 +47,18 @@ def log_one_minus_sigmoid(s, p, z):
 @composite(*SIGMOID)
 def sigmoid(p, z):
     z_bar += p_bar * (p * (1.0 - p))
+
+
+# -- log-softmax: d/dz = s_bar - softmax * sum(s_bar); the max a stable form subtracts passes
+#    nothing (the result does not depend on it), so its tie-splitting adjoint never runs ----------
+LOG_SOFTMAX = ["z - np.log(np.sum(np.exp(z), axis=k, keepdims=True))"]
+
+
+@composite(*LOG_SOFTMAX, z=["a - np.max(a, axis=k, keepdims=True)"])
+def shifted_log_softmax(s, z, a, k):
+    a_bar += s_bar - np.exp(s) * np.sum(s_bar, axis=k, keepdims=True)
+
+
+@composite(*LOG_SOFTMAX)
+def log_softmax(s, z, k):
+    z_bar += s_bar - np.exp(s) * np.sum(s_bar, axis=k, keepdims=True)

@@ -76,7 +76,31 @@ def scalar_sigmoid(a, t):
     return t * np.log(p) + (1.0 - t) * np.log(1.0 - p)
 
 
+def softmax_cross_entropy(logits, Y):
+    z = logits - np.max(logits, axis=1, keepdims=True)
+    logp = z - np.log(np.sum(np.exp(z), axis=1, keepdims=True))
+    return -np.mean(np.sum(Y * logp, axis=1))
+
+
+def log_softmax_columns(a, c):
+    logp = a - np.log(np.sum(np.exp(a), axis=0, keepdims=True))
+    return np.sum(c * logp)
+
+
+def log_softmax_whole(a, c):
+    m = a.max(keepdims=True)
+    z = a - m
+    logp = z - np.log(np.sum(np.exp(z), keepdims=True))
+    return np.sum(c * logp) + np.sum(m * m)
+
+
+LOGITS = rng.standard_normal((6, 4))
+ONE_HOT = np.eye(4)[rng.integers(0, 4, 6)]
+
 CASES = [
+    ("softmax_cross_entropy", softmax_cross_entropy, (LOGITS, ONE_HOT), (0, 1), "np.exp(logp)"),
+    ("log_softmax_columns", log_softmax_columns, (LOGITS, rng.random((6, 4))), (0, 1), "np.exp(logp)"),
+    ("log_softmax_whole", log_softmax_whole, (LOGITS, rng.random((6, 4))), (0, 1), "np.exp(logp)"),
     ("mean_loss", mean_loss, (W0, 0.2, X, Y), (0, 1, 3), "residual"),
     ("sum_loss_log1p", sum_loss_log1p, (W0, X, Y), (0, 2), "residual"),
     ("method_mean_swapped", method_mean_swapped, (W0, X, Y), (0, 2), "residual"),
@@ -152,3 +176,10 @@ def test_value_and_vjp_modes_agree(name, f, args, wrt, marker):
     pulled = pullback(1.0)
     for i, gi in zip(wrt, g):
         np.testing.assert_allclose(pulled[i], gi, rtol=1e-10, atol=1e-12)
+
+
+def test_log_softmax_with_tied_maxima():
+    """Rows whose maximum is tied: the chain rule splits the max's (zero) gradient among the ties;
+    the composite passes none through the max. Both equal finite differences."""
+    logits = np.array([[1.0, 3.0, 3.0, 0.5], [2.0, 2.0, 2.0, 2.0]])
+    check_grads(softmax_cross_entropy, logits, np.eye(4)[[1, 3]], wrt=0)
