@@ -417,6 +417,14 @@ def broadcast_shape(*operands):
     return out
 
 
+def sum_of_product(a, b):
+    """`sum_to_scalar(a * b)`; for two real float arrays of one shape, a dot product (no temporary)."""
+    if type(a) is np.ndarray and type(b) is np.ndarray and a.shape == b.shape and a.dtype.kind == "f" \
+            and b.dtype.kind == "f":
+        return a @ b if a.ndim == 1 else np.dot(a.ravel(), b.ravel())
+    return sum_to_scalar(a * b)
+
+
 def sum_to_scalar(g):
     """The gradient of a scalar operand: `g` itself when it is one, else its sum."""
     kind = type(g)

@@ -204,7 +204,8 @@ class _Substitute(gast.NodeTransformer):
 class _DropUnbroadcast(gast.NodeTransformer):
     """`rt.unbroadcast(g, x)` -> `g` where template parameter `x` provably has the shape of `g`,
     and -> `rt.sum_to_scalar(g)` where `x` is provably a scalar (`rt.written_total(...)` for the
-    slots a scalar overwrote): either way `x` itself is not read."""
+    slots a scalar overwrote, `rt.sum_of_product(a, b)` for `a * b`): either way `x` itself is not
+    read."""
 
     def __init__(self, shape_free: set, scalars: set):
         self.shape_free = shape_free
@@ -222,6 +223,8 @@ class _DropUnbroadcast(gast.NodeTransformer):
                 helper, args = "sum_to_scalar", [g]
                 if isinstance(g, gast.Call) and isinstance(g.func, gast.Attribute) and g.func.attr == "written_adjoint":
                     helper, args = "written_total", g.args  # no copy of the slots, only their sum
+                elif isinstance(g, gast.BinOp) and isinstance(g.op, gast.Mult):
+                    helper, args = "sum_of_product", [g.left, g.right]  # a dot product, no temporary
                 return gast.Call(func=gast.Attribute(value=gast.Name(id="rt", ctx=gast.Load(), annotation=None,
                                                                      type_comment=None),
                                                      attr=helper, ctx=gast.Load()),

@@ -92,3 +92,18 @@ def test_builtin_max_min_ties_split_equally():
     assert grad(b_max_scalars, (0, 1))(3.0, 2.0) == (1.0, 0.0)
     g = grad(b_min_scalars, (0, 1, 2))(1.0, 1.0, 1.0)
     np.testing.assert_allclose(g, (1 / 3, 1 / 3, 1 / 3))
+
+
+@pytest.mark.parametrize("sx, sy", [((7,), (7,)), ((3, 4), (3, 4)), ((3, 1), (1, 4)), ((), ()), ((5,), ())])
+def test_sum_of_product_helper_matches_the_sum(sx, sy):
+    """rt.sum_of_product (the gradient of a scalar factor) equals np.sum(a * b) for every shape pair,
+    dot product or not; and a scalar factor's gradient through it matches finite differences."""
+    from adjoint_compiler import runtime as rt
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal(sx), rng.standard_normal(sy)
+    np.testing.assert_allclose(rt.sum_of_product(a, b), np.sum(a * b), rtol=1e-12)
+    np.testing.assert_allclose(rt.sum_of_product(np.arange(4), np.arange(4.0)), 14.0)
+
+    def f(k, a, b):
+        return np.sum((k * a) * b)
+    check_grads(f, 0.7, a, b, wrt=0)
