@@ -69,11 +69,11 @@ def _normalize_wrt(wrt):
 _POSITIONAL: dict = {}  # function -> its parameter count, when all are plain positional parameters
 
 
-def _bind(func, args, kwargs) -> list:
-    """The function's arguments as a list in parameter order, defaults applied."""
-    count = _POSITIONAL.get(func)
-    if count is not None and not kwargs and len(args) == count:
-        return list(args)
+def _bind(func, args, kwargs):
+    """The function's arguments in parameter order, defaults applied (a list, or the positional
+    tuple itself when it already is that)."""
+    if not kwargs and _POSITIONAL.get(func) == len(args):
+        return args
     target = _unwrap(func)
     if not callable(target):
         raise TypeError(f"{target!r} is not callable")
@@ -141,20 +141,17 @@ def _deliver(raw, picked: list, values: list) -> list:
     for g, x in zip(raw, picked):
         if type(x) is float:
             out.append(0.0 if g is None else float(g))
-        elif type(x) is np.ndarray and type(g) is np.ndarray and g.base is None and g.dtype is x.dtype \
-                and g.shape == x.shape and x.dtype.kind == "f" and g.flags.writeable \
-                and _not_an_input(g, values) and _fresh(g, out):
-            out.append(g)
-        else:
-            return _owned(list(map(rt.gradient, raw, picked)), values)
+            continue
+        if type(x) is np.ndarray and type(g) is np.ndarray and g.base is None and g.dtype is x.dtype \
+                and g.shape == x.shape and x.dtype.kind == "f" and g.flags.writeable and _fresh(g, out):
+            for v in values:  # not an input (nor inside one)
+                if v is g or (type(v) is not np.ndarray and type(v) is not float and not _fresh(g, _arrays(v))):
+                    break
+            else:
+                out.append(g)
+                continue
+        return _owned(list(map(rt.gradient, raw, picked)), values)
     return out
-
-
-def _not_an_input(g, values: list) -> bool:
-    for v in values:
-        if v is g or (type(v) is not np.ndarray and type(v) is not float and not _fresh(g, _arrays(v))):
-            return False
-    return True
 
 
 def _owned(grads: list, inputs: list) -> list:
@@ -208,13 +205,17 @@ def _run(func, wrt_t, as_tuple, args, kwargs, mode):
     values = _bind(func, args, kwargs)
     entry = compiled(func, wrt_t, values, mode)
     n = len(values)
-    picked = [values[i % n] for i in wrt_t]
-    for v in picked:
+    picked = []
+    for i in wrt_t:
+        v = values[i % n]
+        picked.append(v)
         if not (type(v) is float or (type(v) is np.ndarray and v.dtype.kind in "fc")):
-            for i, v in zip(wrt_t, picked):
-                _check_numeric(v, f"argument {i} of {getattr(func, '__name__', func)}")
+            _check_numeric(v, f"argument {i} of {getattr(func, '__name__', func)}")
     try:
-        value, raw = entry.function(*values) if mode == "joint" else (None, entry.function(*values))
+        if mode == "joint":
+            value, raw = entry.function(*values)
+        else:
+            value, raw = None, entry.function(*values)
     except Exception as exc:
         _locate(exc, entry)
         raise
