@@ -14,6 +14,7 @@ from . import (
     activity,
     codegen,
     composite,
+    copies,
     cse,
     fence,
     frontend,
@@ -120,6 +121,7 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
     shapes_from_params(backward, ranks, fn.params, [s.target for s in fn.body if isinstance(s, ir.Assign) and s.target])
     returned = {names[v] for v in wrt_vars if v in names}
     code, live_in, defined = simplify(backward, names, {result_bar} if result_bar else set(), returned, views)
+    code = copies.propagate(code, set(names.values()), returned | {result_bar})
     grads = [names[v] if v in names and names[v] in defined else f"rt.zeros_like({v.name})" for v in wrt_vars]
     # `grad` needs no value: a result known to be an active scalar is seeded with 1.0 unread
     seeded = mode == "grad" and result_bar is not None and ndims.get(fn.result) == 0
