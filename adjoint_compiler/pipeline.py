@@ -1,7 +1,8 @@
 """The passes, in order. `compile_gradient` runs them; `stage=` stops after any one and returns its
 printed output.
 
-    frontend -> fence -> normalize -> ssa -> composite -> activity -> reverse -> simplify -> codegen -> loader
+    frontend -> fence -> normalize -> ssa -> shapes -> mutation -> hoist -> cse -> composite -> activity
+    -> reverse -> simplify -> copies -> tape -> codegen -> release -> loader
 """
 from __future__ import annotations
 

@@ -1,0 +1,72 @@
+"""The copies pass on hand-made backward code: which adjoint copies go and which must stay."""
+import gast
+
+from adjoint_compiler.copies import propagate
+from adjoint_compiler.printing import to_source
+from adjoint_compiler.simplify import Code
+from adjoint_compiler.template import BIf
+
+
+def block(*lines):
+    return [Code(gast.parse(line).body[0], None) for line in lines]
+
+
+def text(code):
+    out = []
+    for c in code:
+        if isinstance(c, Code):
+            out.append(to_source(c.stmt).strip())
+        else:
+            out.append(f"if {c.cond}: " + "; ".join(text(c.body)) + " else: " + "; ".join(text(c.orelse)))
+    return out
+
+
+ADJOINTS = {"a", "b", "c", "d", "e"}
+
+
+def test_a_copy_read_later_is_renamed():
+    code = block("a = b", "d = a * 2.0", "e = a + d")
+    assert text(propagate(code, ADJOINTS, {"e"})) == ["d = b * 2.0", "e = b + d"]
+
+
+def test_a_copy_whose_source_is_rebound_before_a_read_stays():
+    code = block("a = b", "b = c", "d = a")
+    assert text(propagate(code, ADJOINTS, {"d"})) == ["a = b", "b = c", "d = a"]
+
+
+def test_an_augmented_copy_stays():
+    """`a += x` rebinds a float: `b` must not change with it."""
+    code = block("a = b", "a += c", "d = a + b")
+    assert text(propagate(code, ADJOINTS, {"d"})) == ["a = b", "a += c", "d = a + b"]
+
+
+def test_an_augmented_source_keeps_the_copy():
+    code = block("a = b", "b += c", "d = a")
+    assert text(propagate(code, ADJOINTS, {"d"})) == ["a = b", "b += c", "d = a"]
+
+
+def test_the_last_reader_may_rebind_the_source():
+    code = block("a = b", "b = a * 2.0")
+    assert text(propagate(code, ADJOINTS, {"b"})) == ["b = b * 2.0"]
+
+
+def test_a_copy_back_goes():
+    code = block("a = b", "b = a", "d = a + b")
+    assert text(propagate(code, ADJOINTS, {"d"})) == ["d = b + b"]
+
+
+def test_kept_names_and_primal_names_stay():
+    code = block("a = b", "x = y", "d = a + x")
+    assert text(propagate(code, ADJOINTS, {"a", "d"})) == ["a = b", "x = y", "d = a + x"]
+
+
+def test_a_read_inside_a_later_branch_is_renamed():
+    code = block("a = b") + [BIf(gast.parse("k", mode="eval").body, block("d = a"), block("d = b"), None)]
+    assert text(propagate(code, ADJOINTS, {"d"}))[0].endswith("d = b else: d = b")
+
+
+def test_a_copy_read_outside_its_block_stays():
+    branch = BIf(gast.parse("k", mode="eval").body, block("a = b"), block("e = c"), None)
+    code = [branch] + block("d = a")
+    out = propagate(code, ADJOINTS, {"d"})
+    assert text(out[0].body) == ["a = b"] and text(out[1:]) == ["d = a"]
