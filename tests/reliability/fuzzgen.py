@@ -322,7 +322,7 @@ class Gen:
         return lines
 
     def stmt(self, env, ind, allow_compound=True):
-        choices = ["assign"] * 4
+        choices = ["assign"] * 4 + ["loss"]
         if allow_compound:
             choices += ["if", "for", "while", "call", "buffer", "ndarray", "accum_loop", "buffer_loop"]
             if env["args_writable"]:
@@ -334,6 +334,39 @@ class Gen:
         name = name or self.fresh()
         env["vars"].append(Var(name, e.shape, e.bound))
         return [f"{ind}{name} = {e.code}"]
+
+    def s_loss(self, env, ind):
+        """A sigmoid and a log-loss of it, or a log-softmax, written in the forms the composite
+        rules match (rules/composites.py) or close to them: composites and chain rule must agree."""
+        t = self.ch.choice([s for s in UNIVERSE if len(s) == 2] if self.ch.coin(0.3) else UNIVERSE)
+        z = self.expr(env, t, self.ch.int(0, 2))
+        if len(z.shape) == 2 and self.ch.coin(0.3):  # log-softmax over an axis, maybe max-shifted
+            a, k = self.fresh("a"), self.ch.int(0, 1)
+            lines = self.new_var(env, self.squash(z), ind, a)
+            zs = a
+            if self.ch.coin():
+                zs = self.fresh("z")
+                lines.append(f"{ind}{zs} = {a} - np.max({a}, axis={k}, keepdims=True)")
+            return lines + self.new_var(env, self.squash(E(
+                f"{zs} - np.log(np.sum(np.exp({zs}), axis={k}, keepdims=True))", z.shape, 2 * LIMIT + 2)), ind)
+        p = self.fresh("p")
+        lines = [f"{ind}{p} = 1.0 / (1.0 + np.exp(-({self.squash(z).code})))"]
+        env["vars"].append(Var(p, z.shape, 1.0))
+        u = self.leaf(env, t)
+        shape = bshape(u.shape, z.shape)
+        log_one_minus = self.ch.choice([f"np.log(1.0 - {p})", f"np.log1p(-{p})"])
+        loss = self.ch.choice([f"{u.code} * np.log({p}) + (1.0 - {u.code}) * {log_one_minus}",
+                               f"(1 - {u.code}) * {log_one_minus} + np.log({p}) * {u.code}",
+                               f"np.log({p})", log_one_minus])
+        if "*" not in loss:
+            shape = z.shape
+        bound = (1.0 + 2.0 * u.bound) * (LIMIT + 1.0)
+        form = self.ch.int(0, 3)
+        if form == 1:
+            return lines + self.new_var(env, self.squash(E(f"np.sum({loss})", (), bound * 9)), ind)
+        if form == 2:
+            return lines + self.new_var(env, self.squash(E(f"np.mean({loss})", (), bound)), ind)
+        return lines + self.new_var(env, self.squash(E(loss, shape, bound)), ind)
 
     def s_assign(self, env, ind):
         t = self.ch.choice(UNIVERSE)
