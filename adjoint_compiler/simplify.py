@@ -175,14 +175,17 @@ class Resolver:
     def block(self, stmts, defined: set, owned: set | None = None) -> list:
         owned = set() if owned is None else owned
         out: list = []
+        dropped: set = set()  # locals of rule statements dropped for reading a zero adjoint
         for s in stmts:
             if isinstance(s, Accum):
                 name = self.names[s.var]
-                if (loads(s.expr) & self.adjoint_names) - defined or _overwrites_all(s.expr):
+                if (loads(s.expr) & self.adjoint_names) - defined or _overwrites_all(s.expr) \
+                        or loads(s.expr) & dropped:
                     continue
                 out.append(Code(self.accumulate(s, name, defined, owned), s.loc))
             elif isinstance(s, Raw):
-                if (loads(s.stmt) & self.adjoint_names) - defined:
+                if (loads(s.stmt) & self.adjoint_names) - defined or loads(s.stmt) & dropped:
+                    dropped |= stores(s.stmt)[0] - self.adjoint_names  # a rule's local made from a zero
                     continue
                 defined |= stores(s.stmt)[0] & self.adjoint_names
                 owned -= set().union(*stores(s.stmt))

@@ -183,3 +183,18 @@ def test_log_softmax_with_tied_maxima():
     the composite passes none through the max. Both equal finite differences."""
     logits = np.array([[1.0, 3.0, 3.0, 0.5], [2.0, 2.0, 2.0, 2.0]])
     check_grads(softmax_cross_entropy, logits, np.eye(4)[[1, 3]], wrt=0)
+
+
+def overwritten_loss(a, w):
+    p = 1.0 / (1.0 + np.exp(-w))
+    v = np.mean(a * np.log(p) + (1.0 - a) * np.log(1.0 - p))
+    b = a.copy()
+    b[...] = v
+    b[...] = np.mean(p * w)
+    return np.sum(np.sin(b))
+
+
+def test_a_composite_whose_gradient_is_zero():
+    """Fuzz seed 184757: `v` is written into slots a later write replaces, so its adjoint is zero and
+    the composite's statements that read it are dropped, with the rule locals made from it."""
+    check_grads(overwritten_loss, Y[:3].copy(), 0.3 * rng.standard_normal(3), wrt=(0, 1))

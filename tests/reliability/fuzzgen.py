@@ -341,15 +341,15 @@ class Gen:
         t = self.ch.choice([s for s in UNIVERSE if len(s) == 2] if self.ch.coin(0.3) else UNIVERSE)
         z = self.expr(env, t, self.ch.int(0, 2))
         if len(z.shape) == 2 and self.ch.coin(0.3):  # log-softmax over an axis, maybe max-shifted
-            a, k = self.fresh("a"), self.ch.int(0, 1)
+            a, k = self.fresh("lg"), self.ch.int(0, 1)
             lines = self.new_var(env, self.squash(z), ind, a)
             zs = a
             if self.ch.coin():
-                zs = self.fresh("z")
+                zs = self.fresh("sh")
                 lines.append(f"{ind}{zs} = {a} - np.max({a}, axis={k}, keepdims=True)")
             return lines + self.new_var(env, self.squash(E(
                 f"{zs} - np.log(np.sum(np.exp({zs}), axis={k}, keepdims=True))", z.shape, 2 * LIMIT + 2)), ind)
-        p = self.fresh("p")
+        p = self.fresh("sg")
         lines = [f"{ind}{p} = 1.0 / (1.0 + np.exp(-({self.squash(z).code})))"]
         env["vars"].append(Var(p, z.shape, 1.0))
         u = self.leaf(env, t)
