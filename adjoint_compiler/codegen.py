@@ -214,9 +214,7 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
             w.emit(1, f"{value} = rt.snapshot({result})")
             result = value
         w.emit(1, "# adjoint")
-        if seeded:
-            w.emit(1, f"{result_bar} = 1.0")
-        else:
+        if not seeded:  # (a seeded result's 1.0 is part of the backward code)
             w.emit(1, f"{result_bar} = rt.seed({result})" if result_bar else f"rt.seed({result})")
         w.backward(backward, 1)
         w.emit(1, f"return {result}, {grad_tuple}" if mode == "joint" else f"return {grad_tuple}")

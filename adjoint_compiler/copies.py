@@ -1,18 +1,23 @@
-"""Copies: an adjoint that only renames another (`a_bar = b_bar`) is dropped; its reads read the
-other name.
+"""Copies and constants: an adjoint that only renames another (`a_bar = b_bar`) or holds a number
+(`a_bar = 1.0`, the seed of `grad`) is dropped; its reads read the other name or the number, and
+arithmetic on numbers alone is folded.
 
 Guarantee: the backward code binds the same objects to the names it keeps. A copy `a = b` of
-adjoint names goes when `a` is bound nowhere else and is not kept (returned, seeded), every read
-of `a` follows the copy in its own block, and `b` is not rebound before the last of them: `a` and
-`b` name one object throughout, so in-place updates through either are the same. A copy back
-`b = a` while both still name one object binds nothing new and goes too.
+adjoint names goes when `a` is bound nowhere else and is not kept (returned), every read of `a`
+follows the copy in its own block, and `b` is not rebound before the last of them: `a` and `b`
+name one object throughout, so in-place updates through either are the same. A copy back `b = a`
+while both still name one object binds nothing new and goes too. A number is immutable, so the
+same conditions (without `b`) let it replace its name; only number-with-number arithmetic is
+folded (`x * 1.0` stays: it makes a new array the code may own).
 
-    total_2_bar = total_bar
-    total_bar = total_2_bar            ->     x_2_bar += 2.0 * x_2 * total_bar
-    xx_bar = total_2_bar
+    total_bar = 1.0
+    total_2_bar = total_bar            ->     x_2_bar += 2.0 * x_2 * 0.5
+    xx_bar = total_2_bar * 0.5
     x_2_bar += 2.0 * x_2 * xx_bar
 """
 from __future__ import annotations
+
+import operator
 
 import gast
 
@@ -42,6 +47,60 @@ class _Names:
 
     def forget(self, item) -> None:
         self.cache.pop(id(item), None)
+
+
+def _number(node):
+    """The value of a number literal (`2.0`, `-1.0`), else None."""
+    if isinstance(node, gast.Constant) and type(node.value) in (int, float):
+        return node.value
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
+        inner = _number(node.operand)
+        return None if inner is None else -inner
+    return None
+
+
+def _literal(value):
+    node = gast.Constant(value=abs(value), kind=None)
+    return gast.UnaryOp(op=gast.USub(), operand=node) if value < 0 else node
+
+
+_FOLD = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul, gast.Div: operator.truediv}
+
+
+class _Substitute(gast.NodeTransformer):
+    """Reads of `name` become the number `value`; then number-only arithmetic is folded."""
+
+    def __init__(self, name: str, value):
+        self.name, self.value = name, value
+
+    def visit_Name(self, node):
+        if node.id == self.name and isinstance(node.ctx, gast.Load):
+            return _literal(self.value)
+        return node
+
+    def visit_UnaryOp(self, node):
+        self.generic_visit(node)
+        value = _number(node.operand)
+        if isinstance(node.op, gast.USub) and value is not None:
+            return _literal(-value)
+        return node
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        left, right = _number(node.left), _number(node.right)
+        fold = _FOLD.get(type(node.op))
+        if fold is None or left is None or right is None or (fold is operator.truediv and right == 0):
+            return node
+        return _literal(fold(left, right))
+
+
+def _constant(item):
+    """(a, value) for a Code item `a = <number>`, else None."""
+    if isinstance(item, Code) and item.restore is None and isinstance(item.stmt, gast.Assign) \
+            and len(item.stmt.targets) == 1 and isinstance(item.stmt.targets[0], gast.Name):
+        value = _number(item.stmt.value)
+        return None if value is None else (item.stmt.targets[0].id, value)
+    return None
 
 
 def _copy(item):
@@ -123,6 +182,20 @@ def _block(items: list, adjoints: set, kept: set, stores: dict, readers: dict, n
                 del items[i]
                 removed = True
                 continue
+        number = _constant(item)
+        if number and number[0] in adjoints and stores.get(number[0]) == 1 and number[0] not in kept \
+                and _renamable(items, i, number[0], None, readers, names):
+            substitute = _Substitute(*number)
+            for later in items[i + 1:]:
+                if number[0] in names.of(later)[0]:
+                    for stmt in _statements(later):
+                        substitute.visit(stmt)
+                    names.forget(later)
+            readers.pop(number[0], None)
+            stores[number[0]] = 0
+            del items[i]
+            removed = True
+            continue
         if isinstance(item, (BIf, BLoop)):
             for inner in (item.body, getattr(item, "orelse", [])):
                 if _block(inner, adjoints, kept, stores, readers, names):

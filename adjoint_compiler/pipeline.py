@@ -11,6 +11,8 @@ import keyword
 import os
 from dataclasses import dataclass, field
 
+import gast
+
 from . import (
     activity,
     codegen,
@@ -31,7 +33,7 @@ from . import (
 from .naming import Namer
 from .printing import format_ir, to_source
 from .reverse import reverse
-from .simplify import forward_needed, shapes_from_params, simplify, value_loads
+from .simplify import Code, assign_stmt, forward_needed, shapes_from_params, simplify, value_loads
 
 STAGES = ("source", "normalize", "ssa", "activity", "reverse", "simplify", "tape", "codegen")
 RESERVED = {"np", "rt"} | set(dir(builtins)) | set(keyword.kwlist)
@@ -122,10 +124,13 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
     shapes_from_params(backward, ranks, fn.params, [s.target for s in fn.body if isinstance(s, ir.Assign) and s.target])
     returned = {names[v] for v in wrt_vars if v in names}
     code, live_in, defined = simplify(backward, names, {result_bar} if result_bar else set(), returned, views)
-    code = copies.propagate(code, set(names.values()), returned | {result_bar})
-    grads = [names[v] if v in names and names[v] in defined else f"rt.zeros_like({v.name})" for v in wrt_vars]
     # `grad` needs no value: a result known to be an active scalar is seeded with 1.0 unread
     seeded = mode == "grad" and result_bar is not None and ndims.get(fn.result) == 0
+    if seeded:  # a constant like any other: `copies` puts it where it is read
+        code.insert(0, Code(assign_stmt(result_bar, gast.Constant(value=1.0, kind=None)),
+                            getattr(code[0], "loc", fn.loc) if code else fn.loc))
+    code = copies.propagate(code, set(names.values()), returned | (set() if seeded else {result_bar}))
+    grads = [names[v] if v in names and names[v] in defined else f"rt.zeros_like({v.name})" for v in wrt_vars]
     needed = set(live_in) | (set() if seeded else {v.name for v in ir.operand_vars(fn.result)})
     values = codegen.code_names(code, value_loads) | {n for g in grads for n in codegen.names_in(g)}
     values |= set() if seeded else {v.name for v in ir.operand_vars(fn.result)}

@@ -1,5 +1,6 @@
 """The copies pass on hand-made backward code: which adjoint copies go and which must stay."""
 import gast
+import numpy as np
 
 from adjoint_compiler.copies import propagate
 from adjoint_compiler.printing import to_source
@@ -70,3 +71,28 @@ def test_a_copy_read_outside_its_block_stays():
     code = [branch] + block("d = a")
     out = propagate(code, ADJOINTS, {"d"})
     assert text(out[0].body) == ["a = b"] and text(out[1:]) == ["d = a"]
+
+
+def test_numbers_are_propagated_and_folded():
+    code = block("a = 1.0", "b = -a", "c = b * 0.5", "d = x * c")
+    assert text(propagate(code, ADJOINTS, {"d"})) == ["d = x * -0.5"]
+
+
+def test_multiplying_an_array_by_one_is_kept():
+    """`y * 1.0` is a new array the backward code may update in place; `y` may be the caller's."""
+    code = block("a = 1.0", "d = y * a")
+    assert text(propagate(code, ADJOINTS, {"d"})) == ["d = y * 1.0"]
+
+
+def test_a_division_by_zero_is_not_folded():
+    code = block("a = 0.0", "d = 1.0 / a")
+    assert text(propagate(code, ADJOINTS, {"d"})) == ["d = 1.0 / 0.0"]
+
+
+def test_the_grad_seed_disappears_into_its_readers():
+    from adjoint_compiler import adjoint_source
+
+    def loss(x):
+        return -0.5 * np.sum(x * x)
+    src = adjoint_source(loss, wrt=0, args=[np.ones(3)])
+    assert "= 1.0" not in src and "-0.5" in src, src
