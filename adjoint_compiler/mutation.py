@@ -137,7 +137,7 @@ def check(fn: ir.Function) -> dict:
             members.setdefault(arrays.find(v), []).append(v)
     for view, (base, made) in list(views.items()):
         for other in members.get(arrays.find(view), []):
-            if other is not view and other not in views and other.storage is None:
+            if other is not view and other is not base and other not in views and other.storage is None:
                 views[other] = (base, made)
     write_stmts = [s for s, _ in order if isinstance(s, ir.Assign) and s.prim in ir.WRITES]
     names_of_root: dict = {}
@@ -154,12 +154,8 @@ def check(fn: ir.Function) -> dict:
             shares.setdefault(p.name, names_of_root[arrays.find(p)])
     if not views and not aliases:
         return shares
-    view_root = {v: arrays.find(base) for v, (base, _) in views.items()}
     # views of views share the root array
-    for v, (base, _) in views.items():
-        while base in views:
-            base = views[base][0]
-        view_root[v] = arrays.find(base)
+    view_root = {v: arrays.find(_first_base(v, views)) for v in views}
     position = {id(s): k for k, (s, _) in enumerate(order)}
     writes = [(k, arrays.find(s.args[0]), s, loops) for k, (s, loops) in enumerate(order)
               if isinstance(s, ir.Assign) and s.prim in ir.WRITES]
@@ -194,9 +190,20 @@ def check(fn: ir.Function) -> dict:
                         f"`{v.name}` is {relation} `{other.name}` (line {made.loc.line}) and is used "
                         f"after `{w.args[0].name}` is written on line {w.loc.line}; make it a copy "
                         f"(`{v.name} = ....copy()`) or read it again after the write", s.loc)
-    for v, (base, _) in views.items():
-        while base in views:
-            base = views[base][0]
+    for v in views:
+        base = _first_base(v, views)
         if view_root[v] in names_of_root:
             shares[v.name] = shares.get(v.name, set()) | {base.name} | names_of_root[view_root[v]]
     return shares
+
+
+def _first_base(v, views: dict):
+    """The array a view (of a view ...) of `v` was first made from; a cycle of names that may hold
+    one another (an `if` that binds `v = a` on one side and `v = a[...]` on the other) ends where
+    it closes."""
+    seen = {v}
+    base = views[v][0]
+    while base in views and base not in seen:
+        seen.add(base)
+        base = views[base][0]
+    return base

@@ -412,3 +412,24 @@ def test_carried_view_used_after_write_is_refused():
     from adjoint_compiler import MutationError
     with pytest.raises(MutationError, match="view of `a0`"):
         grad(carried_view_used_after_write)(np.ones((3, 3)))
+
+
+# -------------------------------------------------------------------------------------------------
+# Bug (2026-11-30, fuzz seed 201337): an `if` binding `v = a` on one side and the view `v = a[...]`
+# on the other made `a` a view of itself; following views to their first array never ended
+# (mutation.py). Now the cycle ends where it closes, and the use after the write is refused.
+# -------------------------------------------------------------------------------------------------
+
+def alias_or_view_in_branches(a):
+    if np.sum(a) > 0.0:
+        v = a
+    else:
+        v = a[...]
+    a[0] = 1.0
+    return np.sum(v * v)
+
+
+def test_alias_or_view_in_branches_is_refused_not_hung():
+    from adjoint_compiler import MutationError
+    with pytest.raises(MutationError, match="used after"):
+        grad(alias_or_view_in_branches)(np.array([0.5, -0.2, 0.3]))
