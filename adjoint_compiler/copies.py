@@ -22,7 +22,7 @@ import operator
 import gast
 
 from .simplify import Code
-from .template import BIf, BLoop
+from .template import BIf, BLoop, Mark
 
 
 def propagate(code: list, adjoints: set, kept: set) -> list:
@@ -182,6 +182,12 @@ def _block(items: list, adjoints: set, kept: set, stores: dict, readers: dict, n
                 del items[i]
                 removed = True
                 continue
+        folded_into = _fold_negation(items, i, adjoints, kept, stores, readers)
+        if folded_into is not None:
+            names.forget(items[folded_into])
+            del items[i]
+            removed = True
+            continue
         number = _constant(item)
         if number and number[0] in adjoints and stores.get(number[0]) == 1 and number[0] not in kept \
                 and _renamable(items, i, number[0], None, readers, names):
@@ -203,6 +209,43 @@ def _block(items: list, adjoints: set, kept: set, stores: dict, readers: dict, n
                     names.forget(item)
         i += 1
     return removed
+
+
+def _fold_negation(items: list, i: int, adjoints: set, kept: set, stores: dict, readers: dict):
+    """`t = -u` read only by the next statement, as `t * k` (k a number) or in `x += t`: that
+    statement reads `u * -k` or does `x -= u` instead (one pass over an array less). Nothing runs
+    between the two but tape marks (which restore primal values, never adjoints), so `u` holds the
+    same value for both. Returns the index of the statement it was folded into, or None."""
+    item = items[i]
+    after = next((j for j in range(i + 1, len(items)) if not isinstance(items[j], Mark)), None)
+    if not (isinstance(item, Code) and item.restore is None and isinstance(item.stmt, gast.Assign)
+            and len(item.stmt.targets) == 1 and isinstance(item.stmt.targets[0], gast.Name)
+            and isinstance(item.stmt.value, gast.UnaryOp) and isinstance(item.stmt.value.op, gast.USub)
+            and isinstance(item.stmt.value.operand, gast.Name) and after is not None
+            and isinstance(items[after], Code)):
+        return None
+    t, u = item.stmt.targets[0].id, item.stmt.value.operand.id
+    if t not in adjoints or t in kept or stores.get(t) != 1 or readers.get(t) != 1:
+        return None
+    stmt = items[after].stmt
+    if sum(1 for n in gast.walk(stmt) if isinstance(n, gast.Name) and n.id == t) != 1:
+        return None
+    if isinstance(stmt, gast.AugAssign) and isinstance(stmt.op, gast.Add) and isinstance(stmt.value, gast.Name) \
+            and stmt.value.id == t:
+        stmt.op, stmt.value = gast.Sub(), _load(u)
+        return after
+    for node in gast.walk(stmt):
+        if isinstance(node, gast.BinOp) and isinstance(node.op, gast.Mult):
+            for this, other in (("left", "right"), ("right", "left")):
+                side, k = getattr(node, this), _number(getattr(node, other))
+                if isinstance(side, gast.Name) and side.id == t and k is not None:
+                    node.left, node.right = _load(u), _literal(-k)
+                    return after
+    return None
+
+
+def _load(name: str):
+    return gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
 
 
 def _copied_back(items: list, i: int, a: str, b: str, names: _Names) -> bool:

@@ -96,3 +96,16 @@ def test_the_grad_seed_disappears_into_its_readers():
         return -0.5 * np.sum(x * x)
     src = adjoint_source(loss, wrt=0, args=[np.ones(3)])
     assert "= 1.0" not in src and "-0.5" in src, src
+
+
+def test_a_negation_folds_into_its_one_reader():
+    assert text(propagate(block("t = -u", "v = t * 2.0"), ADJOINTS | {"t", "u", "v"}, {"v"})) == ["v = u * -2.0"]
+    assert text(propagate(block("t = -u", "d += t"), ADJOINTS | {"t", "u"}, {"d"})) == ["d -= u"]
+
+
+def test_a_negation_read_twice_or_not_next_stays():
+    assert text(propagate(block("t = -u", "v = t * 2.0 + t"), ADJOINTS | {"t", "u", "v"}, {"v"})) \
+        == ["t = -u", "v = t * 2.0 + t"]
+    assert text(propagate(block("t = -u", "u += c", "v = t * 2.0"), ADJOINTS | {"t", "u", "v"}, {"v"})) \
+        == ["t = -u", "u += c", "v = t * 2.0"]
+    assert text(propagate(block("t = -u", "v = t * w"), ADJOINTS | {"t", "u", "v"}, {"v"})) == ["t = -u", "v = t * w"]
