@@ -21,7 +21,7 @@ import operator
 
 import gast
 
-from .simplify import Code
+from .simplify import Code, rt_helper, whole_index
 from .template import BIf, BLoop, Mark
 
 
@@ -182,6 +182,10 @@ def _block(items: list, adjoints: set, kept: set, stores: dict, readers: dict, n
                 del items[i]
                 removed = True
                 continue
+        if _total_without_zeroing(items, i, adjoints, kept, stores, readers, names):
+            del items[i]
+            removed = True
+            continue
         folded_into = _fold_negation(items, i, adjoints, kept, stores, readers)
         if folded_into is not None:
             names.forget(items[folded_into])
@@ -242,6 +246,34 @@ def _fold_negation(items: list, i: int, adjoints: set, kept: set, stores: dict, 
                     node.left, node.right = _load(u), _literal(-k)
                     return after
     return None
+
+
+def _total_without_zeroing(items, i, adjoints, kept, stores, readers, names) -> bool:
+    """`a = rt.zero_slots(b, idx)` whose one reader is `rt.written_total(a, <every slot>)` (a scalar
+    broadcast into the whole array, earlier in the program): the reader becomes
+    `rt.total_after_zeroing(b, idx)`, which sums around the slots instead of writing zeros (b is
+    private and dead after the zeroing, which is why simplify zeroed it in place)."""
+    item = items[i]
+    if not (isinstance(item, Code) and item.restore is None and isinstance(item.stmt, gast.Assign)
+            and len(item.stmt.targets) == 1 and isinstance(item.stmt.targets[0], gast.Name)
+            and rt_helper(item.stmt.value) == "zero_slots" and isinstance(item.stmt.value.args[0], gast.Name)):
+        return False
+    a, (b, idx) = item.stmt.targets[0].id, (item.stmt.value.args[0].id, item.stmt.value.args[1])
+    if a not in adjoints or a in kept or stores.get(a) != 1 or readers.get(a) != 1:
+        return False
+    for later in items[i + 1:]:
+        if b in names.of(later)[0] | names.of(later)[1]:
+            return False  # b is read or rebound again: not dead
+        if a in names.of(later)[0]:
+            for stmt in _statements(later):
+                for node in gast.walk(stmt):
+                    if rt_helper(node) == "written_total" and isinstance(node.args[0], gast.Name) \
+                            and node.args[0].id == a and whole_index(node.args[1]):
+                        node.func.attr, node.args = "total_after_zeroing", [_load(b), idx]
+                        names.forget(later)
+                        return True
+            return False
+    return False
 
 
 def _load(name: str):

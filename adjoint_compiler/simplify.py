@@ -73,7 +73,7 @@ FRESH_HELPERS = {"getitem_adjoint", "zeros_like", "overwritten_adjoint", "overco
                  "overfilled_adjoint", "add_at", "zero_slots", "matmul_left", "matmul_right"}
 
 
-def _rt_helper(expr):
+def rt_helper(expr):
     if (isinstance(expr, gast.Call) and isinstance(expr.func, gast.Attribute)
             and isinstance(expr.func.value, gast.Name) and expr.func.value.id == "rt"):
         return expr.func.attr
@@ -101,21 +101,21 @@ def _literal_index(idx):
     return None
 
 
-def _whole(idx) -> bool:
+def whole_index(idx) -> bool:
     """Whether a printed index selects every slot: `...`, `:` or a tuple of them."""
     if isinstance(idx, gast.Constant):
         return idx.value is Ellipsis
     if isinstance(idx, gast.Call) and isinstance(idx.func, gast.Name) and idx.func.id == "slice":
         return all(isinstance(a, gast.Constant) and a.value is None for a in idx.args)
-    return isinstance(idx, gast.Tuple) and bool(idx.elts) and all(_whole(e) for e in idx.elts)
+    return isinstance(idx, gast.Tuple) and bool(idx.elts) and all(whole_index(e) for e in idx.elts)
 
 
 def _overwrites_all(expr) -> bool:
     """Whether `expr` is the gradient of an array before a write that replaced every slot: zero,
     so it is never materialized (`b[...] = v`, `b[:] = v`, `copyto(b, src)`)."""
-    helper = _rt_helper(expr)
+    helper = rt_helper(expr)
     if helper == "overwritten_adjoint":
-        return _whole(expr.args[1])
+        return whole_index(expr.args[1])
     return helper == "overcopied_adjoint" and (len(expr.args) == 1 or (
         isinstance(expr.args[1], gast.Constant) and expr.args[1].value is True))
 
@@ -123,9 +123,9 @@ def _overwrites_all(expr) -> bool:
 def _fresh(expr) -> bool:
     """Whether `expr` surely evaluates to a new value (arithmetic makes new arrays;
     `rt.unbroadcast(g, x)` is `g` itself or a new array)."""
-    if _rt_helper(expr) == "unbroadcast":
+    if rt_helper(expr) == "unbroadcast":
         return _fresh(expr.args[0])
-    return isinstance(expr, (gast.BinOp, gast.UnaryOp)) or _rt_helper(expr) in FRESH_HELPERS
+    return isinstance(expr, (gast.BinOp, gast.UnaryOp)) or rt_helper(expr) in FRESH_HELPERS
 
 
 class Resolver:
@@ -147,7 +147,7 @@ class Resolver:
             if s.transfer and source in owned:
                 owned.discard(source)
                 owned.add(name)
-            elif _rt_helper(expr) == "overwritten_adjoint" and isinstance(expr.args[0], gast.Name) \
+            elif rt_helper(expr) == "overwritten_adjoint" and isinstance(expr.args[0], gast.Name) \
                     and expr.args[0].id in owned:
                 owned.discard(expr.args[0].id)  # its only reader: zero the slots in place
                 expr = rt_call("zero_slots", *expr.args)
@@ -160,7 +160,7 @@ class Resolver:
         if s.var.kind != "num":
             owned.discard(name)
             return _assign(name, rt_call("accum", _name(name), expr))
-        if name in owned and _rt_helper(expr) == "getitem_adjoint":
+        if name in owned and rt_helper(expr) == "getitem_adjoint":
             g, _, idx = expr.args
             literal = _literal_index(idx)
             if literal is not None:  # x_bar[1:-1] += g, as one would write it

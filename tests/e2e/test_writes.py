@@ -1375,3 +1375,44 @@ def fd_vjp(f, x, out_bar, eps=1e-6):
         e[i] = eps
         grad[i] = (np.sum(out_bar * f(x + e)) - np.sum(out_bar * f(x - e))) / (2 * eps)
     return grad
+
+
+# -- a scalar broadcast into every slot, then part of it overwritten: the scalar's gradient is the
+#    total of the slots the later write left, summed around them (rt.total_after_zeroing) ---------
+
+def boundary_then_interior(c, u, k):
+    du = Buffer.zeros(u.shape)
+    du[...] = c
+    du[1:-1] = k * (u[2:] - 2.0 * u[1:-1] + u[:-2])
+    return np.sum(du.copy() * u)
+
+
+def fill_then_every_third(p, q, w):
+    b = np.zeros(w.shape)
+    b[...] = p
+    b[1::3] = q
+    return np.sum(b * w)
+
+
+def fill_then_reversed_rows(p, q, w):
+    b = np.zeros(w.shape)
+    b[:] = p
+    b[::-2] = q
+    return np.sum(b * w)
+
+
+def fill_then_column(p, q, w):
+    b = np.zeros(w.shape)
+    b[...] = p
+    b[:, 1] = q
+    return np.sum(b * w)
+
+
+@pytest.mark.parametrize("f, args", [
+    (boundary_then_interior, (0.7, np.linspace(0.0, 1.0, 9) ** 2, 0.3)),
+    (fill_then_every_third, (0.4, -1.2, np.arange(12.0) - 4.0)),
+    (fill_then_reversed_rows, (0.4, -1.2, np.arange(12.0).reshape(6, 2) - 4.0)),
+    (fill_then_column, (0.4, -1.2, np.arange(12.0).reshape(4, 3) - 4.0)),
+], ids=["boundary_then_interior", "every_third", "reversed_rows", "column"])
+def test_fill_then_partial_overwrite(f, args):
+    check(f, *args, wrt=(0, 1, 2))
