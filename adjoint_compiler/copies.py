@@ -1,14 +1,19 @@
-"""Copies and constants: an adjoint that only renames another (`a_bar = b_bar`) or holds a number
-(`a_bar = 1.0`, the seed of `grad`) is dropped; its reads read the other name or the number, and
-arithmetic on numbers alone is folded.
+"""Copies: peepholes on simplify's backward code, each dropping a statement a person would not
+write.
 
-Guarantee: the backward code binds the same objects to the names it keeps. A copy `a = b` of
-adjoint names goes when `a` is bound nowhere else and is not kept (returned), every read of `a`
-follows the copy in its own block, and `b` is not rebound before the last of them: `a` and `b`
+- A copy `a_bar = b_bar` goes; reads of `a_bar` read `b_bar`.
+- A number (`a_bar = 1.0`, the seed of `grad`, its negations and scalings) goes into its readers,
+  where number-only arithmetic is folded (`x * 1.0` stays: it makes a new array the code may own).
+- A negation read once, by the next statement, folds into it (`u * -2.0`, `x -= u`).
+- Zeroing slots of a private adjoint whose only reader is a total over every slot becomes a sum
+  around those slots (`rt.total_after_zeroing`).
+
+Guarantee: the backward code binds the same values to the names it keeps. A copy `a = b` of
+adjoint names goes only when `a` is bound nowhere else and is not kept (returned), every read of
+`a` follows the copy in its own block, and `b` is not rebound before the last of them: `a` and `b`
 name one object throughout, so in-place updates through either are the same. A copy back `b = a`
 while both still name one object binds nothing new and goes too. A number is immutable, so the
-same conditions (without `b`) let it replace its name; only number-with-number arithmetic is
-folded (`x * 1.0` stays: it makes a new array the code may own).
+same conditions (without `b`) let it replace its name.
 
     total_bar = 1.0
     total_2_bar = total_bar            ->     x_2_bar += 2.0 * x_2 * 0.5
@@ -27,9 +32,9 @@ from .template import BIf, BLoop, Mark
 
 def propagate(code: list, adjoints: set, kept: set) -> list:
     """`code` (simplify's backward code) without its removable adjoint copies."""
-    names = _Names()
-    while _block(code, adjoints, kept, _count_stores(code), _readers(code), names):
-        pass
+    names, changed = _Names(), True
+    while changed:  # until a pass over the whole code finds nothing more
+        changed = _block(code, adjoints, kept, _count_stores(code), _readers(code), names)
     return code
 
 
@@ -94,22 +99,25 @@ class _Substitute(gast.NodeTransformer):
         return _literal(fold(left, right))
 
 
-def _constant(item):
-    """(a, value) for a Code item `a = <number>`, else None."""
+def _binding(item) -> tuple:
+    """(name, value expression) for a Code item `name = value`, else (None, None)."""
     if isinstance(item, Code) and item.restore is None and isinstance(item.stmt, gast.Assign) \
             and len(item.stmt.targets) == 1 and isinstance(item.stmt.targets[0], gast.Name):
-        value = _number(item.stmt.value)
-        return None if value is None else (item.stmt.targets[0].id, value)
-    return None
+        return item.stmt.targets[0].id, item.stmt.value
+    return None, None
+
+
+def _constant(item):
+    """(a, value) for a Code item `a = <number>`, else None."""
+    name, value = _binding(item)
+    number = None if name is None else _number(value)
+    return None if number is None else (name, number)
 
 
 def _copy(item):
     """(a, b) for a Code item `a = b` of two names, else None."""
-    if isinstance(item, Code) and item.restore is None and isinstance(item.stmt, gast.Assign) \
-            and len(item.stmt.targets) == 1 and isinstance(item.stmt.targets[0], gast.Name) \
-            and isinstance(item.stmt.value, gast.Name):
-        return item.stmt.targets[0].id, item.stmt.value.id
-    return None
+    name, value = _binding(item)
+    return (name, value.id) if isinstance(value, gast.Name) else None
 
 
 def _nested(item) -> list:
@@ -220,15 +228,12 @@ def _fold_negation(items: list, i: int, adjoints: set, kept: set, stores: dict, 
     statement reads `u * -k` or does `x -= u` instead (one pass over an array less). Nothing runs
     between the two but tape marks (which restore primal values, never adjoints), so `u` holds the
     same value for both. Returns the index of the statement it was folded into, or None."""
-    item = items[i]
+    t, value = _binding(items[i])
     after = next((j for j in range(i + 1, len(items)) if not isinstance(items[j], Mark)), None)
-    if not (isinstance(item, Code) and item.restore is None and isinstance(item.stmt, gast.Assign)
-            and len(item.stmt.targets) == 1 and isinstance(item.stmt.targets[0], gast.Name)
-            and isinstance(item.stmt.value, gast.UnaryOp) and isinstance(item.stmt.value.op, gast.USub)
-            and isinstance(item.stmt.value.operand, gast.Name) and after is not None
-            and isinstance(items[after], Code)):
+    if not (isinstance(value, gast.UnaryOp) and isinstance(value.op, gast.USub)
+            and isinstance(value.operand, gast.Name) and after is not None and isinstance(items[after], Code)):
         return None
-    t, u = item.stmt.targets[0].id, item.stmt.value.operand.id
+    u = value.operand.id
     if t not in adjoints or t in kept or stores.get(t) != 1 or readers.get(t) != 1:
         return None
     stmt = items[after].stmt
@@ -253,12 +258,10 @@ def _total_without_zeroing(items, i, adjoints, kept, stores, readers, names) -> 
     broadcast into the whole array, earlier in the program): the reader becomes
     `rt.total_after_zeroing(b, idx)`, which sums around the slots instead of writing zeros (b is
     private and dead after the zeroing, which is why simplify zeroed it in place)."""
-    item = items[i]
-    if not (isinstance(item, Code) and item.restore is None and isinstance(item.stmt, gast.Assign)
-            and len(item.stmt.targets) == 1 and isinstance(item.stmt.targets[0], gast.Name)
-            and rt_helper(item.stmt.value) == "zero_slots" and isinstance(item.stmt.value.args[0], gast.Name)):
+    a, value = _binding(items[i])
+    if not (rt_helper(value) == "zero_slots" and isinstance(value.args[0], gast.Name)):
         return False
-    a, (b, idx) = item.stmt.targets[0].id, (item.stmt.value.args[0].id, item.stmt.value.args[1])
+    b, idx = value.args[0].id, value.args[1]
     if a not in adjoints or a in kept or stores.get(a) != 1 or readers.get(a) != 1:
         return False
     for later in items[i + 1:]:
