@@ -1,5 +1,5 @@
 """Composite rules: an expression of several statements whose adjoint, taken whole, is simpler
-than the chain rule through its parts (the sigmoid, the log-loss of a sigmoid).
+than the chain rule through its parts (the sigmoid, the log-loss of a sigmoid, the log-softmax).
 
 A composite is a template like any rule, registered with the forms it matches: Python expressions
 over the template's parameters, with `where=` forms a parameter's own value must have.
@@ -12,9 +12,10 @@ over the template's parameters, with `where=` forms a parameter's own value must
 Guarantee of `fuse`: a statement whose value matches a form gets the composite as its rule, bound
 to the matched leaves. Only that statement's rule changes: the statements inside the form still
 compute the value, keep their own rules, and pass on what they receive from any other use; so the
-gradient is the chain rule's whichever of them are also used elsewhere. A form matches only
-statements without keywords whose rules the user has not replaced, and leaves the function never
-writes into (the composite reads them where the form ends, not where the parts read them).
+gradient is the chain rule's whichever of them are also used elsewhere. A call in a form matches
+on its rule's parameters (positional or keyword; the parameters a form does not name must hold
+their defaults), only where the user has not replaced that rule, and only over leaves the function
+never writes into (the composite reads them where the form ends, not where the parts read them).
 """
 from __future__ import annotations
 
