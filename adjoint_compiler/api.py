@@ -158,19 +158,9 @@ def _owned(grads: list, inputs: list) -> list:
     """Copy any gradient array that shares memory with an input or an earlier gradient, or that is
     read-only (a broadcast view)."""
     out, seen = [], []
-    flat_inputs = None
+    flat_inputs = [a for v in inputs for a in _arrays(v)]
     for g in grads:
-        if type(g) is float:
-            out.append(g)
-            continue
-        if flat_inputs is None:
-            flat_inputs = [a for v in inputs for a in ((v,) if type(v) is np.ndarray else _arrays(v))]
-        if type(g) is np.ndarray and g.base is None and g.flags.writeable and _fresh(g, flat_inputs) \
-                and _fresh(g, seen):
-            seen.append(g)  # an array of its own: shares memory with nothing
-            out.append(g)
-        else:
-            out.append(_own(g, flat_inputs, seen))
+        out.append(_own(g, flat_inputs, seen))
     return out
 
 
