@@ -214,7 +214,7 @@ def expand_reduced(g, x, axis=None, keepdims=False):
     shape = x.shape if hasattr(x, "shape") else np.shape(x)
     if not shape:
         return g
-    if axis is None and (type(g) is float or type(g) is np.float64):  # a read-only view repeating g (np.broadcast_to, faster)
+    if axis is None and (type(g) is float or type(g) is np.float64):  # np.broadcast_to, faster
         view = np.ndarray(shape, float, np.array(g), 0, (0,) * len(shape))
         view.flags.writeable = False
         return view

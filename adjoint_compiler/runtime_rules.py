@@ -93,7 +93,7 @@ def _expand(g, x, axis, keepdims):
 def reduced_size(x, axis=None):
     """How many entries of `x` a reduction over `axis` combines into each result."""
     shape = x.shape if hasattr(x, "shape") else np.shape(x)
-    if axis is None:
+    if axis is None or not shape:
         return math.prod(shape)
     return math.prod([shape[a] for a in _axes(axis, len(shape))])
 
