@@ -5,6 +5,7 @@ against finite differences and against running it directly.
     python tools/fuzz_long.py --n 500 --start 20000 --workers 1
     python tools/fuzz_long.py --n 1 --start 1234 --show      # one program: print it and its outcome
     python tools/fuzz_long.py --avoid neg_const_pow          # steer around a known bug
+    python tools/fuzz_long.py --families --n 20000           # the family generators (families.py)
 
 Prints a summary: programs tried, passed, failures by kind, and for each failure its seed and its
 program minimized by statement deletion (the unminimized program with --full). Exit status 1 if
@@ -23,6 +24,7 @@ from pathlib import Path
 os.environ.setdefault("ADJOINT_COMPILER_CACHE", "0")   # do not fill the on-disk cache
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "reliability"))
 
+import families  # noqa: E402
 import fuzzgen  # noqa: E402
 
 
@@ -43,6 +45,53 @@ def _one(seed):
     return seed, out.status, out.detail, prog
 
 
+def _one_family(job):
+    """One program of a family generator (`--families`): (name, seed, status, detail)."""
+    name, seed = job
+    try:
+        case = families.generate(name, seed)
+        result = families.check_case(case)
+    except Exception as exc:
+        return name, seed, "harness_error", repr(exc), ""
+    return name, seed, result.status, result.detail, case.source
+
+
+def run_families(args) -> int:
+    """`--families`: N programs spread over every family generator; counts per generator."""
+    names = sorted(families.load_all())
+    jobs = [(names[k % len(names)], args.start + k // len(names)) for k in range(args.n)]
+    t0 = time.time()
+    counts: dict = collections.defaultdict(collections.Counter)
+    failures = []
+    if args.workers > 1:
+        pool = mp.get_context("fork").Pool(args.workers, initializer=_init, initargs=([],))
+        results = pool.imap_unordered(_one_family, jobs, chunksize=8)
+    else:
+        pool, results = None, map(_one_family, jobs)
+    try:
+        for name, seed, status, detail, source in results:
+            counts[name][status] += 1
+            if status not in ("pass", "refused"):
+                failures.append((name, seed, status, detail, source))
+    finally:
+        if pool is not None:
+            pool.terminate()
+    total = collections.Counter()
+    for c in counts.values():
+        total.update(c)
+    print(f"fuzz_long --families: {args.n} programs over {len(names)} generators, "
+          f"{time.time() - t0:.0f} s")
+    print("  " + ", ".join(f"{k} {v}" for k, v in sorted(total.items())))
+    print(f"  {'generator':44s} {'pass':>6s} {'refused':>8s} {'wrong':>6s} {'crash':>6s} {'other':>6s}")
+    for name in names:
+        c = counts[name]
+        other = sum(v for k, v in c.items() if k not in ("pass", "refused", "wrong", "crash"))
+        print(f"  {name:44s} {c['pass']:6d} {c['refused']:8d} {c['wrong']:6d} {c['crash']:6d} {other:6d}")
+    for name, seed, status, detail, source in sorted(failures)[:args.max_report]:
+        print(f"\n=== {name} seed {seed}: {status}\n{detail}\n{source}")
+    return 0 if not failures else 1
+
+
 def _minimized(prog, status, budget):
     small = fuzzgen.minimize(prog, status, budget=budget)
     return small, fuzzgen.check_program(small)
@@ -60,7 +109,11 @@ def main(argv=None):
     ap.add_argument("--full", action="store_true", help="also print failing programs unminimized")
     ap.add_argument("--no-minimize", action="store_true")
     ap.add_argument("--max-report", type=int, default=40, help="failures printed in full")
+    ap.add_argument("--families", action="store_true", help="run the family generators "
+                    "(tests/reliability/families.py) instead of the main generator")
     args = ap.parse_args(argv)
+    if args.families:
+        return run_families(args)
     avoid = [a for a in args.avoid.split(",") if a]
     _init(avoid)
 

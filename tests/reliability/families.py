@@ -1,0 +1,164 @@
+"""Family generators: random programs from the constructs the compiler was *not* designed around.
+
+`fuzzgen.py` writes the programs the compiler promises to differentiate; the programs written
+outside the team found their wrong gradients elsewhere: views updated in place, arrays held in
+containers, aliased arguments, globals changed between calls, constructors, `out=`, integer
+storage, complex values, broadcasting writes, special points, zero-trip loops. Each family here
+has one or more generators (`@family("views")` over `def gen(ch) -> Case`) that write such a
+program in one of several spellings, with random shapes and constants.
+
+A `Case` is judged by `check_case`:
+- `pass`: the value equals running the function, and the gradient equals central finite
+  differences; the caller's arrays are unchanged;
+- `refused`: one of our located errors (an `AdjointCompilerError`). Allowed unless the case says
+  `must_work` (a refusal of valid code is a missing feature, never a wrong number);
+- `wrong` (value, gradient, or an input changed) and `crash` (any other exception): defects.
+
+A case with `then` runs it (Python statements, in the module's namespace) after the first
+gradient, and checks a second gradient against finite differences of the changed program: a
+global rebound, a helper redefined, a rule re-registered must take effect.
+
+    python tools/fuzz_long.py --families --n 20000     # every generator, counts per generator
+"""
+from __future__ import annotations
+
+import dataclasses
+import traceback
+
+import numpy as np
+
+FAMILIES: dict = {}  # generator name -> (family, generate(chooser) -> Case)
+
+HEADER = "import numpy as np\nfrom adjoint_compiler import Buffer, copyto\n"
+
+
+def family(name: str):
+    """Register the decorated generator under `name` (the family it exercises)."""
+    def register(gen):
+        FAMILIES[f"{name}.{gen.__name__}"] = (name, gen)
+        return gen
+    return register
+
+
+@dataclasses.dataclass
+class Case:
+    source: str          # a module defining `f` (HEADER is prepended)
+    args: list
+    wrt: int = 0
+    must_work: bool = False
+    then: str = ""        # statements run in the module between the first and second gradient
+    fname: str = "f"
+
+
+@dataclasses.dataclass
+class Result:
+    status: str           # pass, refused, wrong, crash, generator_error
+    detail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "pass" or self.status == "refused"
+
+
+def copy_args(args):
+    out = []
+    for a in args:
+        if isinstance(a, np.ndarray):
+            out.append(a.copy())
+        elif isinstance(a, (list, tuple)):
+            out.append(type(a)(copy_args(a)))
+        else:
+            out.append(a)
+    return out
+
+
+def fd_grad(f, args, i, eps=1e-6):
+    """Central differences of f w.r.t. every element of argument i (arguments copied per call)."""
+    x = args[i]
+    if not isinstance(x, np.ndarray):
+        def at(t):
+            a = copy_args(args)
+            a[i] = float(x) + t
+            return float(np.real(f(*a)))
+        return (at(eps) - at(-eps)) / (2 * eps)
+    g = np.zeros(x.shape)
+    for j in np.ndindex(x.shape):
+        def at(t):
+            a = copy_args(args)
+            a[i][j] = x[j] + t
+            return float(np.real(f(*a)))
+        g[j] = (at(eps) - at(-eps)) / (2 * eps)
+    return g
+
+
+def _close(a, b, rtol=1e-5, atol=1e-6) -> bool:
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return a.shape == b.shape and bool(np.all(np.abs(a - b) <= rtol * np.abs(b) + atol * max(1.0, np.abs(b).max(initial=0))))
+
+
+def _one_gradient(f, case: Case) -> Result | None:
+    """None when the value and gradient of `f` are right; else what went wrong."""
+    from adjoint_compiler import AdjointCompilerError, value_and_grad
+
+    args = case.args
+    try:
+        expected = f(*copy_args(args))
+    except Exception:
+        return Result("generator_error", traceback.format_exc(limit=3))
+    before = copy_args(args)
+    try:
+        value, g = value_and_grad(f, wrt=case.wrt)(*args)
+    except AdjointCompilerError as exc:
+        return Result("refused", f"{type(exc).__name__}: {exc}")
+    except Exception:
+        return Result("crash", traceback.format_exc())
+    for k, (b, a) in enumerate(zip(before, args)):
+        if isinstance(b, np.ndarray) and not np.array_equal(a, b):
+            return Result("wrong", f"argument {k} changed: {b!r} -> {a!r}")
+    if not _close(value, expected, 1e-9, 1e-11):
+        return Result("wrong", f"value {value!r}, running the function gives {expected!r}")
+    fd = fd_grad(f, args, case.wrt)
+    if not _close(g, fd):
+        alt = [fd_grad(f, args, case.wrt, eps) for eps in (1e-5, 1e-7)]
+        if not any(_close(g, a) for a in alt):
+            return Result("wrong", f"gradient {g!r}, finite differences {fd!r}")
+    return None
+
+
+def check_case(case: Case) -> Result:
+    import fuzzgen  # the module loader of the main fuzzer (a real file, so `inspect` reads it)
+
+    mod = fuzzgen.load(HEADER + case.source, "fam")
+    try:
+        bad = _one_gradient(getattr(mod, case.fname), case)
+        if bad is None and case.then:
+            exec(case.then, vars(mod))
+            bad = _one_gradient(getattr(mod, case.fname), case)
+            if bad is not None:
+                bad.detail = f"after `{case.then}`: {bad.detail}"
+    finally:
+        fuzzgen.unload(mod)
+    if bad is None:
+        return Result("pass")
+    if bad.status == "refused" and case.must_work:
+        return Result("wrong", "refused, but this construct must work: " + bad.detail)
+    return bad
+
+
+def load_all() -> dict:
+    """Import every generator module (`fam_*.py` beside this file) and return FAMILIES."""
+    import importlib
+    import pathlib
+    import sys
+
+    here = pathlib.Path(__file__).parent
+    sys.path.insert(0, str(here))
+    for path in sorted(here.glob("fam_*.py")):
+        importlib.import_module(path.stem)
+    return FAMILIES
+
+
+def generate(name: str, seed: int) -> Case:
+    import fuzzgen
+
+    return FAMILIES[name][1](fuzzgen.RandomChooser(seed))
