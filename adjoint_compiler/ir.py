@@ -35,6 +35,12 @@ class Var:
     kind: str = "num"
     storage: Var | None = None  # for a version made by a write: the value first holding the array
     is_buffer: bool = False
+    user: str = ""  # the name in the user's code this is a version of (for messages)
+
+    @property
+    def display(self) -> str:
+        """The user's name for this value (`x` for the SSA version `x_3`)."""
+        return self.user or self.name
 
     def __repr__(self) -> str:
         return self.name

@@ -1,52 +1,22 @@
-"""Mutation safety: reject writes whose effect on other names the IR could not follow.
+"""Mutation safety: reject writes whose effect on other values the IR could not follow.
 
-A NumPy view shares memory with its base. The IR follows every name bound to a written array, but
-not views of it, so two patterns would differentiate wrongly and are rejected (MutationError,
-at the user's line):
-- a write into a view of another array (`v = x[1:3]; v[0] = 1.0`);
-- a view of an array used after that array was written (`v = x[1:]; x[2] = 0.0; y = v * 2`).
-Buffer reads are copies, never views, so buffers are exempt.
+`ssa` follows every name bound to a written array, and the views it knows (`aliasing.view_kind`):
+a write through such a view writes its base, and the views of a written array are read again.
+What it cannot follow is any other sharing of memory: an array held in a tuple, list or dict, the
+result of an operation not known to return a fresh array (`aliasing.may_alias`), an `if` that binds
+one name to either of two arrays. Two patterns would then differentiate wrongly and are rejected
+(MutationError, at the user's line):
+- a write (or an augmented assignment of an array) into a value that may share memory with another;
+- a value that may share memory with an array used after that array was written.
 
-    v = x[:2]           # L3
-    x[0] = 5.0          # L4
-    return np.sum(v)    # L5 -> MutationError: `v` (a view of `x`, L3) is used after the write on L4
+    rows = list(A)        # L3
+    A[0] = 5.0            # L4
+    return rows[0]        # L5 -> MutationError: `rows` (L3) may share memory with `A`, written on L4
 """
 from __future__ import annotations
 
-import operator
-
-import numpy as np
-
-from . import ir
+from . import aliasing, ir
 from .errors import MutationError
-
-VIEW_METHODS = {"reshape", "ravel", "transpose", "squeeze", "swapaxes", "view", "diagonal"}
-VIEW_FUNCTIONS = {np.reshape, np.ravel, np.transpose, np.squeeze, np.swapaxes, np.moveaxis, np.expand_dims,
-                  np.broadcast_to, np.asarray, np.diagonal, np.atleast_1d, np.atleast_2d, np.atleast_3d}
-
-
-def _basic(index) -> bool:
-    """Whether an index selects a view (no integer or boolean arrays in it)."""
-    parts = index.items if isinstance(index, ir.Struct) and index.kind == "tuple" else (index,)
-    for p in parts:
-        if isinstance(p, ir.Const) and isinstance(p.value, (list, np.ndarray)):
-            return False
-        if isinstance(p, ir.Global) and isinstance(p.value, (list, np.ndarray)):
-            return False
-        if isinstance(p, ir.Var) and p.kind != "num":
-            return False
-    return True
-
-
-def _view_base(s: ir.Assign):
-    """The array `s` makes a view of, if it may make one."""
-    if s.target is None or not s.args or not isinstance(s.args[0], ir.Var) or s.args[0].is_buffer:
-        return None
-    p = s.prim
-    if (p is operator.getitem and _basic(s.args[1])) or p == ir.Attr("T") or p in VIEW_FUNCTIONS \
-            or (isinstance(p, ir.Method) and p.name in VIEW_METHODS):
-        return s.args[0]
-    return None
 
 
 class _Arrays:
@@ -93,117 +63,163 @@ def same_arrays(body) -> _Arrays:
     return arrays
 
 
-def check(fn: ir.Function) -> dict:
+def check(fn: ir.Function, ranks: dict | None = None) -> dict:
     """Raise MutationError for unsafe writes; return {name: names of the written arrays it may
-    share memory with} for views and aliases of written arrays (reading them reads those arrays)."""
+    share memory with} (reading it reads those arrays)."""
     arrays = same_arrays(fn.body)
     order: list = []  # (stmt, enclosing loops)
-    views: dict = {}  # view Var -> (base Var, defining stmt)
-    aliases: dict = {}  # Var that may be another array, made by an `if` -> (that array, the `if`)
+    shares: dict = {}  # Var -> {root of another array it may share memory with: (Var, made at)}
+    made_at: dict = {}  # Var -> position in `order` from which its value is current
+    if_aliases: dict = {}  # Var -> position after the `if` that may have made it another name's array
+    carried: dict = {}  # loop param -> (its loop's position, its value at the end of an iteration)
+
+    def aliases_of(op, relation: str) -> dict:
+        """{root: (the value, how the new value relates to it)} for a value made from `op`."""
+        if isinstance(op, ir.Global):
+            return {("global", op.path): (op, relation)}
+        if not isinstance(op, ir.Var):
+            return {}
+        out = {arrays.find(op): (op, relation)}
+        out.update(shares.get(op, {}))
+        return out
+
+    def define(v, found: dict) -> None:
+        found = {r: w for r, w in found.items() if r is not arrays.find(v)}
+        if found:
+            shares[v] = {**shares.get(v, {}), **found}
 
     def walk(stmts, loops):
         for s in stmts:
             order.append((s, loops))
-            if isinstance(s, ir.Assign):
-                base = _view_base(s)
-                if base is not None:
-                    views[s.target] = (base, s)
+            if isinstance(s, ir.Assign) and s.target is not None:
+                made_at[s.target] = len(order) - 1
+                if s.prim in ir.WRITES or getattr(s, "in_place", False):
+                    define(s.target, shares.get(s.args[0], {}))
+                else:
+                    found: dict = {}
+                    relation = "a view of" if aliasing.view_kind(s) else "may share memory with"
+                    for op in aliasing.may_alias(s, ranks):
+                        found.update(aliases_of(op, relation))
+                    define(s.target, found)
             elif isinstance(s, ir.If):
                 walk(s.body, loops)
                 walk(s.orelse, loops)
-                # an output that may be an array from before the `if` (or a view of one) is an alias
-                made = ir.defined_in(s.body) | ir.defined_in(s.orelse)
+                inner = ir.defined_in(s.body) | ir.defined_in(s.orelse)
                 for out, *ends in zip(s.outputs, s.body_results, s.orelse_results):
-                    if out.storage is not None:
-                        continue  # the new version of an array written in a branch
+                    made_at[out] = len(order) - 1
                     for end in ends:
-                        if isinstance(end, ir.Var) and end in views:
-                            views[out] = views[end]
-                            break
-                        if isinstance(end, ir.Var) and end not in made and end.kind == "num":
+                        if not isinstance(end, ir.Var):
+                            continue
+                        define(out, shares.get(end, {}))
+                        if out.storage is None and end not in inner and end.kind == "num":
                             # both names may be one array: neither may be used after a write
-                            aliases[out] = (end, s)
-                            aliases.setdefault(end, (out, s))
-                            break
+                            if_aliases.setdefault(out, len(order) - 1)
+                            if_aliases.setdefault(end, len(order) - 1)
             elif isinstance(s, ir.Loop):
+                for p, init, nxt in zip(s.params, s.inits, s.nexts):
+                    made_at[p] = len(order) - 1
+                    carried[p] = (len(order) - 1, nxt)
+                    define(p, aliases_of(init, "may share memory with") if not (isinstance(init, ir.Var) and arrays.find(init) is
+                                                       arrays.find(p)) else shares.get(init, {}))
+                for _ in range(2):  # what a carried value may share after one iteration
+                    mark = len(order)
+                    walk(s.cond_body, loops + (s,))
+                    walk(s.body, loops + (s,))
+                    for p, nxt in zip(s.params, s.nexts):
+                        define(p, shares.get(nxt, {}) if isinstance(nxt, ir.Var) else {})
+                    del order[mark:]
                 walk(s.cond_body, loops + (s,))
                 walk(s.body, loops + (s,))
+                for p in s.params:
+                    carried[p] = carried[p] + (len(order) - 1,)
 
     walk(fn.body, ())
-    # a loop-carried value or `if` output that may hold a view holds it as well
-    members: dict = {}
-    for s, _ in order:
-        for v in ir.defined_by(s):
-            members.setdefault(arrays.find(v), []).append(v)
-    for view, (base, made) in list(views.items()):
-        for other in members.get(arrays.find(view), []):
-            if other is not view and other is not base and other not in views and other.storage is None:
-                views[other] = (base, made)
-    write_stmts = [s for s, _ in order if isinstance(s, ir.Assign) and s.prim in ir.WRITES]
+    writes = []  # (position, root written, stmt, loops)
+    for k, (s, loops) in enumerate(order):
+        if not isinstance(s, ir.Assign):
+            continue
+        in_place = getattr(s, "in_place", False) and (ranks or {}).get(s.args[0]) != 0
+        if s.prim in ir.WRITES or in_place:
+            base = s.args[0]
+            others = {r: w for r, w in shares.get(base, {}).items()} if not getattr(s, "checked_fresh", False) \
+                else {}
+            if others:
+                other, relation = next(iter(others.values()))
+                what = "a write into" if s.prim in ir.WRITES else "an in-place update of"
+                raise MutationError(
+                    f"cannot differentiate {what} `{_name_of(base)}`, {_relation(relation)} "
+                    f"`{_describe(other)}`: the write would change it too, which the gradient cannot "
+                    f"follow; write into `{_describe(other)}` itself, or make `{_name_of(base)}` a copy "
+                    f"first (`.copy()`)", s.loc)
+            writes.append((k, arrays.find(base), s, loops))
+    if writes:
+        for k, (s, loops) in enumerate(order):
+            reads = [v for op in ir.stmt_operands(s) for v in ir.operand_vars(op)] \
+                if not isinstance(s, ir.Loop) else [v for op in s.inits for v in ir.operand_vars(op)]
+            for v in reads:
+                watched = [(root, other, relation, made_at.get(v, -1))
+                           for root, (other, relation) in shares.get(v, {}).items()]
+                if v in if_aliases:  # the `if` may have bound it to the same array as another name
+                    watched.append((arrays.find(v), None, "possibly the same array as", if_aliases[v]))
+                for root, other, relation, start in watched:
+                    for w_pos, w_root, w, w_loops in writes:
+                        if w_root is root and w.target is not v \
+                                and _stale(v, start, k, w_pos, w_loops, loops, order, carried, made_at):
+                            other = w.args[0] if other is None else other
+                            raise MutationError(
+                                f"`{_name_of(v)}` {_verb(relation)} `{_describe(other)}` (line "
+                                f"{order[start][0].loc.line if start >= 0 else fn.loc.line}) and is used "
+                                f"after `{_name_of(w.args[0])}` is written on line {w.loc.line}; make it a "
+                                f"copy (`.copy()`) or read it again after the write", s.loc)
     names_of_root: dict = {}
-    for w in write_stmts:
-        names_of_root.setdefault(arrays.find(w.args[0]), set()).add(w.args[0].name)
-    shares = {}
+    for _, root, w, _ in writes:
+        names_of_root.setdefault(root, set()).add(w.args[0].name)
+    out: dict = {}
     for s, _ in order:
         for v in ir.defined_by(s):
             root = arrays.find(v)
             if root in names_of_root and v.name not in names_of_root[root]:
-                shares[v.name] = names_of_root[root]
+                out.setdefault(v.name, set()).update(names_of_root[root])
+            for r in shares.get(v, {}):
+                if r in names_of_root:
+                    out.setdefault(v.name, set()).update(names_of_root[r])
     for p in fn.params:
         if arrays.find(p) in names_of_root:
-            shares.setdefault(p.name, names_of_root[arrays.find(p)])
-    if not views and not aliases:
-        return shares
-    # views of views share the root array
-    view_root = {v: arrays.find(_first_base(v, views)) for v in views}
-    position = {id(s): k for k, (s, _) in enumerate(order)}
-    writes = [(k, arrays.find(s.args[0]), s, loops) for k, (s, loops) in enumerate(order)
-              if isinstance(s, ir.Assign) and s.prim in ir.WRITES]
-    for _, _, w, _ in writes:
-        if w.args[0] in views:
-            base, made = views[w.args[0]]
-            raise MutationError(f"cannot differentiate a write into `{w.args[0].name}`, a view of "
-                                f"`{base.name}` made on line {made.loc.line}; write into `{base.name}` "
-                                "itself, or make the view a copy (`.copy()`)", w.loc)
-    # Views, and both sides of an `if`-made alias, must not be used after their array is written
-    # (the IR would not see the write through them). A write's own result is never stale.
-    watched = {v: (base, made, view_root[v], "a view of") for v, (base, made) in views.items()}
-    for v, (other, made) in aliases.items():
-        watched.setdefault(v, (other, made, arrays.find(v), "possibly the same array as"))
-    for k, (s, loops) in enumerate(order):
-        reads = [op for op in ir.stmt_operands(s) for op in ir.operand_vars(op)] if not isinstance(s, ir.Loop) \
-            else [v for op in s.inits for v in ir.operand_vars(op)]
-        for v in reads:
-            if v not in watched:
-                continue
-            other, made, root_of_v, relation = watched[v]
-            start = position[id(made)]
-            for w_pos, root, w, w_loops in writes:
-                if w.target is not None and (w.args[0] is v or w.target is v):
-                    continue
-                between = start < w_pos < k
-                # a loop that contains the use and the write but not the view: the write of one
-                # iteration comes before the use of the next
-                around = any(loop in w_loops and loop not in order[start][1] for loop in loops)
-                if root == root_of_v and (between or around):
-                    raise MutationError(
-                        f"`{v.name}` is {relation} `{other.name}` (line {made.loc.line}) and is used "
-                        f"after `{w.args[0].name}` is written on line {w.loc.line}; make it a copy "
-                        f"(`{v.name} = ....copy()`) or read it again after the write", s.loc)
-    for v in views:
-        base = _first_base(v, views)
-        if view_root[v] in names_of_root:
-            shares[v.name] = shares.get(v.name, set()) | {base.name} | names_of_root[view_root[v]]
-    return shares
+            out.setdefault(p.name, set()).update(names_of_root[arrays.find(p)])
+    return out
 
 
-def _first_base(v, views: dict):
-    """The array a view (of a view ...) of `v` was first made from; a cycle of names that may hold
-    one another (an `if` that binds `v = a` on one side and `v = a[...]` on the other) ends where
-    it closes."""
-    seen = {v}
-    base = views[v][0]
-    while base in views and base not in seen:
-        seen.add(base)
-        base = views[base][0]
-    return base
+def _stale(v, start, k, w_pos, w_loops, loops, order, carried, made_at) -> bool:
+    """Whether the write at `w_pos` comes between the making of `v` (at `start`) and its use at `k`:
+    in program order, or around a loop that contains both but not the making. A loop-carried `v`
+    whose value is made again in the body is stale only if the write follows that making."""
+    if v in carried:
+        loop_pos, nxt, end = carried[v]
+        loop = order[loop_pos][0]
+        if loop not in loops:  # read after the loop: its final value
+            start = end
+        elif start < w_pos < k:
+            return True
+        elif loop in w_loops:  # a write in the loop, after the read: the next iteration reads `v` again
+            made_again = isinstance(nxt, ir.Var) and nxt is not v and made_at.get(nxt, -1) > loop_pos
+            return not made_again or made_at[nxt] < w_pos
+    if start < w_pos < k:
+        return True
+    made_loops = order[start][1] if start >= 0 else ()
+    return any(loop in w_loops and loop not in made_loops for loop in loops)
+
+
+def _verb(relation: str) -> str:
+    return relation if relation.startswith("may") else f"is {relation}"
+
+
+def _relation(relation: str) -> str:
+    return "which may share memory with" if relation.startswith("may") else relation
+
+
+def _name_of(v: ir.Var) -> str:
+    return v.display
+
+
+def _describe(op) -> str:
+    return op.path if isinstance(op, ir.Global) else op.display

@@ -103,7 +103,7 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
     ranks, ndims = shapes.infer(fn, {v: (int(k[1:]) if k.startswith("r") else None)
                                      for v, k in zip(fn.params, kinds)})
     mutation.check_shared_updates(fn, ranks)
-    views = mutation.check(fn)
+    views = mutation.check(fn, ndims)
     hoist.hoist(fn)
     cse.eliminate(fn)
     origins: dict = {}

@@ -66,9 +66,9 @@ class SSABuilder:
         if name not in self.seen and (self.own is None or name in self.own):
             self.seen.add(name)
             self.namer.reserve(name)
-            return ir.Var(name, kind)
+            return ir.Var(name, kind, user=name)
         self.seen.add(name)
-        return ir.Var(self.namer.fresh(name), kind)
+        return ir.Var(self.namer.fresh(name), kind, user=name)
 
     # -- calls to user functions ---------------------------------------------------------------
     def inlinable(self, prim) -> bool:
@@ -285,9 +285,21 @@ class SSABuilder:
             raise MutationError("can only write into an array or Buffer held in a variable", loc)
         saved = ir.Var(self.namer.fresh(f"{base.name}_saved"), "any")
         out.append(ir.Assign(saved, ir.SAVE, [base] + (rest[:1] if prim is ir.SETITEM else []), {}, loc))
-        new = ir.Var(base.name, base.kind, base.storage or base, base.is_buffer)
+        new = ir.Var(base.name, base.kind, base.storage or base, base.is_buffer, base.user)
         out.append(ir.Assign(new, prim, [base] + rest + [saved], {}, loc))
         self.rebind_everywhere(base, new)
+
+    def current(self, op) -> bool:
+        """Whether `op` is still the value of a name (an array written since was rebound everywhere,
+        so an item of a tuple display holding its older version is not)."""
+        if not isinstance(op, ir.Var) or op.kind != "num":
+            return True
+        builder = self
+        while builder is not None:
+            if any(v is op for v in builder.env.values()):
+                return True
+            builder = builder.parent
+        return False
 
     def rebind_everywhere(self, old, new) -> None:
         """Every name bound to `old` (here and in the functions this one is inlined into) now sees
@@ -321,7 +333,7 @@ class SSABuilder:
         if prim is operator.getitem and args[0] in self.tuples and isinstance(args[1], ir.Const) \
                 and isinstance(args[1].value, int):
             items = self.tuples[args[0]]
-            if -len(items) <= args[1].value < len(items):
+            if -len(items) <= args[1].value < len(items) and self.current(items[args[1].value]):
                 self.env[name] = items[args[1].value]
                 return
         kind = "seq" if prim in (ir.BUILD_TUPLE, ir.BUILD_LIST, ir.CONCAT, ir.REPEAT) else (
@@ -632,7 +644,7 @@ def build(source: Source, normalized: gast.FunctionDef, namer: Namer, kinds: dic
     copies = {}
     for p in params:
         if arrays.find(p) in written:
-            copies[p] = ir.Var(p.name, p.kind, None, p.is_buffer)
+            copies[p] = ir.Var(p.name, p.kind, None, p.is_buffer, p.user)
     if copies:
         ir.substitute(body, copies)
         for s in ir.walk(body):

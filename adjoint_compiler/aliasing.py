@@ -1,0 +1,167 @@
+"""What the result of an operation may share memory with: the aliasing facts of the primitives.
+
+Decided by an allow-list. A result is fresh (shares memory with none of its operands) only when
+the operation is known to return a new value; a known *view* operation returns a view of its
+first operand, which the compiler can follow (`ssa` writes through it and re-reads it after its
+base is written); anything else (unknown functions, containers, `np.einsum`, `max` over a list)
+may alias every array operand, and `mutation` refuses a write whose effect it could not follow.
+
+    y = np.sin(x)          fresh
+    v = x[1:3]             view of x (always an array view)
+    r = x[i]               view of x, or a scalar copy (decided at run time where it matters)
+    t = (u, 1.0)           may alias u
+"""
+from __future__ import annotations
+
+import copy
+import math
+import operator
+
+import numpy as np
+
+from . import ir
+
+# Operations whose result is a view of their first operand whenever that operand is an array.
+VIEW_FUNCTIONS = {np.transpose, np.swapaxes, np.moveaxis, np.squeeze, np.expand_dims, np.flip, np.fliplr,
+                  np.flipud, np.rot90, np.diagonal, np.real, np.imag}
+VIEW_METHODS = {"transpose", "swapaxes", "squeeze", "view", "diagonal"}
+VIEW_ATTRS = {"T", "mT", "real", "imag"}
+# Operations that return their operand itself, a view of it, or a copy, depending on its layout
+# or dtype at run time: a view of it as far as aliasing goes, re-checked at run time by a write.
+MAYBE_VIEW_FUNCTIONS = {np.reshape, np.ravel, np.asarray, np.asanyarray, np.ascontiguousarray,
+                        np.asfortranarray, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.broadcast_to,
+                        np.require}
+MAYBE_VIEW_METHODS = {"reshape", "ravel"}
+
+# Operations known to return a new value (or a number), never memory of an operand.
+FRESH_FUNCTIONS = {
+    np.copy, np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
+    np.full_like, np.arange, np.linspace, np.logspace, np.eye, np.identity, np.tri, np.concatenate,
+    np.stack, np.hstack, np.vstack, np.column_stack, np.dstack, np.tile, np.repeat, np.where, np.clip,
+    np.dot, np.vdot, np.inner, np.outer, np.tensordot, np.kron, np.cross, np.sum, np.mean, np.prod,
+    np.max, np.min, np.amax, np.amin, np.var, np.std, np.cumsum, np.cumprod, np.diff, np.sort,
+    np.argsort, np.argmax, np.argmin, np.trace, np.tril, np.triu, np.roll, np.append, np.insert,
+    np.delete, np.pad, np.take, np.take_along_axis, np.select, np.searchsorted, np.digitize,
+    np.bincount, np.convolve, np.correlate, np.average, np.median, np.percentile, np.quantile,
+    np.nansum, np.nanmean, np.nanmax, np.nanmin, np.cov, np.corrcoef, np.interp, np.polyval,
+    np.gradient, np.vander, np.nan_to_num, np.around, np.round, np.shape, np.ndim, np.size,
+    np.count_nonzero, np.any, np.all, np.isclose, np.allclose, np.array_equal, np.nonzero,
+    np.flatnonzero, np.argwhere, np.unique, np.meshgrid, np.float64, np.float32, np.int64, np.int32,
+    np.bool_, np.linalg.inv, np.linalg.solve, np.linalg.det, np.linalg.slogdet, np.linalg.norm,
+    np.linalg.eigh, np.linalg.eigvalsh, np.linalg.svd, np.linalg.qr, np.linalg.cholesky,
+    np.linalg.pinv, np.linalg.lstsq, np.linalg.matrix_power, np.linalg.eig, np.linalg.eigvals,
+    float, int, bool, complex, abs, len, round, pow, sum, range, isinstance, print, divmod, copy.copy,
+    copy.deepcopy,
+}
+FRESH_METHODS = {"copy", "sum", "mean", "prod", "max", "min", "std", "var", "cumsum", "cumprod", "dot",
+                 "round", "clip", "tolist", "item", "all", "any", "argmax", "argmin", "argsort",
+                 "flatten", "repeat", "trace", "nonzero", "conj", "conjugate", "searchsorted", "ptp",
+                 "astype"}
+FRESH_ATTRS = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes", "strides"}
+FRESH_PRIMS = {ir.SQUARE, ir.OWN, ir.SAVE}
+_OPERATORS = {operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod,
+              operator.pow, operator.matmul, operator.neg, operator.pos, operator.abs, operator.invert,
+              operator.not_, operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne,
+              operator.and_, operator.or_, operator.xor, operator.lshift, operator.rshift,
+              operator.is_, operator.is_not}
+
+
+def _may_skip_copy(stmt: ir.Assign) -> bool:
+    """`np.array(x, copy=False)`, `x.astype(t, copy=None)`: may return `x` itself."""
+    copy = stmt.kwargs.get("copy")
+    return copy is not None and not (isinstance(copy, ir.Const) and copy.value is True)
+
+
+def view_kind(stmt: ir.Assign) -> str | None:
+    """'view' when the result is a view of the first operand whenever that is an array, 'maybe' when
+    it may be a view of it or a copy (run-time layout, or a scalar element), else None."""
+    p = stmt.prim
+    if stmt.target is None or not stmt.args:
+        return None
+    if p is operator.getitem:
+        return _getitem_kind(stmt.args[0], stmt.args[1])
+    try:
+        if p in VIEW_FUNCTIONS:
+            return "view"
+        if p in MAYBE_VIEW_FUNCTIONS:
+            return "maybe"
+        if p is np.array and _may_skip_copy(stmt):
+            return "maybe"
+    except TypeError:  # an unhashable callee
+        return None
+    if isinstance(p, ir.Method):
+        if p.name in VIEW_METHODS:
+            return "view"
+        if p.name in MAYBE_VIEW_METHODS or (p.name == "astype" and _may_skip_copy(stmt)):
+            return "maybe"
+    if isinstance(p, ir.Attr) and p.name in VIEW_ATTRS:
+        return "view"
+    return None
+
+
+def _getitem_kind(base, index) -> str | None:
+    if not isinstance(base, ir.Var) or base.is_buffer or base.kind == "seq":
+        return None  # Buffer reads are copies; an element of a tuple or list is an alias (below)
+    parts = index.items if isinstance(index, ir.Struct) and index.kind == "tuple" else (index,)
+    for q in parts:
+        if isinstance(q, (ir.Const, ir.Global)) and isinstance(q.value, (list, np.ndarray)):
+            return None  # advanced indexing: a copy
+    if any(isinstance(q, ir.Struct) or (isinstance(q, ir.Const) and (q.value is None or q.value is Ellipsis))
+           for q in parts) and base.kind == "num":
+        return "view"
+    return "maybe"  # integers (a scalar, or a view of a row), or an index held in a variable
+
+
+def is_fresh(stmt: ir.Assign, ranks: dict | None = None) -> bool:
+    """Whether the result of `stmt` surely shares memory with none of its operands (`ranks`, when
+    given, tells an element of an array, a scalar copy, from a row of it, a view)."""
+    p = stmt.prim
+    kind = view_kind(stmt)
+    if kind == "maybe" and p is operator.getitem and ranks is not None and ranks.get(stmt.target) == 0:
+        return True  # every axis indexed by an integer: a scalar
+    if kind is not None:
+        return False
+    if p is operator.getitem:
+        base = stmt.args[0]
+        if isinstance(base, ir.Var) and base.is_buffer:
+            return True
+        if isinstance(base, ir.Var) and base.kind == "seq":
+            return False
+        return True  # advanced indexing
+    if isinstance(p, ir.Prim):
+        return p in FRESH_PRIMS
+    arrays = [a for a in stmt.args if isinstance(a, ir.Var) and a.kind != "seq"]
+    if arrays and all(a.is_buffer for a in arrays):
+        return True  # what reads a Buffer reads a copy of it
+    if isinstance(p, ir.Method):
+        return p.name in FRESH_METHODS
+    if isinstance(p, ir.Attr):
+        return p.name in FRESH_ATTRS
+    if isinstance(p, np.ufunc):
+        return "out" not in stmt.kwargs
+    if p in _OPERATORS:  # on numbers and arrays; `+` and `*` of lists keep their items
+        return all(not isinstance(a, ir.Var) or a.kind != "seq" for a in stmt.args)
+    try:
+        if p in FRESH_FUNCTIONS or p is np.array:  # np.array copies unless told otherwise (a view, above)
+            return True
+    except TypeError:
+        return False
+    if getattr(p, "__module__", None) == "math" or getattr(math, getattr(p, "__name__", ""), None) is p:
+        return True
+    from .buffer import Buffer
+    return p is Buffer or getattr(p, "__self__", None) is Buffer  # a new Buffer holds a copy
+
+
+def may_alias(stmt: ir.Assign, ranks: dict | None = None) -> list:
+    """The operands whose memory the result of `stmt` may share (its first operand for a view)."""
+    if stmt.target is None or is_fresh(stmt, ranks):
+        return []
+    if view_kind(stmt) is not None and isinstance(stmt.args[0], ir.Var):
+        return [stmt.args[0]]
+    return [a for a in list(stmt.args) + list(stmt.kwargs.values())
+            if isinstance(a, (ir.Var, ir.Global)) and not (isinstance(a, ir.Global) and _immutable(a.value))]
+
+
+def _immutable(value) -> bool:
+    return isinstance(value, (int, float, complex, bool, str, type(None), tuple)) and not isinstance(value, np.ndarray) \
+        or callable(value) or isinstance(value, type(np))
