@@ -116,6 +116,10 @@ COPYTO = Prim("copyto")  # copyto(b, src, where)       args: b, src, where, save
 COPYTO_ITEMS = Prim("copyto_items")  # copyto(b, <iterator>) args: b, items, saved
 SAVE = Prim("save")  # the slots a write will overwrite  args: b[, idx]
 OWN = Prim("own")  # a private copy of an argument the function writes into
+# Writing through a view (printed as calls of the runtime; they pass no gradient):
+SHARES = Prim("rt.shares_memory")  # whether a value is a view into an array   args: value, array
+POSITIONS = Prim("rt.positions")  # each slot's flat position in its array     args: array
+SLOTS_AT = Prim("rt.slots_at")  # the index of an array's slots at positions    args: positions, array
 WRITES = (SETITEM, COPYTO, COPYTO_ITEMS)
 
 
@@ -131,6 +135,8 @@ class Assign:
     callee: Global | None = None
     rule: Any = None  # set by activity: the Rule from the registry
     bound: dict | None = None  # rule parameter -> operand
+    in_place: bool = False  # `x op= e` rebinding `x` (Python may update an array in place)
+    into_copy: bool = False  # a write `ssa` checked at run time not to go through a view
 
 
 @dataclass(eq=False)

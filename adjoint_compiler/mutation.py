@@ -88,22 +88,25 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
         if found:
             shares[v] = {**shares.get(v, {}), **found}
 
-    def walk(stmts, loops):
+    sides: list = []  # per position in `order`: {id of an enclosing `if`: the branch it is in}
+
+    def walk(stmts, loops, side=None):
+        side = side or {}
         for s in stmts:
             order.append((s, loops))
+            sides.append(side)
             if isinstance(s, ir.Assign) and s.target is not None:
                 made_at[s.target] = len(order) - 1
-                if s.prim in ir.WRITES or getattr(s, "in_place", False):
-                    define(s.target, shares.get(s.args[0], {}))
-                else:
-                    found: dict = {}
+                # a write's version, or `x op= e`'s, is the same array: it keeps what it shares
+                found = dict(shares.get(s.args[0], {})) if s.prim in ir.WRITES or s.in_place else {}
+                if s.prim not in ir.WRITES:
                     relation = "a view of" if aliasing.view_kind(s) else "may share memory with"
                     for op in aliasing.may_alias(s, ranks):
                         found.update(aliases_of(op, relation))
-                    define(s.target, found)
+                define(s.target, found)
             elif isinstance(s, ir.If):
-                walk(s.body, loops)
-                walk(s.orelse, loops)
+                walk(s.body, loops, {**side, id(s): 0})
+                walk(s.orelse, loops, {**side, id(s): 1})
                 inner = ir.defined_in(s.body) | ir.defined_in(s.orelse)
                 for out, *ends in zip(s.outputs, s.body_results, s.orelse_results):
                     made_at[out] = len(order) - 1
@@ -123,13 +126,13 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
                                                        arrays.find(p)) else shares.get(init, {}))
                 for _ in range(2):  # what a carried value may share after one iteration
                     mark = len(order)
-                    walk(s.cond_body, loops + (s,))
-                    walk(s.body, loops + (s,))
+                    walk(s.cond_body, loops + (s,), side)
+                    walk(s.body, loops + (s,), side)
                     for p, nxt in zip(s.params, s.nexts):
                         define(p, shares.get(nxt, {}) if isinstance(nxt, ir.Var) else {})
-                    del order[mark:]
-                walk(s.cond_body, loops + (s,))
-                walk(s.body, loops + (s,))
+                    del order[mark:], sides[mark:]
+                walk(s.cond_body, loops + (s,), side)
+                walk(s.body, loops + (s,), side)
                 for p in s.params:
                     carried[p] = carried[p] + (len(order) - 1,)
 
@@ -138,11 +141,11 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
     for k, (s, loops) in enumerate(order):
         if not isinstance(s, ir.Assign):
             continue
-        in_place = getattr(s, "in_place", False) and (ranks or {}).get(s.args[0]) != 0
+        in_place = s.in_place and (ranks or {}).get(s.args[0]) != 0
         if s.prim in ir.WRITES or in_place:
             base = s.args[0]
-            others = {r: w for r, w in shares.get(base, {}).items()} if not getattr(s, "checked_fresh", False) \
-                else {}
+            # what the written memory may be part of (an append changes the list, not its items)
+            others = {} if s.into_copy or s.prim is ir.CONCAT else shares.get(base, {})
             if others:
                 other, relation = next(iter(others.values()))
                 what = "a write into" if s.prim in ir.WRITES else "an in-place update of"
@@ -163,7 +166,7 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
                     watched.append((arrays.find(v), None, "possibly the same array as", if_aliases[v]))
                 for root, other, relation, start in watched:
                     for w_pos, w_root, w, w_loops in writes:
-                        if w_root is root and w.target is not v \
+                        if w_root is root and w.target is not v and not _exclusive(sides[w_pos], sides[k]) \
                                 and _stale(v, start, k, w_pos, w_loops, loops, order, carried, made_at):
                             other = w.args[0] if other is None else other
                             raise MutationError(
@@ -187,6 +190,11 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
         if arrays.find(p) in names_of_root:
             out.setdefault(p.name, set()).update(names_of_root[arrays.find(p)])
     return out
+
+
+def _exclusive(a: dict, b: dict) -> bool:
+    """Whether two statements lie in different branches of one `if` (no path runs both)."""
+    return any(b.get(key, side) != side for key, side in a.items())
 
 
 def _stale(v, start, k, w_pos, w_loops, loops, order, carried, made_at) -> bool:

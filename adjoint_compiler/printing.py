@@ -93,6 +93,8 @@ def expression(stmt: ir.Assign) -> str:
         return f"rt.save_slots({', '.join(operand(a) for a in args)})"
     if p is ir.OWN:
         return f"rt.own({operand(args[0])})"
+    if isinstance(p, ir.Prim) and p.name.startswith("rt."):
+        return f"{p.name}({', '.join(operand(a) for a in args)})"
     if p in UNARY:
         return f"{UNARY[p]}{operand(args[0])}"
     if p is operator.getitem:

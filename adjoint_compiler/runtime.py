@@ -452,3 +452,19 @@ def sum_to_scalar(g):
     if kind is np.ndarray:
         return g[()] if g.ndim == 0 else g.sum()
     return np.sum(g)
+
+
+# -- writes through views (ssa writes the base array at the view's slots) ---------------------------
+def shares_memory(value, array) -> bool:
+    """Whether `value` is an array whose memory lies in `array`'s (a view of it, or it)."""
+    return isinstance(value, np.ndarray) and isinstance(array, np.ndarray) and np.may_share_memory(value, array)
+
+
+def positions(array):
+    """The flat (C-order) position of each slot of `array`, in an array of its shape."""
+    return np.arange(np.size(array)).reshape(np.shape(array))
+
+
+def slots_at(flat, array) -> tuple:
+    """The index of `array`'s slots at the flat positions `flat` (any shape)."""
+    return np.unravel_index(np.asarray(flat, dtype=np.intp), np.shape(array))

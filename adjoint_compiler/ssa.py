@@ -13,11 +13,12 @@ from __future__ import annotations
 import inspect
 import operator
 import types
+from dataclasses import dataclass
 
 import gast
 import numpy as np
 
-from . import fence, frontend, ir, registry
+from . import aliasing, fence, frontend, ir, registry
 from .errors import CompileError, MissingRuleError, MutationError, UnsupportedSyntaxError
 from .frontend import LIBRARIES, Source, SourceError
 from .naming import Namer
@@ -60,6 +61,8 @@ class SSABuilder:
         self.seen: set[str] = set()
         self.env: dict = {}
         self.tuples: dict = {}  # Var -> operands of the tuple display that defined it
+        self.views: dict = {}  # view Var -> View (shared with inlined builders)
+        self.nesting = 0  # how many branches and loops of this function enclose the statement
 
     def version(self, name: str, kind: str = "num") -> ir.Var:
         """The next SSA version of a user (or normalize) name: `x`, then `x_2`, `x_3`, ..."""
@@ -105,6 +108,7 @@ class SSABuilder:
         sub.parent = self
         sub.inlined = self.inlined
         sub.shared_updates = self.shared_updates
+        sub.views = self.views
         self.inlined.append(func)
         for pname, param in sig.parameters.items():
             if pname in bound.arguments:
@@ -122,6 +126,8 @@ class SSABuilder:
 
     # -- operands ----------------------------------------------------------------------------
     def operand(self, e, allow_dict: bool = False):
+        if isinstance(e, _Operand):
+            return e.op
         if isinstance(e, gast.Constant):
             return ir.Const(e.value)
         if isinstance(e, gast.Name):
@@ -157,7 +163,7 @@ class SSABuilder:
         return self.operand(e)
 
     def is_atom(self, e) -> bool:
-        return isinstance(e, (gast.Constant, gast.Name)) or (
+        return isinstance(e, (gast.Constant, gast.Name, _Operand)) or (
             isinstance(e, gast.Attribute) and self.is_atom(e.value) and
             isinstance(self.operand(e.value), ir.Global))
 
@@ -219,11 +225,18 @@ class SSABuilder:
     def stmt(self, s, out: list) -> None:
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript):
             target = s.targets[0]
-            self.write(ir.SETITEM, target.value, [self.index(target.slice), self.operand(s.value)], s, out)
+            self.write(ir.SETITEM, target.value, [self.index(target.slice), self.operand(s.value)], s, out,
+                       getattr(s, "through", None))
+        elif isinstance(s, gast.Assign) and getattr(s, "in_place", False) \
+                and self.env.get(s.targets[0].id) in self.views:
+            self.update_view(s.targets[0].id, s, out)
         elif isinstance(s, gast.Assign):
             if getattr(s, "in_place", False):
                 self.note_in_place(s.targets[0].id, s)
             self.assign(s.targets[0].id, s.value, s, out)
+            if getattr(s, "in_place", False) and isinstance(self.env.get(s.targets[0].id), ir.Var) and out \
+                    and isinstance(out[-1], ir.Assign) and out[-1].target is self.env[s.targets[0].id]:
+                out[-1].in_place = True
         elif isinstance(s, gast.Expr) and self.is_write_call(s.value):
             self.write_call(s.value, s, out)
         elif isinstance(s, gast.Expr):
@@ -274,8 +287,9 @@ class SSABuilder:
         where = args[1] if len(args) > 1 else kwargs.get("where", ir.Const(True))
         self.write(ir.COPYTO, call.args[0], [src, where], at, out)
 
-    def write(self, prim, base_expr, rest: list, at, out: list) -> None:
-        """A write node: save the slots it overwrites, then make a new version of the array."""
+    def write(self, prim, base_expr, rest: list, at, out: list, through=None) -> None:
+        """A write node: save the slots it overwrites, then make a new version of the array. A write
+        into a view writes its base (`through`: known at run time to be a view, True, or a copy)."""
         base = self.operand(base_expr)
         loc = self.loc(at)
         if isinstance(base, ir.Global):
@@ -283,11 +297,150 @@ class SSABuilder:
                                 "function; copy it first (`a = np.array(...)` or `Buffer(...)`)", loc)
         if not isinstance(base, ir.Var):
             raise MutationError("can only write into an array or Buffer held in a variable", loc)
+        if base in self.views and through is not False:
+            self.write_through(prim, base, rest, at, out, sure=bool(through))
+            return
+        self.write_var(prim, base, rest, at, out, into_copy=through is False)
+
+    def write_var(self, prim, base: ir.Var, rest: list, at, out: list, known=None, into_copy=False) -> ir.Var:
+        """The write node into `base` itself; every name bound to it, and every view of it, sees the
+        new version."""
+        loc = self.loc(at)
         saved = ir.Var(self.namer.fresh(f"{base.name}_saved"), "any")
         out.append(ir.Assign(saved, ir.SAVE, [base] + (rest[:1] if prim is ir.SETITEM else []), {}, loc))
         new = ir.Var(base.name, base.kind, base.storage or base, base.is_buffer, base.user)
-        out.append(ir.Assign(new, prim, [base] + rest + [saved], {}, loc))
+        out.append(ir.Assign(new, prim, [base] + rest + [saved], {}, loc, into_copy=into_copy))
         self.rebind_everywhere(base, new)
+        self.reread_views(new, at, out, known)
+        return new
+
+    # -- views ---------------------------------------------------------------------------------
+    # A value made from an array by a view operation (`aliasing.view_kind`) is recorded as a View:
+    # its base array and the steps that make it from the base. A write into a view writes the base
+    # at the view's slots; after any write into an array, the names bound to its views are bound to
+    # the views made again from the new version. Where it is known only at run time whether a value
+    # is a view (`A[i]` may be a row or a number, `x.reshape(...)` a view or a copy), an `if` on
+    # `rt.shares_memory(value, base)` writes the base in one branch and the value in the other.
+
+    def record_view(self, stmt: ir.Assign) -> None:
+        kind = aliasing.view_kind(stmt)
+        source = stmt.args[0] if stmt.args else None
+        if kind is None or not isinstance(source, ir.Var) or source.is_buffer:
+            return
+        step = (stmt.prim, tuple(stmt.args[1:]), dict(stmt.kwargs), stmt.callee)
+        parent = self.views.get(source)
+        if parent is None:
+            self.views[stmt.target] = View(source, (step,), kind == "view")
+        else:
+            self.views[stmt.target] = View(parent.base, parent.steps + (step,), parent.sure and kind == "view")
+
+    def remake(self, view: View, base: ir.Var, hint: str, at, out: list) -> ir.Var:
+        """The view's steps applied to `base` (a new version of its base, or an array of positions)."""
+        value = base
+        for prim, rest, kwargs, callee in view.steps:
+            value = self.emit(prim, [value, *rest], hint, at, out, dict(kwargs), callee)
+        return value
+
+    def emit(self, prim, args: list, hint: str, at, out: list, kwargs=None, callee=None) -> ir.Var:
+        target = ir.Var(self.namer.fresh(hint), "num", user=hint)
+        out.append(ir.Assign(target, prim, list(args), kwargs or {}, self.loc(at), callee))
+        return target
+
+    def reread_views(self, new: ir.Var, at, out: list, known=None) -> None:
+        """Bind every name holding a view of `new`'s array to that view made again from `new`: the
+        sure views, and `known` (a value just found to be a view at run time); a value that may be a
+        copy keeps its value (`mutation` refuses its use after the write unless it is surely a
+        number). Names of the calling functions only when this write is not inside a branch or loop
+        here (their merges would not see them; `mutation` then refuses a stale use)."""
+        root = new.storage or new
+        remade: dict = {}
+        builder = self
+        while builder is not None:
+            for name, v in list(builder.env.items()):
+                view = self.views.get(v) if isinstance(v, ir.Var) else None
+                if view is None or (view.base.storage or view.base) is not root or not (view.sure or v is known):
+                    continue
+                if v not in remade:
+                    remade[v] = self.remake(view, new, v.display, at, out)
+                    self.views[remade[v]] = View(new, view.steps, True)
+                builder.env[name] = remade[v]
+            if self.nesting:
+                break
+            builder = builder.parent
+
+    def write_through(self, prim, view_var: ir.Var, rest: list, at, out: list, sure: bool) -> None:
+        """`view[index] = value` (or `copyto(view, value)`) as a write into the view's base."""
+        view = self.views[view_var]
+        if prim is ir.COPYTO and isinstance(rest[1], ir.Const) and rest[1].value is True:
+            prim, rest = ir.SETITEM, [ir.Const(Ellipsis), rest[0]]
+        if prim is not ir.SETITEM:
+            raise MutationError(f"cannot differentiate this write into `{view_var.display}`, which may be a view "
+                                f"of `{view.base.display}`; write `{view_var.display}[...] = ...` (or into "
+                                f"`{view.base.display}` itself)", self.loc(at))
+        index, value = rest
+        if view.sure or sure:
+            self.write_base(view, index, value, at, out, view_var)
+            return
+        # a view or a copy: decided at run time
+        self.runtime_view_branch(view_var, at, out, lambda name: _write_node(name, index, value, at))
+
+    def write_base(self, view: View, index, value, at, out: list, view_var=None) -> None:
+        """Write `value` into `view[index]` by writing the view's base at the slots it shows."""
+        base = view.base
+        whole = isinstance(index, ir.Const) and index.value is Ellipsis
+        if whole and len(view.steps) == 1 and view.steps[0][0] is operator.getitem:
+            self.write_var(ir.SETITEM, base, [view.steps[0][1][0], value], at, out, view_var)  # base[i] = value
+            return
+        flat = self.emit(ir.POSITIONS, [base], f"{base.display}_positions", at, out)
+        flat = self.remake(view, flat, f"{base.display}_positions", at, out)
+        if not whole:
+            flat = self.emit(operator.getitem, [flat, index], f"{base.display}_positions", at, out)
+        slots = self.emit(ir.SLOTS_AT, [flat, base], f"{base.display}_slots", at, out)
+        self.write_var(ir.SETITEM, base, [slots, value], at, out, view_var)
+
+    def update_view(self, name: str, at, out: list) -> None:
+        """`v op= e` where `v` may be a view: the new value is written through it into its base (where
+        `v` is a number or a copy at run time, `v` is simply bound to the new value)."""
+        view_var = self.env[name]
+        new_name = self.namer.fresh(f"{view_var.display}_updated")
+        self.assign(new_name, at.value, at, out)
+        if self.views[view_var].sure:
+            self.write_base(self.views[view_var], ir.Const(Ellipsis), self.operand(gast_name(new_name)), at, out,
+                            view_var)
+            return
+
+        def into_copy(_):
+            return gast.copy_location(gast.Assign(targets=[gast_name(name, True)], value=gast_name(new_name),
+                                                  type_comment=None), at)
+        self.runtime_view_branch(view_var, at, out, lambda _: _write_node(name, ir.Const(Ellipsis), None, at,
+                                                                           gast_name(new_name)), into_copy)
+
+    def runtime_view_branch(self, view_var, at, out, through_stmt, copy_stmt=None) -> None:
+        """`if rt.shares_memory(v, base): <write through v> else: <write v itself>`, built as an `if`
+        of the user's code (so branches merge as any other), then `v` remembered as a view again."""
+        view = self.views[view_var]
+        names = {}
+        for op, hint in ((view_var, "view"), (self.emit(ir.SHARES, [view_var, view.base],
+                                                        f"{view_var.display}_is_view", at, out), "is_view")):
+            names[hint] = self.namer.fresh(f"__{hint}")
+            self.env[names[hint]] = op
+        body = through_stmt(names["view"])
+        body.through = True
+        orelse = copy_stmt(names["view"]) if copy_stmt else through_stmt(names["view"])
+        if copy_stmt is None:
+            orelse.through = False
+        node = gast.copy_location(gast.If(test=gast_name(names["is_view"]), body=[body], orelse=[orelse]), at)
+        bound = [k for k, v in self.env.items() if v is view_var]
+        self.branch(node, out)
+        for k in names.values():
+            self.env.pop(k, None)
+        merged = out[-1]
+        base = next((o for o, a in zip(merged.outputs, merged.body_results)
+                     if isinstance(a, ir.Var) and (a.storage or a) is (view.base.storage or view.base)), view.base)
+        for k in bound:
+            v = self.env.get(k)
+            if isinstance(v, ir.Var) and v in merged.outputs:
+                self.views[v] = View(base, view.steps, False)
 
     def current(self, op) -> bool:
         """Whether `op` is still the value of a name (an array written since was rebound everywhere,
@@ -347,14 +500,17 @@ class SSABuilder:
             self.tuples[target] = args
         out.append(ir.Assign(target, prim, args, kwargs, self.loc(at), callee))
         self.env[name] = target
+        self.record_view(out[-1])
 
     def branch(self, s, out: list) -> None:
         cond = self.operand(s.test)
         before = self.env
         self.env = dict(before)
+        self.nesting += 1
         body = self.block(s.body)
         env_body, self.env = self.env, dict(before)
         orelse = self.block(s.orelse)
+        self.nesting -= 1
         env_orelse = self.env
         merged = {k: v for k, v in before.items()}
         outputs, body_results, orelse_results = [], [], []
@@ -373,6 +529,22 @@ class SSABuilder:
         self.env = merged
         self.merge_writes(s, before, body + orelse, outputs, body_results, orelse_results)
         out.append(ir.If(cond, body, orelse, outputs, body_results, orelse_results, self.loc(s)))
+        self.merge_views(out[-1])
+
+    def merge_views(self, s: ir.If) -> None:
+        """An `if` output that is, on both sides, the same view of (versions of) one array is that
+        view of the `if`'s version of the array."""
+        for out_var, a, b in zip(s.outputs, s.body_results, s.orelse_results):
+            va, vb = self.views.get(a) if isinstance(a, ir.Var) else None, \
+                self.views.get(b) if isinstance(b, ir.Var) else None
+            if va is None or vb is None or va.steps != vb.steps:
+                continue
+            if va.base is vb.base:
+                self.views[out_var] = View(va.base, va.steps, va.sure and vb.sure)
+                continue
+            for o, ba, bb in zip(s.outputs, s.body_results, s.orelse_results):
+                if ba is va.base and bb is vb.base:
+                    self.views[out_var] = View(o, va.steps, va.sure and vb.sure)
 
     def merge_writes(self, s, before: dict, branches: list, outputs, body_results, orelse_results) -> None:
         """An array written in a branch: where both branches' values of a name are versions of that
@@ -418,6 +590,12 @@ class SSABuilder:
         written = _written(cond_nodes + body_nodes)
         carried = [n for n in assigned if n != target_name and (n in self.env or n in outside or n in exposed)]
         carried += [n for n in written if n not in carried and n != target_name and n in self.env]
+        if written or _updates_in_place(cond_nodes + body_nodes):
+            # a write through a view (made in the loop, perhaps), or into a view's base: any array
+            # may change (those that do not are no loop-carried values, below)
+            header = set(_loads(s.iter)) if is_for else set()
+            carried += [n for n, v in self.env.items() if n not in carried and n != target_name and n not in header
+                        and isinstance(v, ir.Var) and v.kind != "seq" and not n.startswith("__")]
         before = self.env
         params = []
         for n in carried:
@@ -438,6 +616,12 @@ class SSABuilder:
                             env[k] = value
         self.env = dict(before)
         bind(self.env, params)
+        for p, init in zip(params, inits):  # a carried view: a view of its base's carried value
+            view = self.views.get(init) if isinstance(init, ir.Var) else None
+            if view is not None:
+                base = next((q for q, i in zip(params, inits) if i is view.base), view.base)
+                self.views[p] = View(base, view.steps, view.sure)
+        self.nesting += 1
         loop = ir.Loop("for" if is_for else "while", params, inits, [], [], self.loc(s))
         if is_for:
             loop.iterable = self.operand(s.iter)
@@ -447,6 +631,7 @@ class SSABuilder:
             loop.cond_body = self.block(cond_nodes)
             loop.cond = self.operand(s.cond_atom)
         loop.body = self.block(body_nodes)
+        self.nesting -= 1
         missing = [n for n in carried if n not in self.env]
         if missing:
             raise CompileError(f"`{missing[0]}` is assigned in this loop only on some paths",
@@ -491,6 +676,38 @@ class SSABuilder:
         return {n for n, count in self.load_counts.items() if count > inside.get(n, 0)}
 
 
+@dataclass(frozen=True)
+class View:
+    """A value made from `base` by `steps` (prim, other operands, keywords, callee), each a view
+    operation; `sure` when it is an array view whenever `base` is an array."""
+
+    base: ir.Var
+    steps: tuple
+    sure: bool
+
+
+def gast_name(id_: str, store: bool = False) -> gast.Name:
+    return gast.Name(id=id_, ctx=gast.Store() if store else gast.Load(), annotation=None, type_comment=None)
+
+
+def _write_node(name: str, index, value, at, value_node=None):
+    """The gast statement `name[index] = value` for IR operands `index` and `value` (the SSA builder
+    reads them back through `_Operand` nodes)."""
+    node = gast.Assign(targets=[gast.Subscript(value=gast_name(name), slice=_Operand(index), ctx=gast.Store())],
+                       value=value_node if value_node is not None else _Operand(value), type_comment=None)
+    return gast.copy_location(node, at)
+
+
+class _Operand(gast.AST):
+    """An IR operand standing in a gast tree the SSA builder makes for itself."""
+
+    _fields = ()
+
+    def __init__(self, op):
+        super().__init__()
+        self.op = op
+
+
 def _loads(node) -> dict:
     counts: dict = {}
     for n in gast.walk(node):
@@ -524,6 +741,11 @@ def _written(stmts) -> dict:
                     if isinstance(a, gast.Name):
                         out.setdefault(a.id, None)
     return out
+
+
+def _updates_in_place(stmts) -> bool:
+    """Whether a block has an augmented assignment of a name (it may update a view in place)."""
+    return any(getattr(n, "in_place", False) for s in stmts for n in gast.walk(s))
 
 
 def _copyto_functions() -> tuple:

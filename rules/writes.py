@@ -5,7 +5,7 @@ import copy
 
 from adjoint_compiler import runtime as rt
 from adjoint_compiler.buffer import Buffer
-from adjoint_compiler.ir import COPYTO, COPYTO_ITEMS, OWN, SAVE, SETITEM
+from adjoint_compiler.ir import COPYTO, COPYTO_ITEMS, OWN, POSITIONS, SAVE, SETITEM, SHARES, SLOTS_AT
 from adjoint_compiler.registry import adjoint, nondifferentiable
 
 
@@ -33,3 +33,5 @@ def own(y, x):
 
 
 nondifferentiable(SAVE, Buffer.zeros.__func__, Buffer.zeros_like.__func__)
+
+nondifferentiable(SHARES, POSITIONS, SLOTS_AT)  # writes through a view: which slots of its base
