@@ -261,7 +261,7 @@ class Normalizer:
                 return
             single = targets[0].id if len(targets) == 1 and isinstance(targets[0], gast.Name) else None
             if len(targets) == 1 and isinstance(targets[0], gast.Subscript):
-                base = self.write_base(targets[0], s)
+                base = self.write_base(targets[0], s, out)
                 index = self.index(targets[0].slice, out)
                 out.append(self.write(base, index, self.atom(s.value, out), s))
                 return
@@ -279,7 +279,7 @@ class Normalizer:
         elif isinstance(s, gast.AugAssign):
             if isinstance(s.target, gast.Subscript):
                 # `b[i] += v` reads the slots, then writes them: t = b[i]; b[i] = t + v
-                base = self.write_base(s.target, s)
+                base = self.write_base(s.target, s, out)
                 index = self.index(s.target.slice, out)
                 right = self.atom(s.value, out)
                 read = self.atom(gast.copy_location(gast.Subscript(value=base, slice=index, ctx=gast.Load()),
@@ -479,19 +479,24 @@ class Normalizer:
                     out.append(assign(tmp, item, at))
                     self.store(elt, name(tmp), out, at)
         elif isinstance(target, gast.Subscript):
-            base = self.write_base(target, at)
+            base = self.write_base(target, at, out)
             out.append(self.write(base, self.index(target.slice, out), value, at))
         else:
             raise UnsupportedSyntaxError("assignment into an attribute is not supported in a differentiated "
                                          "function", self.source.loc(at))
 
-    def write_base(self, target, at):
-        """The array a subscript assignment writes into: a plain name."""
+    def write_base(self, target, at, out):
+        """The array a subscript assignment writes into, as a name: `np.flip(a)[0] = v` and
+        `b[i][j] = v` write into the value of `np.flip(a)` and `b[i]` (views: ssa writes their base)."""
         if isinstance(target.value, gast.Name):
             return target.value
-        what = "through `.flat`" if isinstance(target.value, gast.Attribute) and target.value.attr == "flat" \
-            else "into an element of an element (`b[i][j] = v`); write `b[i, j] = v`"
-        raise MutationError(f"cannot differentiate a write {what}", self.source.loc(at))
+        if isinstance(target.value, gast.Attribute) and target.value.attr == "flat":
+            raise MutationError("cannot differentiate a write through `.flat`; write `b[np.unravel_index(i, "
+                                "b.shape)] = v` or into `b.ravel()`", self.source.loc(at))
+        base = self.atom(target.value, out)
+        if not isinstance(base, gast.Name):
+            raise MutationError("cannot write into a module-level value; copy it first", self.source.loc(at))
+        return base
 
     def write(self, base, index, value, at):
         return gast.copy_location(gast.Assign(targets=[gast.Subscript(value=base, slice=index,
