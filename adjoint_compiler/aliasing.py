@@ -106,7 +106,7 @@ def _getitem_kind(base, index) -> str | None:
     for q in parts:
         if isinstance(q, (ir.Const, ir.Global)) and isinstance(q.value, (list, np.ndarray)):
             return None  # advanced indexing: a copy
-    if any(isinstance(q, ir.Struct) or (isinstance(q, ir.Const) and (q.value is None or q.value is Ellipsis))
+    if any(isinstance(q, ir.Struct) or (isinstance(q, (ir.Const, ir.Global)) and (q.value is None or q.value is Ellipsis))
            for q in parts) and base.kind == "num":
         return "view"
     return "maybe"  # integers (a scalar, or a view of a row), or an index held in a variable

@@ -62,6 +62,8 @@ class SSABuilder:
         self.env: dict = {}
         self.tuples: dict = {}  # Var -> operands of the tuple display that defined it
         self.views: dict = {}  # view Var -> View (shared with inlined builders)
+        self.written: set = set()  # versions of arrays written since (and loop values they entered as)
+        self.entered: dict = {}  # a loop-carried value -> its value on entry
         self.nesting = 0  # how many branches and loops of this function enclose the statement
 
     def version(self, name: str, kind: str = "num") -> ir.Var:
@@ -109,6 +111,7 @@ class SSABuilder:
         sub.inlined = self.inlined
         sub.shared_updates = self.shared_updates
         sub.views = self.views
+        sub.written, sub.entered = self.written, self.entered
         self.inlined.append(func)
         for pname, param in sig.parameters.items():
             if pname in bound.arguments:
@@ -230,6 +233,8 @@ class SSABuilder:
         elif isinstance(s, gast.Assign) and getattr(s, "in_place", False) \
                 and self.env.get(s.targets[0].id) in self.views:
             self.update_view(s.targets[0].id, s, out)
+        elif isinstance(s, gast.Assign) and getattr(s, "in_place", False) and self.has_views(s.targets[0].id):
+            self.update_base(s.targets[0].id, s, out)
         elif isinstance(s, gast.Assign):
             if getattr(s, "in_place", False):
                 self.note_in_place(s.targets[0].id, s)
@@ -310,6 +315,10 @@ class SSABuilder:
         out.append(ir.Assign(saved, ir.SAVE, [base] + (rest[:1] if prim is ir.SETITEM else []), {}, loc))
         new = ir.Var(base.name, base.kind, base.storage or base, base.is_buffer, base.user)
         out.append(ir.Assign(new, prim, [base] + rest + [saved], {}, loc, into_copy=into_copy))
+        old = base
+        while old is not None and old not in self.written:
+            self.written.add(old)
+            old = self.entered.get(old)
         self.rebind_everywhere(base, new)
         self.reread_views(new, at, out, known)
         return new
@@ -415,6 +424,22 @@ class SSABuilder:
         self.runtime_view_branch(view_var, at, out, lambda _: _write_node(name, ir.Const(Ellipsis), None, at,
                                                                            gast_name(new_name)), into_copy)
 
+    def has_views(self, name: str) -> bool:
+        """Whether a name holds an array with a (surely array) view bound to another name."""
+        value = self.env.get(name)
+        if not isinstance(value, ir.Var):
+            return False
+        root = value.storage or value
+        return any(v in self.views and self.views[v].sure and (self.views[v].base.storage or self.views[v].base)
+                   is root for v in self.env.values() if isinstance(v, ir.Var))
+
+    def update_base(self, name: str, at, out: list) -> None:
+        """`b op= e` where views of the array `b` are bound: NumPy updates `b` in place, so the update
+        is a write of every slot (`b[...] = b op e`), and the views see it."""
+        new_name = self.namer.fresh(f"{self.env[name].display}_updated")
+        self.assign(new_name, at.value, at, out)
+        self.write_var(ir.SETITEM, self.env[name], [ir.Const(Ellipsis), self.operand(gast_name(new_name))], at, out)
+
     def runtime_view_branch(self, view_var, at, out, through_stmt, copy_stmt=None) -> None:
         """`if rt.shares_memory(v, base): <write through v> else: <write v itself>`, built as an `if`
         of the user's code (so branches merge as any other), then `v` remembered as a view again."""
@@ -443,16 +468,9 @@ class SSABuilder:
                 self.views[v] = View(base, view.steps, False)
 
     def current(self, op) -> bool:
-        """Whether `op` is still the value of a name (an array written since was rebound everywhere,
-        so an item of a tuple display holding its older version is not)."""
-        if not isinstance(op, ir.Var) or op.kind != "num":
-            return True
-        builder = self
-        while builder is not None:
-            if any(v is op for v in builder.env.values()):
-                return True
-            builder = builder.parent
-        return False
+        """Whether `op` is not an array written since (a tuple or dict display holding it would
+        hold the written array, not this older version)."""
+        return op not in self.written
 
     def rebind_everywhere(self, old, new) -> None:
         """Every name bound to `old` (here and in the functions this one is inlined into) now sees
@@ -477,7 +495,12 @@ class SSABuilder:
             if not (isinstance(value.slice, gast.Constant) and value.slice.value in table.items):
                 raise UnsupportedSyntaxError(f"the dict `{value.value.id}` may only be read with one of its "
                                              f"constant keys {sorted(map(repr, table.items))}", self.loc(at))
-            self.env[name] = table.items[value.slice.value]
+            item = table.items[value.slice.value]
+            if not self.current(item):
+                raise MutationError(f"`{value.value.id}[{value.slice.value!r}]` holds an array that was written "
+                                    "after it was put in the dict: Python would read the written array, the "
+                                    "gradient cannot follow it; read it through its own name", self.loc(at))
+            self.env[name] = item
             return
         prim, args, kwargs, callee = self.operation(value)
         if self.inlinable(prim):
@@ -616,6 +639,7 @@ class SSABuilder:
                             env[k] = value
         self.env = dict(before)
         bind(self.env, params)
+        self.entered.update((p, i) for p, i in zip(params, inits) if isinstance(i, ir.Var))
         for p, init in zip(params, inits):  # a carried view: a view of its base's carried value
             view = self.views.get(init) if isinstance(init, ir.Var) else None
             if view is not None:

@@ -1,0 +1,275 @@
+"""Views, augmented assignment through them, and arrays held in containers (issue 12, families 1-3).
+
+A write or `op=` through a view writes its base, as NumPy does; a view read after its base is
+written sees the write. Sharing the compiler cannot follow (containers, unknown operations) is
+refused with a located MutationError, never differentiated as a snapshot. Every gradient here is
+checked against central finite differences (`check`).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from adjoint_compiler import MutationError, grad, value_and_grad
+from test_core import check
+
+rng = np.random.default_rng(12)
+Y = rng.uniform(0.5, 2.0, (3, 4))
+V = rng.uniform(0.5, 2.0, 6)
+
+
+# -- family 1: augmented assignment through a view updates its base -----------------------------
+
+def rows_scaled(A):
+    A = A.copy()
+    for row in A:
+        row *= 2.0
+    return np.sum(A ** 2)
+
+
+def rows_normalized(P):
+    P = P * 1.0
+    for row in P:
+        row /= row.sum()
+    return np.sum(P ** 3)
+
+
+def rows_by_index(A):
+    B = A + 0.0
+    for i in range(B.shape[0]):
+        r = B[i]
+        r -= np.mean(r)
+    return np.sum(B * A)
+
+
+def rows_centered_twice(A):
+    B = A + 0.0
+    for r in B:
+        r -= r.mean()
+        r *= r
+    return np.sum(B)
+
+
+def columns_through_transpose(A):
+    B = A * 1.0
+    for col in B.T:
+        col /= np.sqrt(np.sum(col * col))
+    return np.sum(B * A)
+
+
+def slice_view_scaled(y):
+    y = y * 1.0
+    v = y[0:2]
+    v *= 3.0
+    return np.sum(y ** 2)
+
+
+def transpose_bound_then_updated(A):
+    B = A * 1.0
+    Bt = B.T
+    Bt += 1.0
+    Bt *= B.T
+    return np.sum(B)
+
+
+def reshape_view_written(y):
+    y = y * 2.0
+    v = y.reshape(2, 3)
+    v[0] -= 1.0
+    v[1] *= v[0]
+    return np.sum(y ** 2)
+
+
+def nested_subscript_writes(A):
+    B = A * 1.0
+    B[0][1] = 7.0
+    B.T[2] *= 3.0
+    np.flip(B)[0] = B[1, 1]
+    return np.sum(B ** 2)
+
+
+@pytest.mark.parametrize("f, arg", [
+    (rows_scaled, Y), (rows_normalized, Y), (rows_by_index, Y), (rows_centered_twice, Y),
+    (columns_through_transpose, Y), (slice_view_scaled, V), (transpose_bound_then_updated, Y),
+    (reshape_view_written, V), (nested_subscript_writes, Y),
+])
+def test_update_through_view_writes_the_base(f, arg):
+    value, _ = value_and_grad(f)(arg)
+    assert np.isclose(value, f(arg.copy()))
+    check(f, arg)
+
+
+def rows_of_a_vector_are_numbers(v):
+    w = v * 1.0
+    for x in w:
+        x *= 10.0  # a number: rebinding, `w` unchanged
+    return np.sum(w ** 2)
+
+
+def test_items_of_a_vector_are_copies():
+    value, g = value_and_grad(rows_of_a_vector_are_numbers)(V)
+    assert np.isclose(value, np.sum(V ** 2))
+    np.testing.assert_allclose(g, 2 * V)
+
+
+# -- family 2: view-ness by an allow-list -------------------------------------------------------
+
+def flipped_then_written(a):
+    a = a * 1.0
+    b = np.flipud(a)
+    b[0] = 0.0
+    return np.sum(a ** 2)
+
+
+def contiguous_alias_written(a):
+    a = a * 1.0
+    b = np.ascontiguousarray(a)
+    b[0] = 5.0
+    return np.sum(a ** 2) + np.sum(b)
+
+
+def asanyarray_alias_written(a):
+    a = a * 1.0
+    b = np.asanyarray(a)
+    b[1] *= a[2]
+    return np.sum(a ** 2)
+
+
+def index_held_in_a_variable(a):
+    a = a * 1.0
+    idx = slice(1, 3)
+    v = a[idx]
+    v[0] = 7.0
+    return np.sum(a ** 2)
+
+
+def tuple_of_slices_built_at_run_time(A):
+    A = A * 1.0
+    idx = (slice(0, 1), slice(None))
+    v = A[idx]
+    v[0, 0] = 7.0
+    return np.sum(A ** 2)
+
+
+def swap_through_an_element(a):
+    a = a * 1.0
+    t = a[0]
+    a[0] = a[2]
+    a[2] = t
+    return np.sum(a * np.arange(6.0))
+
+
+def view_read_after_base_written(a):
+    a = a * 1.0
+    v = a[::-1]
+    a[0] = 0.0
+    return np.sum(v ** 2)
+
+
+def copy_from_reshape_is_not_a_view(A):
+    B = A.T * 1.0            # not C-contiguous: reshape copies
+    r = B.reshape(-1)
+    r[0] = 100.0             # writes the copy only
+    return np.sum(B ** 2) + np.sum(r)
+
+
+@pytest.mark.parametrize("f, arg", [
+    (flipped_then_written, V), (contiguous_alias_written, V), (asanyarray_alias_written, V),
+    (index_held_in_a_variable, V), (tuple_of_slices_built_at_run_time, Y), (swap_through_an_element, V),
+    (view_read_after_base_written, V), (copy_from_reshape_is_not_a_view, Y),
+])
+def test_views_decided_by_allow_list(f, arg):
+    value, _ = value_and_grad(f)(arg)
+    assert np.isclose(value, f(arg.copy()))
+    check(f, arg)
+
+
+# -- family 3: containers hold references -------------------------------------------------------
+
+def list_of_rows_then_base_written(A):
+    A = A * 1.0
+    rows = list(A)
+    A[0] *= 3.0
+    return np.sum(rows[0] ** 2)
+
+
+def appended_then_written(u):
+    u = u * 1.0
+    hist = []
+    hist.append(u)
+    u[0] = 10.0
+    return np.sum(hist[0] ** 2)
+
+
+def tuple_then_written(u):
+    u = u * 1.0
+    t = (u, 1.0)
+    u[0] = 10.0
+    return np.sum(t[0] ** 2)
+
+
+def zip_over_rows_updated(A):
+    A = A * 1.0
+    rows = list(A)
+    s = 0.0
+    for a, b in zip(rows, [1.0, 2.0]):
+        a *= b
+        s = s + np.sum(a)
+    return s + np.sum(A ** 2)
+
+
+def appended_then_updated_in_place(u):
+    u = u * 1.0
+    hist = [u]
+    u += 1.0
+    return np.sum(hist[0] ** 2)
+
+
+def element_of_a_list_written(u):
+    u = u * 1.0
+    L = [u, u * 2]
+    L[0][0] = 5.0
+    return np.sum(u ** 2)
+
+
+def dict_then_written(u):
+    u = u * 1.0
+    d = {"u": u}
+    u[1] = 0.0
+    return np.sum(d["u"] ** 2)
+
+
+@pytest.mark.parametrize("f, arg, line", [
+    (dict_then_written, V, 'return np.sum(d["u"] ** 2)'),
+    (list_of_rows_then_base_written, Y, "return np.sum(rows[0] ** 2)"),
+    (appended_then_written, V, "return np.sum(hist[0] ** 2)"),
+    (tuple_then_written, V, "return np.sum(t[0] ** 2)"),
+    (zip_over_rows_updated, Y, "a *= b"),
+    (appended_then_updated_in_place, V, "return np.sum(hist[0] ** 2)"),
+    (element_of_a_list_written, V, "L[0][0] = 5.0"),
+])
+def test_containers_holding_written_arrays_are_refused(f, arg, line):
+    with pytest.raises(MutationError) as info:
+        grad(f)(arg)
+    assert line in str(info.value), str(info.value)
+    assert info.value.loc is not None
+
+
+def tuple_read_before_write(u):
+    u = u * 1.0
+    t = (u, 2.0)
+    s = np.sum(t[0] * t[1])
+    u[0] = 10.0
+    return s + np.sum(u)
+
+
+def list_of_copies(A):
+    rows = [r.copy() for r in A]
+    A = A * 2.0
+    A[0] = 0.0
+    return np.sum(rows[0] ** 2) + np.sum(A)
+
+
+@pytest.mark.parametrize("f, arg", [(tuple_read_before_write, V), (list_of_copies, Y)])
+def test_containers_without_stale_reads_work(f, arg):
+    check(f, arg)

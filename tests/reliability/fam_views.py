@@ -1,0 +1,162 @@
+"""Family generators: views written and updated in place, views read after their base is written,
+and arrays held in containers (issue 12, families 1-3). See families.py."""
+from __future__ import annotations
+
+import numpy as np
+
+from families import Case, family
+
+COPIES = ["{a} * 1.0", "{a}.copy()", "np.array({a})", "{a} + 0.0", "np.copy({a})"]
+UPDATES = ["+=", "-=", "*=", "/="]
+
+
+def _expr(ch, v, a):
+    """A well-conditioned expression of the view `v` and the argument `a` (or a constant)."""
+    return ch.choice([
+        f"{ch.float(0.5, 2.0)}",
+        f"np.sum({v}) * {ch.float(0.1, 0.5)}",
+        f"np.tanh({v})",
+        f"({v} * {v} + 1.0)",
+        f"np.mean({a}) + 0.5",
+        f"np.cos({v}) + 2.0",
+    ])
+
+
+def _base(ch):
+    rows, cols = ch.int(1, 3), ch.int(2, 4)
+    arg = np.round(np.random.default_rng(ch.int(0, 10 ** 6)).uniform(0.5, 2.0, (rows, cols)), 3)
+    return arg, rows, cols
+
+
+def _result(ch, b, a):
+    return ch.choice([f"np.sum({b} ** 2)", f"np.sum({b} * {a})", f"np.sum(np.sin({b}))", f"np.mean({b} ** 3)"])
+
+
+@family("views")
+def gen_rows_updated(ch):
+    """Each row (or column) of a 2-d array updated in place, spelled as the loop users write."""
+    arg, rows, cols = _base(ch)
+    op = ch.choice(UPDATES)
+    loop = ch.choice([
+        ("for r in B:", "r"),
+        ("for r in B.T:", "r"),
+        (f"for i in range({rows}):\n        r = B[i]", "r"),
+        ("for i in range(B.shape[0]):\n        r = B[i, :]", "r"),
+        ("for i, r in enumerate(B):", "r"),
+        ("for r in reversed(B):", "r"),
+        ("for r in np.transpose(B):", "r"),
+    ])
+    head, v = loop
+    rhs = _expr(ch, v, "A")
+    second = ch.choice(["", f"\n        {v} {ch.choice(UPDATES)} {ch.float(0.5, 1.5)}"])
+    src = f"""
+def f(A):
+    B = {ch.choice(COPIES).format(a="A")}
+    {head}
+        {v} {op} {rhs}{second}
+    return {_result(ch, "B", "A")}
+"""
+    return Case(src, [arg], must_work=True)
+
+
+@family("views")
+def gen_view_written(ch):
+    """A view bound to a name, then written or updated, then the base (and the view) read."""
+    arg, rows, cols = _base(ch)
+    view = ch.choice([
+        "B[0:1]", "B[:, 1:]", "B[::-1]", "B.T", "np.transpose(B)", "B[0]", f"B[{rows - 1}]",
+        "np.flip(B)", "np.flipud(B)", "np.fliplr(B)", "B.reshape(-1)", "np.ravel(B)", "np.asarray(B)",
+        "np.ascontiguousarray(B)", "B[idx]", "B[..., 0]", "B.swapaxes(0, 1)", "np.squeeze(B)",
+        "B[np.newaxis]",
+    ])
+    write = ch.choice([
+        "v {op} {rhs}", "v[...] = {rhs}", "v[:] = {rhs}", "v[0] = {rhs0}", "np.copyto(v, {rhs})",
+        "v {op} {rhs}\n    v {op} 1.5",
+    ])
+    rhs = _expr(ch, "v", "A")
+    body = write.format(op=ch.choice(UPDATES), rhs=rhs, rhs0=f"np.sum(v) * {ch.float(0.1, 0.9)}")
+    idx = "idx = slice(0, 1)\n    " if "idx" in view else ""
+    after = ch.choice(["", "\n    B[0] = B[0] * 0.5", f"\n    B *= {ch.float(0.5, 1.5)}"])
+    result = ch.choice([_result(ch, "B", "A"), _result(ch, "B", "A") + " + np.sum(v ** 2)"])
+    # a value that may be a view or a copy (a row, a reshape) is not read again after its base is
+    # written: used after such a write, it is refused
+    maybe = view in MAYBE_VIEWS or view == f"B[{rows - 1}]"
+    src = f"""
+def f(A):
+    B = {ch.choice(COPIES).format(a="A")}
+    {idx}v = {view}
+    {body}{after}
+    return {result}
+"""
+    return Case(src, [arg], must_work=not (maybe and after and "v **" in result))
+
+
+MAYBE_VIEWS = {"B[0]", "B.reshape(-1)", "np.ravel(B)", "np.asarray(B)", "np.ascontiguousarray(B)", "B[idx]"}
+
+
+@family("views")
+def gen_view_read_after_write(ch):
+    """A view made, its base written (by index, slice, op=, copyto), the view read afterwards."""
+    arg, rows, cols = _base(ch)
+    view = ch.choice(["B[0]", "B[:, 0]", "B[::-1]", "B.T", "B[1:]", "np.flip(B, 0)", "B[0, :]"])
+    write = ch.choice(["B[0] = 1.5", "B[:, -1] = np.sum(A)", "B *= 2.0", "B[...] = A ** 2",
+                       "np.copyto(B, A * 3.0)", "B[0, 0] += np.mean(A)"])
+    src = f"""
+def f(A):
+    B = {ch.choice(COPIES).format(a="A")}
+    v = {view}
+    s = np.sum(v)
+    {write}
+    return s + np.sum(v ** 2) + {_result(ch, "B", "A")}
+"""
+    return Case(src, [arg], must_work=view != "B[0]")
+
+
+@family("containers")
+def gen_container_then_write(ch):
+    """An array placed in a tuple, list, dict or `list(...)`, the array written, the container read:
+    right, or refused (never the container's old value)."""
+    arg, rows, cols = _base(ch)
+    put = ch.choice(["c = (B, 1.0)", "c = [B, B * 2.0]", "c = []\n    c.append(B)", "c = list(B)",
+                     "c = {'b': B}", "c = [r for r in B]", "c = tuple(B)", "c = [B[0], B[-1]]"])
+    read = {"c = {'b': B}": "c['b']"}.get(put, "c[0]")
+    write = ch.choice(["B[0] = 2.0", "B *= 1.5", "B[..., 0] = np.sum(A)", "np.copyto(B, A + 1.0)",
+                       "B[0] += 1.0", "for r in B:\n        r *= 0.5"])
+    when = ch.choice(["before", "after"])
+    use = f"np.sum({read} ** 2)"
+    if when == "before":
+        src = f"""
+def f(A):
+    B = {ch.choice(COPIES).format(a="A")}
+    {put}
+    s = {use}
+    {write}
+    return s + {_result(ch, "B", "A")}
+"""
+    else:
+        src = f"""
+def f(A):
+    B = {ch.choice(COPIES).format(a="A")}
+    {put}
+    {write}
+    return {use} + {_result(ch, "B", "A")}
+"""
+    return Case(src, [arg])
+
+
+@family("containers")
+def gen_container_item_updated(ch):
+    """An item of a container updated in place (an alias of the array it came from)."""
+    arg, rows, cols = _base(ch)
+    put = ch.choice(["rows = list(B)", "rows = [B[i] for i in range(B.shape[0])]", "rows = (B[0], B[-1])"])
+    op = ch.choice(UPDATES)
+    loop = ch.choice(["for r in rows:\n        r {op} 1.5", "r = rows[0]\n    r {op} 2.0",
+                      "for r, w in zip(rows, [1.0, 2.0, 3.0]):\n        r {op} w"]).format(op=op)
+    src = f"""
+def f(A):
+    B = {ch.choice(COPIES).format(a="A")}
+    {put}
+    {loop}
+    return {_result(ch, "B", "A")} + np.sum(rows[0])
+"""
+    return Case(src, [arg])
