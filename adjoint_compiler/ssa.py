@@ -10,6 +10,7 @@ statically (no statement); free names become `Global`s with their values; every 
 """
 from __future__ import annotations
 
+import copy
 import inspect
 import operator
 import types
@@ -303,7 +304,7 @@ class SSABuilder:
         if not isinstance(base, ir.Var):
             raise MutationError("can only write into an array or Buffer held in a variable", loc)
         if base in self.views and through is not False:
-            self.write_through(prim, base, rest, at, out, sure=bool(through))
+            self.write_through(prim, base_expr.id, rest, at, out, sure=bool(through))
             return
         self.write_var(prim, base, rest, at, out, into_copy=through is False)
 
@@ -377,8 +378,10 @@ class SSABuilder:
                 break
             builder = builder.parent
 
-    def write_through(self, prim, view_var: ir.Var, rest: list, at, out: list, sure: bool) -> None:
-        """`view[index] = value` (or `copyto(view, value)`) as a write into the view's base."""
+    def write_through(self, prim, name: str, rest: list, at, out: list, sure: bool) -> None:
+        """`name[index] = value` (or `copyto(name, value)`), `name` holding a view, as a write into
+        the view's base."""
+        view_var = self.env[name]
         view = self.views[view_var]
         if prim is ir.COPYTO and isinstance(rest[1], ir.Const) and rest[1].value is True:
             prim, rest = ir.SETITEM, [ir.Const(Ellipsis), rest[0]]
@@ -391,7 +394,7 @@ class SSABuilder:
             self.write_base(view, index, value, at, out, view_var)
             return
         # a view or a copy: decided at run time
-        self.runtime_view_branch(view_var, at, out, lambda name: _write_node(name, index, value, at))
+        self.runtime_view_branch(name, at, out, _write_node(name, index, value, at))
 
     def write_base(self, view: View, index, value, at, out: list, view_var=None) -> None:
         """Write `value` into `view[index]` by writing the view's base at the slots it shows."""
@@ -418,11 +421,10 @@ class SSABuilder:
                             view_var)
             return
 
-        def into_copy(_):
-            return gast.copy_location(gast.Assign(targets=[gast_name(name, True)], value=gast_name(new_name),
-                                                  type_comment=None), at)
-        self.runtime_view_branch(view_var, at, out, lambda _: _write_node(name, ir.Const(Ellipsis), None, at,
-                                                                           gast_name(new_name)), into_copy)
+        rebind = gast.copy_location(gast.Assign(targets=[gast_name(name, True)], value=gast_name(new_name),
+                                                type_comment=None), at)
+        self.runtime_view_branch(name, at, out, _write_node(name, ir.Const(Ellipsis), None, at,
+                                                            gast_name(new_name)), rebind)
 
     def has_views(self, name: str) -> bool:
         """Whether a name holds an array with a (surely array) view bound to another name."""
@@ -440,25 +442,23 @@ class SSABuilder:
         self.assign(new_name, at.value, at, out)
         self.write_var(ir.SETITEM, self.env[name], [ir.Const(Ellipsis), self.operand(gast_name(new_name))], at, out)
 
-    def runtime_view_branch(self, view_var, at, out, through_stmt, copy_stmt=None) -> None:
-        """`if rt.shares_memory(v, base): <write through v> else: <write v itself>`, built as an `if`
-        of the user's code (so branches merge as any other), then `v` remembered as a view again."""
+    def runtime_view_branch(self, name: str, at, out, write, into_copy=None) -> None:
+        """`if rt.shares_memory(v, base): <write through v> else: <write v itself>` (`write`, a gast
+        statement writing into `name`; or `into_copy` in the second branch), built as an `if` of the
+        user's code, so its branches merge as any other; then `v` is remembered as a view again."""
+        view_var = self.env[name]
         view = self.views[view_var]
-        names = {}
-        for op, hint in ((view_var, "view"), (self.emit(ir.SHARES, [view_var, view.base],
-                                                        f"{view_var.display}_is_view", at, out), "is_view")):
-            names[hint] = self.namer.fresh(f"__{hint}")
-            self.env[names[hint]] = op
-        body = through_stmt(names["view"])
-        body.through = True
-        orelse = copy_stmt(names["view"]) if copy_stmt else through_stmt(names["view"])
-        if copy_stmt is None:
-            orelse.through = False
-        node = gast.copy_location(gast.If(test=gast_name(names["is_view"]), body=[body], orelse=[orelse]), at)
+        test = self.namer.fresh(f"{view_var.display}_is_view")
+        self.env[test] = ir.Var(test, "num", user=test)
+        out.append(ir.Assign(self.env[test], ir.SHARES, [view_var, view.base], {}, self.loc(at)))
+        write.through = True
+        if into_copy is None:
+            into_copy = copy.copy(write)
+            into_copy.through = False
+        node = gast.copy_location(gast.If(test=gast_name(test), body=[write], orelse=[into_copy]), at)
         bound = [k for k, v in self.env.items() if v is view_var]
         self.branch(node, out)
-        for k in names.values():
-            self.env.pop(k, None)
+        self.env.pop(test, None)
         merged = out[-1]
         base = next((o for o, a in zip(merged.outputs, merged.body_results)
                      if isinstance(a, ir.Var) and (a.storage or a) is (view.base.storage or view.base)), view.base)
