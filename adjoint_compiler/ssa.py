@@ -457,8 +457,23 @@ class SSABuilder:
             into_copy.through = False
         node = gast.copy_location(gast.If(test=gast_name(test), body=[write], orelse=[into_copy]), at)
         bound = [k for k, v in self.env.items() if v is view_var]
+        held = None
+        if not any(v is view.base for v in self.env.values()):  # the base is a caller's: name it here,
+            held = self.namer.fresh(view.base.display)          # so the `if` yields its new version
+            self.env[held] = view.base
+        parked = []  # the callers' names for the value: bound to what the `if` yields for it
+        builder = self.parent
+        while builder is not None:
+            parked += [(builder, k) for k, v in builder.env.items() if v is view_var]
+            builder = builder.parent
+        for builder, k in parked:
+            del builder.env[k]
         self.branch(node, out)
+        for builder, k in parked:
+            builder.env[k] = self.env[name]
         self.env.pop(test, None)
+        if held:
+            self.env.pop(held, None)
         merged = out[-1]
         base = next((o for o, a in zip(merged.outputs, merged.body_results)
                      if isinstance(a, ir.Var) and (a.storage or a) is (view.base.storage or view.base)), view.base)
