@@ -1,8 +1,16 @@
 """Public entry points: grad, value_and_grad, vjp, differentiable, adjoint_source.
 
 A gradient is compiled once per (function, wrt, argument kinds, shape of output) and cached;
-later calls run the cached generated function. Returned gradients never alias the inputs or each
+later calls run the cached generated function while its guard holds (guard.py: every global,
+closure cell, attribute, default, inlined function's code and the rule table it baked in is still
+the same object), and compile it again when not. Returned gradients never alias the inputs or each
 other, and computing one never writes into the caller's arrays.
+
+Checked at each call: complex arguments are refused (ArgumentError); when the function writes
+into an argument, that argument must share no memory with another argument or a global array the
+code reads (MutationError); a pullback's cotangent must have the output's structure and shapes
+(ArgumentError). Our own gradient functions and pullbacks cannot be differentiated (SourceError:
+higher order is not supported yet).
 """
 from __future__ import annotations
 

@@ -2,6 +2,13 @@
 
 Guarantees: `Source.node` is the function's `gast.FunctionDef` whose `lineno`s are file lines and
 whose `col_offset`s are columns in the file; `Source.loc(node)` gives the `Loc` of any node.
+
+The source read is that of the function's own code object: a decorated function is the wrapper
+the user wrote (only our own `@differentiable` is seen through). A decorator's forwarding wrapper
+`def wrapper(*args, **kwargs): return -func(*args, **kwargs)` is rewritten to take the wrapped
+function's parameters (`def wrapper(v): return -func(v)`); any other use of `*args` is refused.
+Inside `recording()`, every function read and every free name looked up is noted (the run-time
+guard of the compiled code is built from that record, see guard.py).
 """
 from __future__ import annotations
 
@@ -167,10 +174,25 @@ def read_function(func) -> Source:
                     _free_paths(node))
     if node.args.vararg or node.args.kwarg:
         _forward(source)
+    elif hasattr(func, "__wrapped__") and not _same_signature(func):
+        from .errors import UnsupportedSyntaxError
+        raise UnsupportedSyntaxError(
+            f"cannot differentiate `{node.name}` (the wrapper of a decorator, {source.file}:{node.lineno}): its "
+            f"parameters {inspect.signature(func, follow_wrapped=False)} differ from those `functools.wraps` "
+            f"gives it, {inspect.signature(func)}; declare the same parameters as the wrapped function",
+            source.loc(node))
     if reading is not None:
         reading.functions.append(func)
         reading.sources.append(source)
     return source
+
+
+def _same_signature(func) -> bool:
+    """Whether `func`'s own parameters are those its `__wrapped__` advertises (what callers bind)."""
+    try:
+        return inspect.signature(func) == inspect.signature(func, follow_wrapped=False)
+    except (TypeError, ValueError):
+        return False
 
 
 def _free_paths(node) -> set:

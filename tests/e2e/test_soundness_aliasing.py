@@ -40,6 +40,20 @@ def into_buffer(b, u):
     return np.sum(b.copy() * u)
 
 
+def through_helper(out, u):
+    fill(out, u)
+    return np.sum(out * u)
+
+
+def fill(o, u):
+    np.copyto(o, u * 2.0)
+
+
+def augmented(out, u):
+    out += u
+    return np.sum(out * u)
+
+
 def reads_only(a, b):
     return np.sum(a * b) + np.sum(np.sin(a))
 
@@ -64,6 +78,14 @@ def test_written_argument_sharing_memory_with_another_is_refused(call):
                                             r"with argument `u`"):
         call(u)
     np.testing.assert_array_equal(u, U)  # nothing ran
+
+
+@pytest.mark.parametrize("f", [through_helper, augmented])
+def test_writes_through_a_helper_or_an_augmented_assignment_are_checked(f):
+    u = U.copy()
+    with pytest.raises(MutationError, match=rf"{f.__name__}: argument `out`.*argument `u`"):
+        grad(f, wrt=1)(u, u)
+    check_grads(through_helper, np.array([0.4, 1.0, -2.0]), U.copy(), wrt=(0, 1))
 
 
 def test_transposed_view_of_a_2d_argument_is_refused():

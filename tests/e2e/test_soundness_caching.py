@@ -429,3 +429,42 @@ def test_disk_cache_sees_rule_bodies_defaults_and_other_modules(tmp_path):
     status, g = run_process(tmp_path, "disk_mod")
     np.testing.assert_allclose(g, 3.0 + extra)
     assert run_process(tmp_path, "disk_mod")[0] == "cached"
+
+
+def test_wrapper_whose_parameters_differ_from_what_wraps_advertises_is_refused(load):
+    m = load("""
+        import functools
+        def swapped(func):
+            @functools.wraps(func)
+            def wrapper(y, x):
+                return func(x, y) * 2.0
+            return wrapper
+        def renamed(func):
+            @functools.wraps(func)
+            def wrapper(a):
+                return func(a) * 2.0
+            return wrapper
+        def plain(func):
+            @functools.wraps(func)
+            def wrapper(x, y):
+                return func(x, y) * np.sum(y)
+            return wrapper
+        @swapped
+        def f(x, y):
+            return np.sum(x ** 2 * y)
+        @renamed
+        def g(x):
+            return np.sum(x ** 3)
+        @plain
+        def h(x, y):
+            return np.sum(x ** 2 * y)
+        def caller(x, y):
+            return f(x, y)
+    """)
+    for fn in (m.f, m.caller):
+        with pytest.raises(UnsupportedSyntaxError, match=r"`wrapper` \(the wrapper of a decorator.*\(y, x\) differ"):
+            grad(fn)(V, V + 1.0)
+    with pytest.raises(UnsupportedSyntaxError, match=r"parameters \(a\) differ from those `functools.wraps` gives it, \(x\)"):
+        grad(m.g)(V)
+    agrees(m.h, V, V + 1.0)
+    agrees(m.h, V, V + 1.0, wrt=1)
