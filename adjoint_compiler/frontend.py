@@ -156,6 +156,10 @@ def read_function(func) -> Source:
     node = tree.body[0]
     if not isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
         raise SourceError(f"cannot find the definition of {func.__qualname__} in its source")
+    if _runs_other_code(func):
+        raise SourceError(f"the source of `{func.__qualname__}` in {func.__code__.co_filename} (line {first}) is not "
+                          "the code Python runs for it: the file was edited after it was imported. Reload the "
+                          "module (`importlib.reload`) or restart, so that what is differentiated is what runs")
     for sub in gast.walk(node):
         if hasattr(sub, "lineno"):
             sub.lineno += first - 1
@@ -185,6 +189,49 @@ def read_function(func) -> Source:
         reading.functions.append(func)
         reading.sources.append(source)
     return source
+
+
+_MODULE_CODE: dict = {}  # (file name, hash of its text) -> the text compiled (None: not Python)
+
+
+def _runs_other_code(func) -> bool:
+    """True when the file text the source of `func` was read from (`linecache`) does not compile,
+    at `func`'s first line, to the bytecode `func` runs: the file was edited after it was loaded.
+    The whole text is compiled, so that the code is compiled in its own context (closures,
+    methods and CPython's module-aware optimizations come out as they did on import)."""
+    code = func.__code__
+    text = "".join(linecache.getlines(code.co_filename))
+    if not text:
+        return False
+    key = (code.co_filename, hash(text))
+    if key not in _MODULE_CODE:
+        try:
+            _MODULE_CODE[key] = compile(text, code.co_filename, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError):  # not plain Python (a notebook cell with magics, ...)
+            _MODULE_CODE[key] = None
+    module = _MODULE_CODE[key]
+    if module is None:
+        return False
+    stack, found = [module], []
+    while stack:
+        c = stack.pop()
+        if c.co_name == code.co_name and c.co_firstlineno == code.co_firstlineno:
+            found.append(c)
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return not any(_same_code(c, code) for c in found)
+
+
+def _same_code(a, b) -> bool:
+    if a.co_code != b.co_code or a.co_names != b.co_names or a.co_varnames != b.co_varnames \
+            or len(a.co_consts) != len(b.co_consts):
+        return False
+    for x, y in zip(a.co_consts, b.co_consts):
+        if isinstance(x, types.CodeType) or isinstance(y, types.CodeType):
+            if not (isinstance(x, types.CodeType) and isinstance(y, types.CodeType) and _same_code(x, y)):
+                return False
+        elif type(x) is not type(y) or (x != y and repr(x) != repr(y)):
+            return False
+    return True
 
 
 def _same_signature(func) -> bool:

@@ -468,3 +468,78 @@ def test_wrapper_whose_parameters_differ_from_what_wraps_advertises_is_refused(l
         grad(m.g)(V)
     agrees(m.h, V, V + 1.0)
     agrees(m.h, V, V + 1.0, wrt=1)
+
+
+def test_nothing_changed_means_no_recompilation(load, monkeypatch):
+    from adjoint_compiler import api
+    m = load(DECORATORS + """
+    import types
+    WEIGHTS = [1.0, 2.0]
+    TABLE = {"a": 0.5}
+    cfg = types.SimpleNamespace(power=2.0)
+    class Config:
+        shift = 0.25
+    def helper(x, *, k=1.5):
+        return np.tanh(x * k) + Config.shift
+    @negated
+    def f(x):
+        s = 0.0
+        for w in WEIGHTS:
+            s = s + w * np.sum(helper(x) ** cfg.power) * TABLE["a"]
+        return s + float(len(x)) + abs(np.sum(x))
+    """)
+    calls = []
+    original = api.compile_gradient
+    monkeypatch.setattr(api, "compile_gradient", lambda *a, **k: calls.append(1) or original(*a, **k))
+    g = grad(m.f)
+    for _ in range(5):
+        g(V)
+        value_and_grad(m.f)(V)
+    assert len(calls) == 2  # once per mode
+    m.cfg.power = 3.0
+    agrees(m.f, V)
+    assert len(calls) == 3
+
+
+def test_disk_cache_keeps_a_decorated_function_as_the_wrapper(tmp_path):
+    source = textwrap.dedent(DECORATORS) + textwrap.dedent("""
+        @negated
+        def f(x):
+            return np.sum(np.sin(x) * SCALE)
+
+        SCALE = 2.0
+    """)
+    (tmp_path / "disk_deco.py").write_text("import numpy as np\n" + source)
+    x = np.array([0.1, 0.2, 0.3])
+    assert run_process(tmp_path, "disk_deco")[0] == "compiled"
+    status, g = run_process(tmp_path, "disk_deco")
+    assert status == "cached"
+    np.testing.assert_allclose(g, -2.0 * np.cos(x))
+    (tmp_path / "disk_deco.py").write_text("import numpy as np\n" + source.replace("return -func", "return 3.0 * func"))
+    status, g = run_process(tmp_path, "disk_deco")
+    assert status == "compiled"  # only the decorator's wrapper changed
+    np.testing.assert_allclose(g, 6.0 * np.cos(x))
+
+
+def test_file_edited_after_import_is_refused_until_reloaded(load, tmp_path):
+    from adjoint_compiler import MissingRuleError, SourceError
+    m = load("""
+        def helper(x):
+            return x ** 2
+        def f(x):
+            return np.sum(helper(x))
+        def g(x):
+            return np.sum(helper(x) * 3.0)
+    """, name="edited_mod")
+    agrees(m.f, V)  # compiled from the source as imported
+    path = tmp_path / "edited_mod.py"
+    path.write_text(path.read_text().replace("x ** 2", "x ** 3  # edited"))
+    np.testing.assert_allclose(grad(m.f)(V), 2 * V)  # Python still runs x ** 2, and so do we
+    with pytest.raises(MissingRuleError, match=r"the source of `helper` in .*edited_mod.py \(line \d+\) is not the "
+                                               r"code Python runs for it: the file was edited"):
+        grad(m.g)(V)
+    with pytest.raises(SourceError, match="the file was edited after it was imported"):
+        grad(m.helper)(V)
+    m.__spec__.loader.exec_module(m)  # what importlib.reload does
+    np.testing.assert_allclose(grad(m.g)(V), 9 * V ** 2)
+    agrees(m.g, V)
