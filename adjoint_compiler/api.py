@@ -302,6 +302,10 @@ def _own(g, inputs, seen):
 def _run(func, wrt_t, as_tuple, args, kwargs, mode):
     """Run the compiled 'joint' (value and gradient) or 'grad' (gradient only) function."""
     values = _bind(func, args, kwargs)
+    for v in values:  # complex arguments are refused before anything is compiled for them
+        if type(v) is not float and type(v) is not int and (type(v) is not np.ndarray or v.dtype.kind == "c"):
+            _check_real(func, values)
+            break
     entry = compiled(func, wrt_t, values, mode)
     n = len(values)
     picked = []
@@ -310,10 +314,6 @@ def _run(func, wrt_t, as_tuple, args, kwargs, mode):
         picked.append(v)
         if not (type(v) is float or (type(v) is np.ndarray and v.dtype.kind in "fc")):
             _check_numeric(v, f"argument {i} of {getattr(func, '__name__', func)}")
-    for v in values:
-        if type(v) is not float and type(v) is not int and (type(v) is not np.ndarray or v.dtype.kind == "c"):
-            _check_real(func, values)
-            break
     if entry.written:
         _check_aliasing(func, entry, values)
     try:
