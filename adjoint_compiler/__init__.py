@@ -1,13 +1,15 @@
 """adjoint_compiler: source-transformation reverse-mode AD for Python + NumPy."""
 from .api import adjoint_source, differentiable, grad, value_and_grad, vjp
 from .buffer import Buffer, copyto
-from .errors import AdjointCompilerError, MissingRuleError, MutationError, RuleError, UnsupportedSyntaxError
+from .errors import (AdjointCompilerError, ArgumentError, MissingRuleError, MutationError, RuleError,
+                     UnsupportedSyntaxError)
 from .frontend import SourceError
 from .registry import adjoint, nondifferentiable
 
 __version__ = "0.1.0"
 __all__ = [
                      "AdjointCompilerError",
+                     "ArgumentError",
                      "Buffer",
                      "MissingRuleError",
                      "MutationError",

@@ -1,8 +1,16 @@
 """Public entry points: grad, value_and_grad, vjp, differentiable, adjoint_source.
 
 A gradient is compiled once per (function, wrt, argument kinds, shape of output) and cached;
-later calls run the cached generated function. Returned gradients never alias the inputs or each
+later calls run the cached generated function while its guard holds (guard.py: every global,
+closure cell, attribute, default, inlined function's code and the rule table it baked in is still
+the same object), and compile it again when not. Returned gradients never alias the inputs or each
 other, and computing one never writes into the caller's arrays.
+
+Checked at each call: complex arguments are refused (ArgumentError); when the function writes
+into an argument, that argument must share no memory with another argument or a global array the
+code reads (MutationError); a pullback's cotangent must have the output's structure and shapes
+(ArgumentError). Our own gradient functions and pullbacks cannot be differentiated (SourceError:
+higher order is not supported yet).
 """
 from __future__ import annotations
 
@@ -13,8 +21,10 @@ import threading
 
 import numpy as np
 
-from . import diskcache
+from . import diskcache, frontend, guard, registry
 from . import runtime as rt
+from .buffer import Buffer
+from .errors import ArgumentError, MutationError
 from .frontend import SourceError, _unwrap
 from .pipeline import compile_gradient
 
@@ -49,12 +59,100 @@ def _check_numeric(value, what: str) -> None:
         return
     if isinstance(value, np.ndarray):
         if value.dtype.kind not in "biufc":
-            raise TypeError(f"{what} must be numeric to be differentiated, got an array of dtype {value.dtype}")
+            raise ArgumentError(f"{what} must be numeric to be differentiated, got an array of dtype {value.dtype}")
         return
     if isinstance(value, (numbers.Number, np.generic)) and not isinstance(value, (bool, np.bool_)):
         return
-    raise TypeError(f"{what} must be a number, an array or a tuple/list of them to be differentiated, "
-                    f"got {type(value).__name__}")
+    raise ArgumentError(f"{what} must be a number, an array or a tuple/list of them to be differentiated, "
+                        f"got {type(value).__name__}")
+
+
+def _is_complex(value) -> bool:
+    """Whether `value` is, or holds (in tuples, lists, dicts, Buffers), a complex number or array."""
+    kind = type(value)
+    if kind is np.ndarray:
+        return value.dtype.kind == "c"
+    if kind is float or kind is int:
+        return False
+    if isinstance(value, (complex, np.complexfloating)):
+        return True
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind == "c"
+    if isinstance(value, Buffer):
+        return value.data.dtype.kind == "c"
+    if isinstance(value, (tuple, list)):
+        return any(_is_complex(v) for v in value)
+    if isinstance(value, dict):
+        return any(_is_complex(v) for v in value.values())
+    return False
+
+
+def _check_real(func, values) -> None:
+    """Refuse complex arguments: their values flow into intermediates the rules treat as real."""
+    for i, v in enumerate(values):
+        if type(v) is not float and _is_complex(v):
+            names = _param_names(func)
+            name = names[i] if i < len(names) else str(i)
+            raise ArgumentError(f"{_name(func)}: argument `{name}` is complex; complex numbers are not "
+                                "supported yet (pass real arrays, e.g. the real and imaginary parts separately)")
+
+
+def _name(func) -> str:
+    return getattr(func, "__qualname__", None) or getattr(func, "__name__", None) or repr(func)
+
+
+def _param_names(func) -> list:
+    try:
+        return list(inspect.signature(_unwrap(func)).parameters)
+    except (TypeError, ValueError):
+        return []
+
+
+def _arrays_in(value, out: list) -> list:
+    """Every ndarray in `value` (itself, a Buffer's data, inside tuples, lists and dicts)."""
+    if isinstance(value, np.ndarray):
+        out.append(value)
+    elif isinstance(value, Buffer):
+        out.append(value.data)
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            _arrays_in(v, out)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _arrays_in(v, out)
+    return out
+
+
+def _check_aliasing(func, entry, values) -> None:
+    """Refuse a call where an argument the function writes into shares memory with another
+    argument, with itself (two views inside one tuple), or with a global array the code reads:
+    the compiled code copies a written argument on entry, so it would not see the writes through
+    the other name. Nothing is checked when the function writes into no argument."""
+    def refuse(i, other: str):
+        names = _param_names(func)
+        raise MutationError(
+            f"{_name(func)}: argument `{names[i] if i < len(names) else i}`, which the function writes into, "
+            f"shares memory with {other}; differentiating a write through aliased arguments is not supported, "
+            "pass separate arrays (e.g. a `.copy()`)")
+
+    for i in entry.written:
+        if i >= len(values):
+            continue
+        mine = _arrays_in(values[i], [])
+        if not mine:
+            continue
+        for k, a in enumerate(mine):
+            for b in mine[k + 1:]:
+                if np.may_share_memory(a, b):
+                    refuse(i, "another array inside the same argument")
+        for j, v in enumerate(values):
+            if j != i and any(np.may_share_memory(a, b) for b in _arrays_in(v, []) for a in mine):
+                names = _param_names(func)
+                refuse(i, f"argument `{names[j] if j < len(names) else j}`")
+        for gname, g in entry.function.__globals__.items():
+            if isinstance(g, (np.ndarray, Buffer, tuple, list)) and \
+                    any(np.may_share_memory(a, b) for b in _arrays_in(g, []) for a in mine):
+                refuse(i, f"the global `{gname}` the function reads")
 
 
 def _normalize_wrt(wrt):
@@ -75,6 +173,7 @@ def _bind(func, args, kwargs):
     if not kwargs and _POSITIONAL.get(func) == len(args):
         return args
     target = _unwrap(func)
+    frontend.check_first_order(target)
     if not callable(target):
         raise TypeError(f"{target!r} is not callable")
     try:
@@ -94,7 +193,7 @@ def compiled(func, wrt: tuple, values: list, mode: str):
     """The cached compiled gradient for these argument kinds, compiling it once (thread-safe)."""
     key = (func, wrt, tuple([_RANKS[v.ndim] if type(v) is np.ndarray else _kind(v) for v in values]), mode)
     entry = _CACHE.get(key)
-    if entry is not None:
+    if entry is not None and entry.guard.holds():
         return entry
     n = len(values)
     for i in wrt:
@@ -106,13 +205,23 @@ def compiled(func, wrt: tuple, values: list, mode: str):
         lock = _LOCKS.setdefault(key, threading.Lock())
     with lock:
         entry = _CACHE.get(key)
-        if entry is None:
-            target = _unwrap(func)
-            entry = diskcache.load(target, wrt, key[2], mode)
-            if entry is None:
-                entry = compile_gradient(target, wrt, key[2], mode)
-                diskcache.store(target, wrt, key[2], mode, entry)
+        if entry is None or not entry.guard.holds():
+            _CACHE.pop(key, None)
+            entry = _build(_unwrap(func), wrt, key[2], mode)
             _CACHE[key] = entry
+    return entry
+
+
+def _build(target, wrt: tuple, kinds: tuple, mode: str):
+    """A Compiled with its guard: from the disk cache if a valid entry is there, else compiled
+    (recording every function read and name looked up) and stored."""
+    generation = registry.GENERATION  # read first: a registration during compilation is seen next call
+    entry = diskcache.load(target, wrt, kinds, mode, generation)
+    if entry is None:
+        with frontend.recording() as reading:
+            entry = compile_gradient(target, wrt, kinds, mode)
+        entry.guard = guard.build(target, reading, generation)
+        diskcache.store(target, wrt, kinds, mode, entry)
     return entry
 
 
@@ -193,6 +302,10 @@ def _own(g, inputs, seen):
 def _run(func, wrt_t, as_tuple, args, kwargs, mode):
     """Run the compiled 'joint' (value and gradient) or 'grad' (gradient only) function."""
     values = _bind(func, args, kwargs)
+    for v in values:  # complex arguments are refused before anything is compiled for them
+        if type(v) is not float and type(v) is not int and (type(v) is not np.ndarray or v.dtype.kind == "c"):
+            _check_real(func, values)
+            break
     entry = compiled(func, wrt_t, values, mode)
     n = len(values)
     picked = []
@@ -201,6 +314,8 @@ def _run(func, wrt_t, as_tuple, args, kwargs, mode):
         picked.append(v)
         if not (type(v) is float or (type(v) is np.ndarray and v.dtype.kind in "fc")):
             _check_numeric(v, f"argument {i} of {getattr(func, '__name__', func)}")
+    if entry.written:
+        _check_aliasing(func, entry, values)
     try:
         if mode == "joint":
             value, raw = entry.function(*values)
@@ -236,6 +351,7 @@ def _named_after(wrapper, func):
     would make the compiler differentiate `func` when given the gradient function itself)."""
     functools.update_wrapper(wrapper, _unwrap(func))
     del wrapper.__wrapped__
+    frontend.DERIVATIVES.add(wrapper)
     return wrapper
 
 
@@ -245,14 +361,19 @@ def vjp(func, *args):
     wrt = tuple(range(len(args)))
     for i in wrt:
         _check_numeric(values[i], f"argument {i} of {getattr(func, '__name__', func)}")
+    _check_real(func, values)
     entry = compiled(func, wrt, values, "split")
+    if entry.written:
+        _check_aliasing(func, entry, values)
     try:
         out, saved = entry.function(*values)
     except Exception as exc:
         _locate(exc, entry)
         raise
+    expected = _cotangent_spec(out)
 
     def pullback(out_bar):
+        _check_cotangent(func, expected, out_bar, "the cotangent")
         try:
             raw = entry.pullback(saved, out_bar)
         except Exception as exc:
@@ -260,7 +381,49 @@ def vjp(func, *args):
             raise
         grads = [rt.gradient(g, values[i]) for g, i in zip(raw, wrt)]
         return tuple(_owned(grads, list(values) + [out_bar]))
+    frontend.DERIVATIVES.add(pullback)
     return out, pullback
+
+
+def _cotangent_spec(out):
+    """What a cotangent of `out` must look like: a tuple of specs for a tuple or list output,
+    else the output's shape (None for a value that is not a number or an array)."""
+    if isinstance(out, (tuple, list)):
+        return tuple(_cotangent_spec(o) for o in out)
+    if isinstance(out, Buffer):
+        out = out.data
+    if isinstance(out, (np.ndarray, numbers.Number, np.generic)) and not isinstance(out, (str, bytes)):
+        return ("shape", np.shape(out))
+    return None
+
+
+def _check_cotangent(func, spec, out_bar, what: str) -> None:
+    """Raise ArgumentError unless `out_bar` has the structure and shape of the output (`spec`)
+    and holds real numbers."""
+    if spec is None:
+        return
+    if isinstance(spec, tuple) and (not spec or spec[0] != "shape"):
+        if not isinstance(out_bar, (tuple, list)) or len(out_bar) != len(spec):
+            got = f"a {type(out_bar).__name__} of length {len(out_bar)}" if isinstance(out_bar, (tuple, list)) \
+                else f"a {type(out_bar).__name__}"
+            raise ArgumentError(f"the pullback of {_name(func)}: {what} must be a tuple of {len(spec)} cotangents "
+                                f"(the function returns a tuple of {len(spec)}), got {got}")
+        for k, (s, b) in enumerate(zip(spec, out_bar)):
+            _check_cotangent(func, s, b, f"{what}[{k}]")
+        return
+    shape = spec[1]
+    try:
+        value = np.asarray(out_bar.data if isinstance(out_bar, Buffer) else out_bar)
+    except Exception:  # noqa: BLE001 -- ragged nesting and the like: not a cotangent
+        value = None
+    if value is None or value.dtype.kind not in "fiu":
+        kind = "complex" if value is not None and value.dtype.kind == "c" else \
+            (f"dtype {value.dtype}" if value is not None else type(out_bar).__name__)
+        raise ArgumentError(f"the pullback of {_name(func)}: {what} must hold real numbers (an array of shape "
+                            f"{shape} or a float), got {kind}")
+    if value.shape != shape:
+        raise ArgumentError(f"the pullback of {_name(func)}: {what} must have the shape of the output, "
+                            f"{shape}, got shape {value.shape}")
 
 
 def adjoint_source(func, wrt=0, args=None) -> str:
@@ -272,6 +435,7 @@ def adjoint_source(func, wrt=0, args=None) -> str:
     arguments of those kinds (scalars, arrays of each ndim), which may skip shape bookkeeping."""
     wrt_t, _ = _normalize_wrt(wrt)
     target = _unwrap(func)
+    frontend.check_first_order(target)
     values = [None] * len(inspect.signature(target).parameters) if args is None else _bind(func, args, {})
     return compiled(func, wrt_t, values, "grad").source
 
@@ -291,3 +455,12 @@ def differentiable(func=None, *, wrt=0):
     wrapper.value_and_grad = lambda wrt=default: value_and_grad(func, wrt)
     wrapper.adjoint_source = lambda wrt=default, args=None: adjoint_source(func, wrt, args)
     return wrapper
+
+
+def _own_wrapper_code():
+    """The code object of `differentiable`'s wrapper: the one wrapper the compiler sees through."""
+    probe = differentiable(lambda: None)
+    return probe.__code__
+
+
+frontend.OWN_WRAPPER_CODE.append(_own_wrapper_code())

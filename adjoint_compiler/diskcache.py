@@ -1,17 +1,19 @@
 """The on-disk cache of generated gradient modules, so a second process pays no compilation.
 
-An entry is keyed by the compiler's own code, the function's source, `wrt`, the argument kinds and
-the mode. It holds the generated source, its line map and a recipe for its namespace (which name is
-looked up in which function's globals or closure). It is used only if every function it was built
-from (the differentiated one and those inlined into it) still has the same source. Set
-ADJOINT_COMPILER_CACHE=0 to disable it, or to a directory to move it; `clear()` empties it.
+An entry is keyed by the compiler's own code, the function's location and source, `wrt`, the
+argument kinds, the mode and the text of every user rule (`@adjoint` bodies, `nondifferentiable`).
+It holds the generated source, its line map and the portable form of its guard (`guard.py`):
+every name the compilation looked up (with a fingerprint of its value), the attributes read
+through them, and the source and defaults of every function inlined, each named by how it was
+reached. On load the guard is replayed; any difference is a miss. The namespace of the generated
+code is rebuilt from the values the replay found. Set ADJOINT_COMPILER_CACHE=0 to disable it, or
+to a directory to move it; `clear()` empties it.
 
     ~/.cache/adjoint_compiler/<sha256>.pickle
 """
 from __future__ import annotations
 
 import hashlib
-import importlib
 import inspect
 import os
 import pickle
@@ -39,13 +41,6 @@ def _compiler_digest() -> str:
 _DIGEST = None
 
 
-def _source_hash(func) -> str | None:
-    try:
-        return hashlib.sha256(inspect.getsource(func).encode()).hexdigest()
-    except (OSError, TypeError):
-        return None
-
-
 def _locate(func):
     """(module, qualname) of a module-level function, or None."""
     if "<locals>" in func.__qualname__ or "<lambda>" in func.__qualname__:
@@ -53,37 +48,23 @@ def _locate(func):
     return func.__module__, func.__qualname__
 
 
-def _resolve(module: str, qualname: str):
-    obj = importlib.import_module(module)
-    for part in qualname.split("."):
-        obj = getattr(obj, part)
-    return inspect.unwrap(obj)
-
-
 def _key(func, wrt, kinds, mode) -> str | None:
     global _DIGEST
-    source = _source_hash(func)
+    from .guard import source_digest
+    from .registry import USER_RULES
+
+    source = source_digest(func)
     if source is None or _locate(func) is None:
         return None
     _DIGEST = _DIGEST or _compiler_digest()
-    from .registry import USER_RULES
-    key = (_DIGEST, source, _locate(func), wrt, kinds, mode, sorted(USER_RULES))
+    key = (_DIGEST, source, _locate(func), wrt, kinds, mode, list(USER_RULES))
     return hashlib.sha256(repr(key).encode()).hexdigest()
 
 
-def _lookup(func, name):
-    if isinstance(name, tuple):  # ("default", param)
-        return inspect.signature(func).parameters[name[1]].default
-    closure = inspect.getclosurevars(func)
-    for scope in (closure.nonlocals, func.__globals__, closure.builtins):
-        if name in scope:
-            return scope[name]
-    import builtins
-    return getattr(builtins, name)
+def load(func, wrt, kinds, mode, generation):
+    """The cached Compiled for these arguments (with its guard), or None."""
+    from . import guard
 
-
-def load(func, wrt, kinds, mode):
-    """The cached Compiled for these arguments, or None."""
     folder = directory()
     key = folder and _key(func, wrt, kinds, mode)
     path = key and folder / f"{key}.pickle"
@@ -91,51 +72,56 @@ def load(func, wrt, kinds, mode):
         return None
     try:
         entry = pickle.loads(path.read_bytes())
-        functions = []
-        for module, qualname, digest in entry["functions"]:
-            f = _resolve(module, qualname)
-            if _source_hash(f) != digest:
-                return None
-            functions.append(f)
-        namespace = {root: _lookup(functions[index], name) for root, (index, name) in entry["recipe"].items()}
+        replayed = guard.from_portable(func, entry["steps"], generation)
+        if replayed is None:
+            return None
+        checks, found = replayed
+        namespace = {}
+        for root, (kind, where, name) in entry["recipe"].items():
+            if kind == "step":
+                namespace[root] = found[where]
+            else:  # ("default", function step or 0, parameter)
+                f = func if where is None else found[where]
+                namespace[root] = inspect.signature(f).parameters[name].default
+        from .pipeline import finish
+        compiled = finish(entry["source"], entry["filename"], namespace, entry["name"], mode, entry["line_locs"])
     except Exception:  # noqa: BLE001 -- a stale or unreadable entry is a miss, never an error
         return None
-    from .pipeline import finish
-    return finish(entry["source"], entry["filename"], namespace, entry["name"], mode, entry["line_locs"])
+    compiled.guard = checks
+    compiled.written = entry["written"]
+    return compiled
 
 
 def store(func, wrt, kinds, mode, compiled) -> None:
+    """Keep `compiled` on disk when every value it baked in can be found again by name."""
     folder = directory()
     key = folder and _key(func, wrt, kinds, mode)
-    if not key or compiled.ir is None:
+    portable = compiled.guard.portable if compiled.guard is not None else None
+    if not key or compiled.ir is None or portable is None:
         return
-    functions, index, recipe = [], {}, {}
-
-    def register(f) -> bool:
-        """Record a function the entry depends on; False if it cannot be found again by name."""
-        if f not in index:
-            place = _locate(f)
-            if place is None:
-                return False
-            index[f] = len(functions)
-            functions.append((*place, _source_hash(f)))
-        return True
-
+    recipe = {}
+    reached_by = portable["reached_by"]
     for root, origin in compiled.origins.items():
-        if not origin or not register(inspect.unwrap(origin[0])):
+        if not origin:
             return
-        recipe[root] = (index[inspect.unwrap(origin[0])], origin[1])
-    for f in [inspect.unwrap(func)] + list(compiled.inlined):
-        if not register(f):
+        f, name = origin
+        if isinstance(name, tuple):  # ("default", parameter)
+            if f not in reached_by:
+                return
+            recipe[root] = ("default", reached_by[f], name[1])
+        elif (f, name) in portable["by_name"]:
+            recipe[root] = ("step", portable["by_name"][(f, name)], None)
+        else:
             return
     entry = {"source": compiled.source, "filename": compiled.filename, "name": compiled.ir.name,
-             "line_locs": compiled.line_locs, "functions": functions, "recipe": recipe}
+             "line_locs": compiled.line_locs, "steps": portable["steps"], "recipe": recipe,
+             "written": compiled.written}
     try:
         folder.mkdir(parents=True, exist_ok=True)
         tmp = folder / f"{key}.{os.getpid()}.tmp"
         tmp.write_bytes(pickle.dumps(entry))
         os.replace(tmp, folder / f"{key}.pickle")
-    except OSError:  # a read-only or full disk: the entry is simply not kept
+    except (OSError, pickle.PicklingError):  # a read-only or full disk: the entry is simply not kept
         return
 
 

@@ -52,3 +52,8 @@ class CompileError(AdjointCompilerError):
     def __init__(self, message: str, loc=None):
         super().__init__(_located(message, loc))
         self.loc = loc
+
+
+class ArgumentError(AdjointCompilerError, TypeError, ValueError):
+    """An argument (or a pullback's cotangent) a gradient cannot accept: complex values, a
+    cotangent of the wrong structure or shape, a non-numeric value to differentiate."""

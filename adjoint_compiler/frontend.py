@@ -2,16 +2,25 @@
 
 Guarantees: `Source.node` is the function's `gast.FunctionDef` whose `lineno`s are file lines and
 whose `col_offset`s are columns in the file; `Source.loc(node)` gives the `Loc` of any node.
+
+The source read is that of the function's own code object: a decorated function is the wrapper
+the user wrote (only our own `@differentiable` is seen through). A decorator's forwarding wrapper
+`def wrapper(*args, **kwargs): return -func(*args, **kwargs)` is rewritten to take the wrapped
+function's parameters (`def wrapper(v): return -func(v)`); any other use of `*args` is refused.
+Inside `recording()`, every function read and every free name looked up is noted (the run-time
+guard of the compiled code is built from that record, see guard.py).
 """
 from __future__ import annotations
 
 import builtins
-import functools
+import contextlib
 import inspect
 import linecache
 import textwrap
+import threading
 import types
-from dataclasses import dataclass
+import weakref
+from dataclasses import dataclass, field
 
 import gast
 
@@ -34,6 +43,8 @@ class Source:
     globals: dict
     closure: dict
     first: int  # file line of `lines[0]`
+    reading: object = None  # the `Reading` of the compilation that read this source, if any
+    paths: set = field(default_factory=set)  # dotted names read from free names (`cfg.scale`)
 
     def loc(self, node) -> Loc:
         line = getattr(node, "lineno", None) or self.node.lineno
@@ -47,19 +58,79 @@ class Source:
         """The value a free name has for the function: closure, then globals, then builtins."""
         for scope in (self.closure, self.globals, vars(builtins)):
             if name in scope:
+                if self.reading is not None:
+                    self.reading.lookups.append((self.func, name, scope[name]))
                 return True, scope[name]
         return False, None
 
 
+class Reading:
+    """What one compilation read: every function whose source it read (in order) and every free
+    name it looked up, as `(function, name, value)`. The run-time guard is built from it."""
+
+    def __init__(self):
+        self.functions: list = []
+        self.sources: list = []
+        self.lookups: list = []
+
+
+_state = threading.local()
+
+
+@contextlib.contextmanager
+def recording():
+    """Record, in this thread, every function `read_function` reads and every name looked up."""
+    outer = getattr(_state, "reading", None)
+    _state.reading = reading = Reading()
+    try:
+        yield reading
+    finally:
+        _state.reading = outer
+
+
+# Our own `differentiable` wrapper, the only wrapper the compiler sees through (api sets it).
+OWN_WRAPPER_CODE: list = []
+# The gradient functions and pullbacks api hands out (differentiating them is higher order).
+DERIVATIVES: weakref.WeakSet = weakref.WeakSet()
+
+
 def _unwrap(func):
-    while isinstance(func, functools.partial) is False and hasattr(func, "__wrapped__"):
-        func = func.__wrapped__
+    """The function to differentiate for `func`: `func` itself, except that our own
+    `@differentiable` wrapper is seen through. A user's decorator (with or without
+    `functools.wraps`) is differentiated as the wrapper it is, never as its `__wrapped__`."""
+    while getattr(func, "__code__", None) in OWN_WRAPPER_CODE:
+        code = func.__code__
+        func = func.__closure__[code.co_freevars.index("func")].cell_contents
     return func
 
 
+def is_derivative(func) -> bool:
+    """Whether `func` is a gradient function or pullback made by this package."""
+    try:
+        return func in DERIVATIVES
+    except TypeError:  # unhashable or not weakly referenceable: not ours
+        return False
+
+
+def check_first_order(func) -> None:
+    """Raise SourceError if `func` is one of our own gradient functions or pullbacks, or one of
+    the entry points that make them (`grad`, `vjp`, ...): differentiating it is higher order."""
+    name = getattr(func, "__qualname__", None) or repr(func)
+    if is_derivative(func):
+        raise SourceError(f"`{name}` here is a gradient function or pullback made by adjoint_compiler (of "
+                          f"`{name}`): higher-order derivatives (`grad(grad(f))`, or differentiating a function "
+                          "that calls a gradient) are not supported yet")
+    if isinstance(func, types.FunctionType) and func.__module__ == "adjoint_compiler.api":
+        raise SourceError(f"`{name}` is an adjoint_compiler entry point: calling it inside a differentiated "
+                          "function is a higher-order derivative, which is not supported yet")
+
+
 def read_function(func) -> Source:
-    """Parse `func`'s source. Raises SourceError for builtins, C functions, lambdas, exec'd code."""
+    """Parse `func`'s source. Raises SourceError for builtins, C functions, lambdas, exec'd code,
+    and our own gradient functions (higher order). The source read is that of `func`'s own code
+    object: a decorated function is read as the wrapper, never as its `__wrapped__`."""
     func = _unwrap(func)
+    check_first_order(func)
     if inspect.ismethod(func):
         raise SourceError(f"{func!r} is a bound method; differentiate a plain function instead")
     if not isinstance(func, types.FunctionType):
@@ -74,7 +145,7 @@ def read_function(func) -> Source:
         raise SourceError(f"cannot differentiate the lambda at {func.__code__.co_filename}:"
                           f"{func.__code__.co_firstlineno}; define it with `def` instead")
     try:
-        lines, first = inspect.getsourcelines(func)
+        lines, first = inspect.getsourcelines(func.__code__)
     except (OSError, TypeError) as exc:
         raise SourceError(f"cannot read the source of {func.__qualname__} "
                           f"(defined in {func.__code__.co_filename}): {exc}") from None
@@ -85,6 +156,10 @@ def read_function(func) -> Source:
     node = tree.body[0]
     if not isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
         raise SourceError(f"cannot find the definition of {func.__qualname__} in its source")
+    if _runs_other_code(func):
+        raise SourceError(f"the source of `{func.__qualname__}` in {func.__code__.co_filename} (line {first}) is not "
+                          "the code Python runs for it: the file was edited after it was imported. Reload the "
+                          "module (`importlib.reload`) or restart, so that what is differentiated is what runs")
     for sub in gast.walk(node):
         if hasattr(sub, "lineno"):
             sub.lineno += first - 1
@@ -98,8 +173,178 @@ def read_function(func) -> Source:
                 closure[name] = cell.cell_contents
             except ValueError:  # an empty cell: the name is not bound yet, so it is not a constant
                 continue
-    return Source(func, node, func.__code__.co_filename, lines, func.__globals__, closure, first)
+    reading = getattr(_state, "reading", None)
+    source = Source(func, node, func.__code__.co_filename, lines, func.__globals__, closure, first, reading,
+                    _free_paths(node))
+    if node.args.vararg or node.args.kwarg:
+        _forward(source)
+    elif hasattr(func, "__wrapped__") and not _same_signature(func):
+        from .errors import UnsupportedSyntaxError
+        raise UnsupportedSyntaxError(
+            f"cannot differentiate `{node.name}` (the wrapper of a decorator, {source.file}:{node.lineno}): its "
+            f"parameters {inspect.signature(func, follow_wrapped=False)} differ from those `functools.wraps` "
+            f"gives it, {inspect.signature(func)}; declare the same parameters as the wrapped function",
+            source.loc(node))
+    if reading is not None:
+        reading.functions.append(func)
+        reading.sources.append(source)
+    return source
+
+
+_MODULE_CODE: dict = {}  # (file name, hash of its text) -> the text compiled (None: not Python)
+
+
+def _runs_other_code(func) -> bool:
+    """True when the file text the source of `func` was read from (`linecache`) does not compile,
+    at `func`'s first line, to the bytecode `func` runs: the file was edited after it was loaded.
+    The whole text is compiled, so that the code is compiled in its own context (closures,
+    methods and CPython's module-aware optimizations come out as they did on import)."""
+    code = func.__code__
+    text = "".join(linecache.getlines(code.co_filename))
+    if not text:
+        return False
+    key = (code.co_filename, hash(text))
+    if key not in _MODULE_CODE:
+        try:
+            _MODULE_CODE[key] = compile(text, code.co_filename, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError):  # not plain Python (a notebook cell with magics, ...)
+            _MODULE_CODE[key] = None
+    module = _MODULE_CODE[key]
+    if module is None:
+        return False
+    stack, found = [module], []
+    while stack:
+        c = stack.pop()
+        if c.co_name == code.co_name and c.co_firstlineno == code.co_firstlineno:
+            found.append(c)
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return not any(_same_code(c, code) for c in found)
+
+
+def _same_code(a, b) -> bool:
+    if a.co_code != b.co_code or a.co_names != b.co_names or a.co_varnames != b.co_varnames \
+            or len(a.co_consts) != len(b.co_consts):
+        return False
+    for x, y in zip(a.co_consts, b.co_consts):
+        if isinstance(x, types.CodeType) or isinstance(y, types.CodeType):
+            if not (isinstance(x, types.CodeType) and isinstance(y, types.CodeType) and _same_code(x, y)):
+                return False
+        elif type(x) is not type(y) or (x != y and repr(x) != repr(y)):
+            return False
+    return True
+
+
+def _same_signature(func) -> bool:
+    """Whether `func`'s own parameters are those its `__wrapped__` advertises (what callers bind)."""
+    try:
+        return inspect.signature(func) == inspect.signature(func, follow_wrapped=False)
+    except (TypeError, ValueError):
+        return False
+
+
+def _free_paths(node) -> set:
+    """Every dotted name `a.b.c` in the function whose root `a` is not a local name (the
+    attribute reads whose values the compiler may bake in)."""
+    local = {a.id for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs}
+    local |= {a.id for a in (node.args.vararg, node.args.kwarg) if a is not None}
+    local |= {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
+    paths = set()
+    for n in gast.walk(node):
+        parts = []
+        while isinstance(n, gast.Attribute):
+            parts.append(n.attr)
+            n = n.value
+        if parts and isinstance(n, gast.Name) and n.id not in local:
+            paths.add(".".join([n.id] + parts[::-1]))
+    return paths
 
 
 def _indent_of(line: str) -> int:
     return len(line) - len(line.lstrip())
+
+
+def _forward(source: Source) -> None:
+    """Rewrite a decorator's forwarding wrapper `def wrapper(*args, **kwargs): ...
+    func(*args, **kwargs) ...` in place into a function with the wrapped function's parameters,
+    each forwarded call `func(*args, **kwargs)` passing them on (`func(x, y, k=k)`). The wrapper
+    keeps its own body, so the result differentiates exactly what calling the wrapper computes.
+
+    Only the plain pattern is accepted: no other parameters, `*args`/`**kwargs` used only in
+    forwarded calls, the wrapper declared with `functools.wraps` of a function with the same
+    parameters, and no name of the wrapper's body clashing with them. Anything else raises
+    UnsupportedSyntaxError naming the decorator's wrapper."""
+    from .errors import UnsupportedSyntaxError
+
+    func, fn = source.func, source.node
+    a = fn.args
+    star = a.vararg.id if a.vararg else None
+    double = a.kwarg.id if a.kwarg else None
+    where = f"`{fn.name}` (the wrapper of a decorator, {source.file}:{fn.lineno})"
+
+    def refuse(why: str, node=fn):
+        raise UnsupportedSyntaxError(f"cannot differentiate {where}: {why}. Differentiate the undecorated "
+                                     "function instead, or write the wrapper with named parameters",
+                                     source.loc(node))
+
+    if a.posonlyargs or a.args or a.kwonlyargs:
+        refuse("it mixes named parameters with `*args`/`**kwargs`")
+
+    def forwarding(call) -> bool:
+        starred = [x for x in call.args if isinstance(x, gast.Starred)]
+        doubled = [k for k in call.keywords if k.arg is None]
+        if not starred and not doubled:
+            return False
+        plain_star = (len(call.args) == 1 and isinstance(call.args[0], gast.Starred)
+                      and isinstance(call.args[0].value, gast.Name) and call.args[0].value.id == star) \
+            if star else not call.args
+        plain_double = (len(call.keywords) == 1 and call.keywords[0].arg is None
+                        and isinstance(call.keywords[0].value, gast.Name) and call.keywords[0].value.id == double) \
+            if double else not call.keywords
+        if not (plain_star and plain_double):
+            refuse("it passes `*args`/`**kwargs` on other than unchanged (`func(*args, **kwargs)`)", call)
+        return True
+
+    body = [n for stmt in fn.body for n in gast.walk(stmt)]
+    calls = [n for n in body if isinstance(n, gast.Call) and forwarding(n)]
+    if not calls:
+        refuse("it takes `*args`/`**kwargs` without forwarding them to the function it wraps")
+    try:
+        sig = inspect.signature(func)  # follows `__wrapped__`: the parameters callers bind to
+    except (TypeError, ValueError):
+        refuse("its signature cannot be read")
+    params = list(sig.parameters.values())
+    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
+        refuse("it does not declare the parameters it forwards (decorate it with `functools.wraps(func)` "
+               "of a function with named parameters)")
+    names = {p.name for p in params}
+    for call in calls:
+        if not isinstance(call.func, gast.Name):
+            refuse("it forwards its arguments to a computed callee", call)
+        found, callee = source.lookup(call.func.id)
+        try:
+            same = found and inspect.signature(callee) == sig
+        except (TypeError, ValueError):
+            same = False
+        if not same:
+            refuse(f"`{call.func.id}` does not take the parameters the wrapper declares {sig}", call)
+    for n in body:
+        if isinstance(n, gast.Name) and n.id in names:
+            refuse(f"the name `{n.id}` in its body is also a parameter of the function it wraps", n)
+    # rewrite: the wrapped function's parameters, forwarded by name
+    def name(pid, ctx):
+        return gast.Name(id=pid, ctx=ctx, annotation=None, type_comment=None)
+
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    keyword_only = [p.name for p in params if p.kind is p.KEYWORD_ONLY]
+    for call in calls:
+        call.args = [gast.copy_location(name(p, gast.Load()), call) for p in positional]
+        call.keywords = [gast.keyword(arg=k, value=gast.copy_location(name(k, gast.Load()), call))
+                         for k in keyword_only]
+    fn.args = gast.arguments(args=[gast.copy_location(name(p, gast.Param()), fn) for p in positional],
+                             posonlyargs=[], vararg=None,
+                             kwonlyargs=[gast.copy_location(name(k, gast.Param()), fn) for k in keyword_only],
+                             kw_defaults=[None] * len(keyword_only), kwarg=None, defaults=[])
+    for n in (n for stmt in fn.body for n in gast.walk(stmt)):
+        if isinstance(n, gast.Name) and n.id in (star, double):
+            refuse(f"it uses `{n.id}` other than to forward it", n)
+    source.paths = _free_paths(fn)

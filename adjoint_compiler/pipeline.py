@@ -51,6 +51,8 @@ class Compiled:
     pullback: object = None  # split mode: pullback(saved, result_bar) -> gradients
     origins: dict = field(default_factory=dict)  # namespace name -> where its value was looked up
     inlined: list = field(default_factory=list)
+    written: tuple = ()  # the parameters (positions) the function writes into (copied on entry)
+    guard: object = None  # guard.Guard: what the code baked in, re-checked at each call (set by api)
 
 
 def bind_globals(fn: ir.Function, namer, origins: dict | None = None) -> dict:
@@ -159,7 +161,18 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
     compiled = finish(text, filename, namespace, fn.name, mode, line_locs, fn)
     compiled.origins = origins
     compiled.inlined = fn.inlined
+    compiled.written = written_params(fn, source.node)
     return compiled
+
+
+def written_params(fn: ir.Function, node) -> tuple:
+    """The positions of the parameters the function may write into (checked for aliasing at each
+    call): those ssa copies on entry (`OWN`), and, conservatively, those that are the target of an
+    augmented assignment (`out += u` updates `out` in place when it is an array)."""
+    owned = {id(s.args[0]) for s in fn.body if isinstance(s, ir.Assign) and s.prim is ir.OWN and s.args}
+    augmented = {n.target.id for n in gast.walk(node) if isinstance(n, gast.AugAssign)
+                 and isinstance(n.target, gast.Name)}
+    return tuple(i for i, p in enumerate(fn.params) if id(p) in owned or p.name in augmented)
 
 
 def finish(text: str, filename: str, namespace: dict, name: str, mode: str, line_locs: dict, fn=None):

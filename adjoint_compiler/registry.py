@@ -53,8 +53,26 @@ def _check_arity(func, rule: Rule) -> None:
                         f"result, but {_describe(func)}{sig} takes {len(positional)}")
 
 
-USER_RULES: list = []  # what users registered (part of the on-disk cache key)
+USER_RULES: list = []  # (primitive, rule text) users registered, in order (the on-disk cache key)
 USER_KEYS: set = set()  # the primitives whose rules users registered (composites leave them alone)
+GENERATION = object()  # replaced at every user registration: compiled gradients record it
+
+
+def _registered(func, text: str) -> None:
+    """Note a user registration: it is part of the disk cache key, and every compiled gradient
+    made before it is compiled again at its next call (its guard records GENERATION)."""
+    global GENERATION
+    USER_RULES.append((_describe(func), text))
+    USER_KEYS.add(_key(func))
+    GENERATION = object()
+
+
+def _template_text(template) -> str:
+    try:
+        return inspect.getsource(template)
+    except (OSError, TypeError):  # parse_template has read it already; this is only a fallback
+        code = template.__code__
+        return repr((code.co_code, code.co_consts, code.co_names, code.co_varnames))
 
 
 def adjoint(*funcs):
@@ -67,8 +85,7 @@ def adjoint(*funcs):
                 if not (_loading and _key(func) in RULES):
                     RULES[_key(func)] = rule
                 if not _loading:
-                    USER_RULES.append(_describe(func))
-                    USER_KEYS.add(_key(func))
+                    _registered(func, _template_text(template))
         return template
     return register
 
@@ -80,8 +97,7 @@ def nondifferentiable(*funcs):
             if not (_loading and _key(func) in RULES):
                 RULES[_key(func)] = nondiff_rule(_describe(func))
             if not _loading:
-                USER_RULES.append(_describe(func))
-                USER_KEYS.add(_key(func))
+                _registered(func, "nondifferentiable")
     return funcs[0] if len(funcs) == 1 else funcs
 
 
@@ -90,6 +106,8 @@ def alias(target, source) -> None:
     with _lock:
         if not (_loading and _key(target) in RULES):
             RULES[_key(target)] = RULES[_key(source)]
+        if not _loading:
+            _registered(target, f"alias of {_describe(source)}")
 
 
 def load_builtin_rules() -> None:

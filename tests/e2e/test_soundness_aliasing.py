@@ -1,0 +1,132 @@
+"""Family 4 of issue 12: arguments that alias each other.
+
+The compiled code copies an argument the function writes into on entry, so a write through one
+name would not be seen through another. A call where a written argument shares memory with
+another argument (the same array, a view of it, an array inside a tuple or list, a Buffer) or
+with a global array the function reads is refused with a MutationError naming the function and
+both names; a function that writes into no argument accepts aliased arguments. Gradients that
+are computed are checked against central finite differences.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from adjoint_compiler import Buffer, MutationError, grad, value_and_grad, vjp
+from adjoint_compiler.testing import check_grads
+
+U = np.array([1.0, 2.0, 3.0])
+G = np.array([0.5, -1.0, 2.0])
+
+
+def step(out, u):
+    out[0] = 3 * u[1]
+    return np.sum(out * u)
+
+
+def step2d(out, a):
+    out[0, :] = a[:, 1] * 2.0
+    return np.sum(out * a)
+
+
+def from_tuple(out, t):
+    a, s = t
+    out[1] = a[0] * 4.0 * s
+    return np.sum(out * a)
+
+
+def into_buffer(b, u):
+    b[0] = u[2] * 5.0
+    return np.sum(b.copy() * u)
+
+
+def through_helper(out, u):
+    fill(out, u)
+    return np.sum(out * u)
+
+
+def fill(o, u):
+    np.copyto(o, u * 2.0)
+
+
+def augmented(out, u):
+    out += u
+    return np.sum(out * u)
+
+
+def reads_only(a, b):
+    return np.sum(a * b) + np.sum(np.sin(a))
+
+
+def writes_global(out):
+    out[2] = np.sum(G) * out[0]
+    return np.sum(out * G)
+
+
+@pytest.mark.parametrize("call", [
+    lambda u: grad(step, wrt=1)(u, u),
+    lambda u: grad(step, wrt=0)(u, u),
+    lambda u: value_and_grad(step, wrt=(0, 1))(u, u),
+    lambda u: vjp(step, u, u),
+    lambda u: grad(step, wrt=1)(u[:2], u),       # a view of the first elements
+    lambda u: grad(step, wrt=1)(u, u[::-1]),     # a reversed view
+    lambda u: grad(step, wrt=1)(out=u[1:], u=u),  # by keyword
+])
+def test_written_argument_sharing_memory_with_another_is_refused(call):
+    u = U.copy()
+    with pytest.raises(MutationError, match=r"step: argument `out`, which the function writes into, shares memory "
+                                            r"with argument `u`"):
+        call(u)
+    np.testing.assert_array_equal(u, U)  # nothing ran
+
+
+@pytest.mark.parametrize("f", [through_helper, augmented])
+def test_writes_through_a_helper_or_an_augmented_assignment_are_checked(f):
+    u = U.copy()
+    with pytest.raises(MutationError, match=rf"{f.__name__}: argument `out`.*argument `u`"):
+        grad(f, wrt=1)(u, u)
+    check_grads(through_helper, np.array([0.4, 1.0, -2.0]), U.copy(), wrt=(0, 1))
+
+
+def test_transposed_view_of_a_2d_argument_is_refused():
+    a = np.arange(1.0, 10.0).reshape(3, 3)
+    with pytest.raises(MutationError, match=r"step2d: argument `out`.*argument `a`"):
+        grad(step2d, wrt=1)(a, a.T)
+
+
+def test_arrays_inside_a_tuple_and_buffers_are_checked():
+    u = U.copy()
+    for t in ((u, 2.0), [u[1:], 2.0]):
+        with pytest.raises(MutationError, match=r"from_tuple: argument `out`.*argument `t`"):
+            grad(from_tuple, wrt=1)(u, t)
+    with pytest.raises(MutationError, match=r"into_buffer: argument `b`.*argument `u`"):
+        b = Buffer(u)
+        grad(into_buffer, wrt=1)(b, b.data)
+
+
+def test_written_argument_aliasing_a_global_it_reads_is_refused():
+    with pytest.raises(MutationError, match=r"writes_global: argument `out`.*the global `G`"):
+        grad(writes_global)(G)
+
+
+def test_separate_arrays_differentiate():
+    check_grads(step, np.array([0.4, 1.0, -2.0]), U.copy(), wrt=(0, 1))
+    a = np.arange(1.0, 10.0).reshape(3, 3) / 7.0
+    check_grads(step2d, np.ones((3, 3)), a, wrt=1)
+    check_grads(from_tuple, np.array([0.3, -0.2, 0.9]), (np.array([1.0, 2.0, 3.0]), 0.5), wrt=(0, 1))
+    b = Buffer(np.array([0.3, -0.2, 0.9]))
+    np.testing.assert_allclose(grad(into_buffer, wrt=1)(b, U.copy()), _into_buffer_grad(U))
+    check_grads(writes_global, np.array([0.4, 1.0, -2.0]))
+
+
+def test_aliased_arguments_of_a_function_that_writes_into_none_are_fine():
+    u = np.array([0.3, -0.7, 1.1])
+    check_grads(reads_only, u, u)
+    g0, g1 = grad(reads_only, wrt=(0, 1))(u, u[::-1])
+    np.testing.assert_allclose(g0, u[::-1] + np.cos(u))
+    np.testing.assert_allclose(g1, u)
+
+
+def _into_buffer_grad(u):
+    """d/du of sum(b * u) after b[0] = 5 u[2], with b = [*, -0.2, 0.9]: by hand."""
+    return np.array([5.0 * u[2], -0.2, 0.9 + 5.0 * u[0]])

@@ -1,0 +1,66 @@
+"""Family 4 (aliasing): a function writes into one array while reading it through another name.
+
+`gen_aliased_helper` calls a writing helper with aliased arguments inside `f` (the same array,
+a view, a reversed view, an array inside a tuple): Python's result is what counts, so the
+compiler must follow the write through every name or refuse. `gen_aliased_entry` passes the
+same array twice to a writing `f` itself: the call must be refused (a MutationError), or, when
+the arguments do not overlap, differentiate.
+"""
+from __future__ import annotations
+
+import numpy as np
+from families import Case, family
+
+
+def _vec(ch, n):
+    rng = np.random.default_rng(ch.int(0, 10_000))
+    return rng.uniform(0.3, 1.7, size=n)
+
+
+WRITES = [
+    "{o}[0] = {c} * {u}[1]",
+    "{o}[1:] = {u}[:-1] * {c}",
+    "np.copyto({o}, {u} * {c})",
+    "{o}[...] = np.sin({u}) * {c}",
+    "{o}[-1] += {u}[0] * {c}",
+]
+
+
+def _write(ch, o="o", u="u"):
+    """One write into array `o` of values read from array `u` (of the same length)."""
+    return ch.choice(WRITES).format(o=o, u=u, c=ch.float(0.5, 3.0))
+
+
+@family("aliasing")
+def gen_aliased_helper(ch) -> Case:
+    n = ch.int(3, 5)
+    read = ch.choice(["np.sum(o * u)", "np.sum(u ** 2)", "np.sum(np.sin(o) + u)"])
+    how = ch.choice(["same", "prefix", "suffix", "reversed", "copy", "fresh"])
+    second = {"same": "u", "prefix": "u", "suffix": "u", "reversed": "u[::-1]", "copy": "u", "fresh": "u"}[how]
+    first = {"same": "u", "prefix": f"u[:{n - 1}]", "suffix": "u[1:]", "reversed": "u",
+             "copy": "u.copy()", "fresh": "np.zeros_like(u)"}[how]
+    if how in ("prefix", "suffix"):  # the helper's arrays have different lengths: index within both
+        write = ch.choice(["o[0] = {c} * u[1]", "o[-1] += u[0] * {c}"]).format(c=ch.float(0.5, 3.0))
+        read = ch.choice(["np.sum(o) * np.sum(u)", "np.sum(u ** 2)"])
+    else:
+        write = _write(ch)
+    prelude = ch.choice(["    u = u * 1.0\n", "    u = u + 0.0\n", ""])
+    src = (f"def step(o, u):\n    {write}\n    return {read}\n\n"
+           f"def f(u):\n{prelude}    return step({first}, {second}) + np.sum(u)\n")
+    return Case(src, [_vec(ch, n)], must_work=how in ("copy", "fresh"))
+
+
+@family("aliasing")
+def gen_aliased_entry(ch) -> Case:
+    n = ch.int(3, 5)
+    write = _write(ch, "out", "u")
+    src = f"def f(out, u):\n    {write}\n    return np.sum(out * u) + np.sum(u ** 2)\n"
+    u = _vec(ch, n)
+    how = ch.choice(["same", "view", "separate"])
+    if how == "same":
+        args = [u, u]
+    elif how == "view":
+        args = [u, u[::-1]] if ch.coin() else [u, u[:]]
+    else:
+        args = [u.copy(), u]
+    return Case(src, args, wrt=ch.choice([0, 1]), must_work=how == "separate")

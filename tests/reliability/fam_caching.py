@@ -1,0 +1,137 @@
+"""Family 5 (caching): programs whose baked-in values change between two gradients.
+
+Each case's `then` changes something the compiled code read (a global constant, a loop bound or
+branch flag, a helper, a default, a closure, an attribute, a rule) and the second gradient must
+match finite differences of the changed program. All of these must work (`must_work`).
+"""
+from __future__ import annotations
+
+import numpy as np
+from families import Case, family
+
+SHAPES = [(3,), (4,), (2, 3)]
+
+
+def _arg(ch):
+    shape = ch.choice(SHAPES)
+    rng = np.random.default_rng(ch.int(0, 10_000))
+    return rng.uniform(0.2, 1.5, size=shape)
+
+
+def _use(ch, name: str, x: str) -> str:
+    """An expression of `x` whose derivative depends on the value of `name`."""
+    return ch.choice([f"{x} * {name}", f"np.sin({x} * {name})", f"{x} ** 2 * {name}", f"np.exp({x} * {name} / 4.0)",
+                      f"({x} + {name}) ** 2", f"{name} * np.tanh({x})"])
+
+
+@family("caching")
+def gen_global_rebound(ch) -> Case:
+    name = ch.choice(["SCALE", "alpha", "LR", "k_"])
+    old, new = ch.float(-2.0, 2.0), ch.float(-3.0, 3.0)
+    where = ch.choice(["direct", "helper", "nested"])
+    expr = _use(ch, name, "x")
+    if where == "direct":
+        body = f"def f(x):\n    y = {expr}\n    return np.sum(y)\n"
+    elif where == "helper":
+        body = f"def helper(x):\n    return {expr}\n\ndef f(x):\n    return np.sum(helper(x) * 1.5)\n"
+    else:
+        body = (f"def inner(x):\n    return {expr}\n\ndef outer(x):\n    return inner(x) + x\n\n"
+                f"def f(x):\n    return np.sum(outer(x) ** 2)\n")
+    then = ch.choice([f"{name} = {new}", f"globals()['{name}'] = {new}", f"{name} = {name} + {new}"])
+    return Case(f"{name} = {old}\n\n{body}", [_arg(ch)], must_work=True, then=then)
+
+
+@family("caching")
+def gen_loop_bound_or_flag(ch) -> Case:
+    n, m = ch.int(0, 3), ch.int(0, 4)
+    flag = ch.coin()
+    src = (f"N = {n}\nFLAG = {flag}\n\n"
+           "def f(x):\n    s = np.sum(x) * 0.5\n    for i in range(N):\n        s = s + np.sum(np.sin(x * (i + 1)))\n"
+           "    if FLAG:\n        s = s * s\n    else:\n        s = s - np.sum(x ** 3)\n    return s\n")
+    then = ch.choice([f"N = {m}", f"FLAG = {not flag}", f"N = {m}\nFLAG = {not flag}"])
+    return Case(src, [_arg(ch)], must_work=True, then=then)
+
+
+@family("caching")
+def gen_helper_rebound(ch) -> Case:
+    bodies = ["x ** 2", "np.sin(x)", "x * 3.0 - 1.0", "np.exp(x / 2.0)", "np.tanh(x) * x"]
+    a, b = ch.choice(bodies), ch.choice(bodies)
+    src = (f"def helper_a(x):\n    return {a}\n\ndef helper_b(x):\n    return {b}\n\nhelper = helper_a\n\n"
+           "def f(x):\n    return np.sum(helper(x) * x)\n")
+    how = ch.choice(["rebind", "cell", "code"])
+    if how == "rebind":
+        then = "helper = helper_b"
+    elif how == "code":
+        then = "helper_a.__code__ = helper_b.__code__"
+    else:  # a notebook re-runs a cell defining `helper` again: a new file, new source
+        cell = f"import numpy as np\\ndef helper(x):\\n    return {b}\\n"
+        then = f"import fuzzgen as _fz\nhelper = _fz.load('{cell}', 'cell').helper"
+    return Case(src, [_arg(ch)], must_work=True, then=then)
+
+
+@family("caching")
+def gen_default_changed(ch) -> Case:
+    k, k2 = ch.float(-2.0, 2.0), ch.float(-2.0, 2.0)
+    kind = ch.choice(["helper", "helper_kwonly", "top"])
+    if kind == "helper":
+        src = f"def helper(x, k={k}):\n    return {_use(ch, 'k', 'x')}\n\ndef f(x):\n    return np.sum(helper(x))\n"
+        then = f"helper.__defaults__ = ({k2},)"
+    elif kind == "helper_kwonly":
+        src = f"def helper(x, *, k={k}):\n    return {_use(ch, 'k', 'x')}\n\ndef f(x):\n    return np.sum(helper(x))\n"
+        then = ch.choice([f"helper.__kwdefaults__ = {{'k': {k2}}}", f"helper.__kwdefaults__['k'] = {k2}"])
+    else:
+        src = f"def f(x, k={k}):\n    return np.sum({_use(ch, 'k', 'x')})\n"
+        then = f"f.__defaults__ = ({k2},)"
+    return Case(src, [_arg(ch)], must_work=True, then=then)
+
+
+@family("caching")
+def gen_closure_changed(ch) -> Case:
+    s, s2 = ch.float(-2.0, 2.0), ch.float(-2.0, 2.0)
+    expr = _use(ch, "s", "x")
+    kind = ch.choice(["rebuilt", "cell", "helper"])
+    if kind == "rebuilt":
+        src = f"def make(s):\n    def f(x):\n        return np.sum({expr})\n    return f\n\nf = make({s})\n"
+        then = f"f = make({s2})"
+    elif kind == "cell":
+        src = (f"def make(s):\n    def f(x):\n        return np.sum({expr})\n    def set_s(v):\n"
+               f"        nonlocal s\n        s = v\n    return f, set_s\n\nf, set_s = make({s})\n")
+        then = f"set_s({s2})"
+    else:
+        src = (f"def make(s):\n    def helper(x):\n        return {expr}\n    return helper\n\nhelper = make({s})\n\n"
+               "def f(x):\n    return np.sum(helper(x) * 2.0)\n")
+        then = f"helper = make({s2})"
+    return Case(src, [_arg(ch)], must_work=True, then=then)
+
+
+@family("caching")
+def gen_attribute_changed(ch) -> Case:
+    v, v2 = ch.float(-2.0, 2.0), ch.float(-2.0, 2.0)
+    kind = ch.choice(["namespace", "class"])
+    if kind == "namespace":
+        src = f"import types\ncfg = types.SimpleNamespace(scale={v})\n\ndef f(x):\n    return np.sum({_use(ch, 'cfg.scale', 'x')})\n"
+        then = f"cfg.scale = {v2}"
+    else:
+        src = f"class Config:\n    scale = {v}\n\ndef f(x):\n    return np.sum({_use(ch, 'Config.scale', 'x')})\n"
+        then = f"Config.scale = {v2}"
+    return Case(src, [_arg(ch)], must_work=True, then=then)
+
+
+RULES = ["y_bar * 3.0", "y_bar * np.cos(x)", "y_bar * 2.0 * x", "-y_bar", "y_bar * np.exp(x)"]
+
+
+@family("caching")
+def gen_rule_reregistered(ch) -> Case:
+    first, second = ch.choice(RULES), ch.choice(RULES)
+    forward = {"y_bar * 3.0": "3.0 * x", "y_bar * np.cos(x)": "np.sin(x)", "y_bar * 2.0 * x": "x ** 2",
+               "-y_bar": "-x", "y_bar * np.exp(x)": "np.exp(x)"}
+    src = ("from adjoint_compiler import adjoint\n\n"
+           "def opaque(x):\n    return np.asarray(OPAQUE(x))\n\n"
+           f"OPAQUE = lambda x: {forward[first]}\n\n"
+           f"@adjoint(opaque)\ndef _(y, x):\n    x_bar += {first}\n\n"
+           f"def f(x):\n    return np.sum(opaque(x) * {ch.float(0.5, 2.0)})\n")
+    rule = (f"from adjoint_compiler import adjoint\\nimport numpy as np\\n\\ndef register(target):\\n"
+            f"    @adjoint(target)\\n    def _(y, x):\\n        x_bar += {second}\\n")
+    then = (f"OPAQUE = lambda x: {forward[second]}\n"
+            f"import fuzzgen as _fz\n_fz.load('{rule}', 'rule').register(opaque)")
+    return Case(src, [_arg(ch)], must_work=True, then=then)
