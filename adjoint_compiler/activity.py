@@ -12,13 +12,54 @@ useful (reach the result through differentiable operations). Only active values 
 from __future__ import annotations
 
 import inspect
+import numbers
+import operator
 import sys
+from dataclasses import dataclass
 
 import numpy as np
 
 from . import frontend, ir, registry
 from .errors import AdjointCompilerError, MissingRuleError
 from .template import Rule
+
+
+@dataclass(frozen=True)
+class IndexOf:
+    """The rule key of `obj[...]` for an object that is not data (np.r_, np.c_, np.s_, np.mgrid,
+    ...): its index items are the rule's arguments after `obj`."""
+
+    obj: object
+
+
+def _data(value) -> bool:
+    from .buffer import Buffer
+    return isinstance(value, (np.ndarray, np.generic, numbers.Number, list, tuple, dict, str, bytes, range,
+                              Buffer)) or value is None
+
+
+def _index_object(stmt):
+    """The object indexed by `stmt` when it is a global that is not data, else None."""
+    if stmt.prim is operator.getitem and isinstance(stmt.args[0], ir.Global) and not _data(stmt.args[0].value):
+        return stmt.args[0].value
+    return None
+
+
+def _lookup(stmt) -> tuple:
+    """(rule or None, the arguments it binds) for `stmt`."""
+    obj = _index_object(stmt)
+    if obj is None:
+        return registry.lookup(stmt.prim), stmt.args
+    try:
+        rule = registry.lookup(IndexOf(obj))
+    except TypeError:
+        rule = None
+    idx = stmt.args[1]
+    items = list(idx.items) if isinstance(idx, ir.Struct) and idx.kind == "tuple" else [idx]
+    if isinstance(idx, ir.Var) and idx.kind != "num" or any(isinstance(i, ir.Const) and isinstance(i.value, str)
+                                                              for i in items):
+        rule = None  # a tuple held in a variable, or a string directive (`np.r_['0,2', a, b]`)
+    return rule, [stmt.args[0]] + items
 
 
 def _signature_template(func, fallback: str) -> tuple:
@@ -83,6 +124,13 @@ def missing_rule_message(stmt) -> str:
     if isinstance(prim, ir.Attr):
         return (f"reading the attribute `.{prim.name}` of a value that depends on the differentiated "
                 f"arguments has no adjoint rule")
+    obj = _index_object(stmt)
+    if obj is not None:
+        name = stmt.args[0].path
+        return (f"`{name}[...]` with an index that depends on the differentiated arguments has no adjoint "
+                f"rule (np.r_ and np.c_ have one for arrays, numbers and constant slices, without a string "
+                f"directive or an index held in a variable); build the array with np.concatenate, "
+                f"np.stack or np.linspace instead")
     if stmt.callee is None:
         return f"`{prim!r}` has no adjoint rule"
     name = stmt.callee.path
@@ -110,14 +158,85 @@ def missing_rule_message(stmt) -> str:
             + zero.format(name=name))
 
 
+def _numpy_callable(stmt) -> bool:
+    if isinstance(stmt.prim, ir.Method):
+        return hasattr(np.ndarray, stmt.prim.name)
+    return stmt.callee is not None and _library(stmt.callee.value) == "NumPy"
+
+
+def _float_dtype(value) -> bool:
+    try:
+        return isinstance(value, (type, str, np.dtype)) and np.dtype(value).kind == "f"
+    except TypeError:
+        return False
+
+
+# Keywords of NumPy functions and ndarray methods that do not change the math at these values
+# (when the rule does not take the keyword itself): where to put the result (only `None`: an
+# `out=` array is a write), the memory layout of a fresh result, the casting policy, a float
+# dtype, forcing a copy, the array-protocol hooks, einsum's contraction order.
+_HARMLESS = {
+    "out": lambda v: v is None,
+    "where": lambda v: v is True,
+    "order": lambda v: v in ("K", "A", "C", "F", None),
+    "casting": lambda v: isinstance(v, str),
+    "subok": lambda v: isinstance(v, bool),
+    "dtype": _float_dtype,
+    "copy": lambda v: v is True,
+    "like": lambda v: v is None,
+    "device": lambda v: v in (None, "cpu"),
+    "optimize": lambda v: isinstance(v, (bool, str)),
+}
+
+
+def _constant_value(op):
+    if isinstance(op, ir.Const):
+        return True, op.value
+    if isinstance(op, ir.Global):
+        return True, op.value
+    return False, None
+
+
+def call_kwargs(stmt, rule: Rule) -> dict:
+    """The keyword arguments of `stmt` its rule must bind: a keyword the rule does not take is left
+    out where it cannot change the derivative: its value is the callee's own default, or (for NumPy)
+    a layout, casting or float-dtype choice, `out=None`, `where=True`."""
+    if rule.body is None:
+        return stmt.kwargs
+    taken = set(rule.params) | set(rule.kwonly)
+    try:
+        sig = inspect.signature(stmt.callee.value) if stmt.callee is not None else None
+    except (TypeError, ValueError):
+        sig = None
+    numpy = _numpy_callable(stmt)
+    out = {}
+    for k, op in stmt.kwargs.items():
+        known, value = _constant_value(op)
+        if k not in taken and known:
+            param = sig.parameters.get(k) if sig is not None else None
+            if param is not None and param.default is not param.empty and _same_value(param.default, value):
+                continue
+            if numpy and k in _HARMLESS and _HARMLESS[k](value):
+                continue
+        out[k] = op
+    return out
+
+
+def _same_value(a, b) -> bool:
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:
+        return False
+
+
 def _rule_error(stmt):
     """The located error for a statement with no usable rule (no rule, or a rule that rejects the
     call's arguments)."""
-    rule = registry.lookup(stmt.prim)
+    rule, args = _lookup(stmt)
     if rule is None:
         return MissingRuleError(missing_rule_message(stmt), stmt.loc)
     try:
-        rule.bind(stmt.args, stmt.kwargs, stmt.loc)
+        rule.bind(args, call_kwargs(stmt, rule), stmt.loc)
     except AdjointCompilerError as exc:
         return exc
     return None
@@ -129,11 +248,11 @@ def bind_rules(fn: ir.Function) -> None:
     `analyze`), for a statement on constants needs no gradient."""
     for stmt in ir.walk(fn.body):
         if isinstance(stmt, ir.Assign) and stmt.rule is None:
-            rule = registry.lookup(stmt.prim)
+            rule, args = _lookup(stmt)
             if rule is None:
                 continue
             try:
-                stmt.bound = rule.bind(stmt.args, stmt.kwargs, stmt.loc)
+                stmt.bound = rule.bind(args, call_kwargs(stmt, rule), stmt.loc)
             except AdjointCompilerError:
                 stmt.bound = None
                 continue
@@ -154,11 +273,32 @@ def diff_operands(stmt: ir.Assign) -> list:
 
 
 def _check_rule(stmt: ir.Assign, varied: set) -> None:
-    """A statement without a usable rule that reads a varied value: a located error."""
+    """A statement without a usable rule that reads a varied value: a located error. So is a
+    varied value inside a slice the rule differentiates through (`np.r_[0:x]`): rules give
+    gradients to whole operands only."""
     if stmt.rule is None and any(v in varied for v in ir.stmt_reads(stmt)):
         err = _rule_error(stmt)
         if err is not None:
             raise err
+    if stmt.rule is not None:
+        for p in stmt.rule.diff_params:
+            op = stmt.bound.get(p)
+            for o in op if isinstance(op, tuple) else (op,):
+                if isinstance(o, ir.Struct) and any(v in varied for v in ir.operand_vars(o)):
+                    raise MissingRuleError(
+                        f"a slice whose bounds depend on the differentiated arguments, passed to "
+                        f"{_describe(stmt)}, has no adjoint rule; build the values with np.arange or "
+                        f"np.linspace instead", stmt.loc)
+
+
+def _describe(stmt) -> str:
+    if stmt.callee is not None:
+        return f"`{stmt.callee.path}`"
+    if _index_object(stmt) is not None:
+        return f"`{stmt.args[0].path}[...]`"
+    if isinstance(stmt.prim, ir.Method):
+        return f"the method `.{stmt.prim.name}()`"
+    return f"`{stmt.rule.name}`"
 
 
 def _varied(stmts, varied: set) -> None:
