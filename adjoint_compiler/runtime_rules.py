@@ -51,19 +51,20 @@ def _bounds(a, lo, hi):
     return below, inside
 
 
-def clip_inside(a, lo, hi):
-    """1.0 where `np.clip(a, lo, hi)` passes `a` through (bounds included), else 0.0."""
-    return _scalar(_bounds(a, lo, hi)[1] * 1.0)
+def clip_inside(a, lo, hi, min=None, max=None):
+    """1.0 where `np.clip(a, lo, hi)` passes `a` through (bounds included), else 0.0. (`min`,
+    `max`: the bounds spelled as keywords.)"""
+    return _scalar(_bounds(a, lo if min is None else min, hi if max is None else max)[1] * 1.0)
 
 
-def clip_below(a, lo, hi):
+def clip_below(a, lo, hi, min=None, max=None):
     """1.0 where the lower bound `lo` is the result of `np.clip(a, lo, hi)` (strictly), else 0.0."""
-    return _scalar(_bounds(a, lo, hi)[0] * 1.0)
+    return _scalar(_bounds(a, lo if min is None else min, hi if max is None else max)[0] * 1.0)
 
 
-def clip_above(a, lo, hi):
+def clip_above(a, lo, hi, min=None, max=None):
     """1.0 where the upper bound `hi` is the result of `np.clip(a, lo, hi)` (strictly), else 0.0."""
-    below, inside = _bounds(a, lo, hi)
+    below, inside = _bounds(a, lo if min is None else min, hi if max is None else max)
     return _scalar(np.logical_not(np.logical_or(below, inside)) * 1.0)
 
 
@@ -440,7 +441,11 @@ def slogdet_adjoint(g, a):
     g_log = g[1]
     if g_log is None:
         return np.zeros(np.shape(a))
-    return np.asarray(g_log)[..., None, None] * mT(np.linalg.inv(a))
+    try:
+        return np.asarray(g_log)[..., None, None] * mT(np.linalg.inv(a))
+    except np.linalg.LinAlgError:  # singular: log|det| is -inf there, its gradient cofactors / 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.asarray(g_log)[..., None, None] * cofactors(a) / np.linalg.det(a)[..., None, None]
 
 
 # -- shape ----------------------------------------------------------------------------------------

@@ -97,11 +97,19 @@ class Rule:
     def differentiable(self) -> bool:
         return bool(self.diff_params)
 
+    @property
+    def shown(self) -> str:
+        """The primitive's name for messages: `numpy.sum`, `.reshape()` for a method."""
+        name = self.name
+        if len(name) > 2 and name[0] == name[-1] == "'":
+            return f".{name[1:-1]}()"
+        return name
+
     def bind(self, args: list, kwargs: dict, loc) -> dict:
         """Map template parameters to the call's operands (defaults as constants)."""
         bound: dict = {}
         if len(args) > len(self.params) and not self.varargs:
-            raise CompileError(f"`{self.name}` takes at most {len(self.params)} positional arguments in "
+            raise CompileError(f"`{self.shown}` takes at most {len(self.params)} positional arguments in "
                                f"its adjoint rule, got {len(args)}", loc)
         for p, a in zip(self.params, args):
             bound[p] = a
@@ -112,20 +120,21 @@ class Rule:
                 bound[k] = v
                 continue
             if k not in self.params and k not in self.kwonly:
-                raise CompileError(f"the adjoint rule of `{self.name}` does not support the keyword "
-                                   f"argument `{k}`", loc)
+                raise CompileError(f"the adjoint rule of `{self.shown}` does not support the keyword "
+                                   f"argument `{k}` (at this value it may change the derivative); leave it "
+                                   "out, or register a rule that takes it with `@adjoint`", loc)
             if k in bound:
-                raise CompileError(f"`{self.name}` got multiple values for `{k}`", loc)
+                raise CompileError(f"`{self.shown}` got multiple values for `{k}`", loc)
             bound[k] = v
         for p in self.params + self.kwonly:
             if p not in bound:
                 if p not in self.defaults:
-                    raise CompileError(f"`{self.name}` is missing the argument `{p}`", loc)
+                    raise CompileError(f"`{self.shown}` is missing the argument `{p}`", loc)
                 bound[p] = ir.Const(self.defaults[p])
         out = bound.get("out")
         if self.body is not None and out is not None and not (isinstance(out, ir.Const) and out.value is None):
             # a rule's `out` parameter only accepts None: an `out=` array is a write
-            raise CompileError(f"the adjoint rule of `{self.name}` does not support writing the result "
+            raise CompileError(f"the adjoint rule of `{self.shown}` does not support writing the result "
                                "into `out=`; assign the result instead (`y = ...`)", loc)
         return bound
 

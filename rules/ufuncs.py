@@ -224,10 +224,12 @@ def where(z, condition, x=None, y=None):
 
 
 @adjoint(np.clip)
-def clip(y, a, a_min=None, a_max=None):
-    a_bar += rt.unbroadcast(y_bar * rt.clip_inside(a, a_min, a_max), a)
-    a_min_bar += rt.unbroadcast(y_bar * rt.clip_below(a, a_min, a_max), a_min)
-    a_max_bar += rt.unbroadcast(y_bar * rt.clip_above(a, a_min, a_max), a_max)
+def clip(y, a, a_min=None, a_max=None, *, min=None, max=None):  # NumPy 2.1 also spells the bounds min=, max=
+    a_bar += rt.unbroadcast(y_bar * rt.clip_inside(a, a_min, a_max, min=min, max=max), a)
+    a_min_bar += rt.unbroadcast(y_bar * rt.clip_below(a, a_min, a_max, min=min, max=max), a_min)
+    a_max_bar += rt.unbroadcast(y_bar * rt.clip_above(a, a_min, a_max, min=min, max=max), a_max)
+    min_bar += rt.unbroadcast(y_bar * rt.clip_below(a, a_min, a_max, min=min, max=max), min)
+    max_bar += rt.unbroadcast(y_bar * rt.clip_above(a, a_min, a_max, min=min, max=max), max)
 
 
 @adjoint("clip")

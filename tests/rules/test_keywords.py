@@ -128,3 +128,25 @@ def test_refused_keywords_are_located(f):
     with pytest.raises(AdjointCompilerError) as info:
         grad(f)(np.array([[0.3, -1.2, 0.8], [1.4, 0.45, -0.6]]) if f is not r_linspace_retstep else 1.5)
     assert "test_keywords.py" in str(info.value), str(info.value)
+
+
+# -- other spellings ------------------------------------------------------------------------------
+def s_clip_keywords(x): return np.sum(np.clip(x, min=-0.5, max=1.0) ** 2) + np.sum(np.clip(x, a_min=0.0, a_max=None) * W6[:3])
+def s_clip_bounds_active(x, lo): return np.sum(np.clip(x, min=lo, max=lo + 1.0) * W6[:3])
+def s_scalar_casts(x): return np.sum(x * np.float32(x[0])) + np.float64(x[1]) * 2.0 + np.sum(x * np.int64(x[2]))
+
+
+def test_clip_keyword_bounds_and_casts():
+    x = np.array([0.3, -1.2, 1.8])
+    check_grads(s_clip_keywords, x)
+    check_grads(s_clip_bounds_active, x, np.array([-0.5, 0.1, 0.2]), wrt=(0, 1))
+    check_grads(s_scalar_casts, x, rtol=1e-4, atol=1e-4, eps=1e-3)  # float32 rounds the value
+
+
+def s_ndmin_broadcast(x): return np.sum(np.array(x, ndmin=2) * x * np.array([[1.0], [2.0]]))
+def s_like_shape(x): return np.sum((np.ones_like(x, shape=(2, 3)) + x) ** 2) + np.sum(np.zeros_like(x, shape=(2, 1)) * x)
+
+
+def test_keywords_that_change_the_shape():
+    check_grads(s_ndmin_broadcast, np.array([0.5, 1.0, 2.0]))
+    check_grads(s_like_shape, np.array([0.5, 1.0, 2.0]))
