@@ -168,10 +168,17 @@ def through_dtype(g, dtype=None):
 
 
 def std_adjoint(g, x, y, axis=None, ddof=0, keepdims=False):
-    """The gradient of `x` in `y = np.std(x, axis, ddof=ddof)`: var's over 2 y; 0 where y == 0
-    (a constant slice: the standard deviation has a cone there, 0 is its least subgradient)."""
+    """The gradient of `x` in `y = np.std(x, axis, ddof=ddof)`: var's over 2 y; 0 where the slice
+    is constant (the standard deviation has a cone there, 0 is its least subgradient). A constant
+    slice whose mean is not exact in floating point has a std of rounding noise (1e-17 for
+    [0.37, 0.37, 0.37]): a std within a few ulps of the slice's magnitude counts as 0."""
+    y = np.asarray(y)
+    if np.ndim(x) == 0:
+        return 0.0
+    scale = np.max(np.abs(x), axis=axis, keepdims=keepdims)
+    tip = y <= 16.0 * np.finfo(float).eps * scale
     with np.errstate(divide="ignore", invalid="ignore"):
-        gy = np.where(np.asarray(y) == 0, 0.0, g / (2.0 * np.where(np.asarray(y) == 0, 1.0, y)))
+        gy = np.where(tip, 0.0, g / (2.0 * np.where(tip, 1.0, y)))
     return var_adjoint(_scalar(gy), x, axis, ddof, keepdims)
 
 
@@ -629,6 +636,19 @@ def linspace_stop_adjoint(g, stop, num=50, endpoint=True, axis=0, dtype=None):
     """The gradient of `stop` in `np.linspace(start, stop, num, endpoint, axis=axis)`."""
     gm, t = _linspace_weights(through_dtype(g, dtype), num, endpoint, axis)
     return _runtime.unbroadcast(_scalar(np.sum(gm * t, axis=0)), stop)
+
+
+def logspace_exponent_adjoint(g, y, base=10.0, dtype=None):
+    """The gradient of the exponents in `y = base ** linspace(...)` (`np.logspace`)."""
+    return through_dtype(g, dtype) * y * np.log(base)
+
+
+def logspace_base_adjoint(g, y, base, start, stop, num=50, endpoint=True, axis=0, dtype=None):
+    """The gradient of `base` in `y = base ** t`, t = np.linspace(start, stop, num, endpoint, axis=axis)."""
+    t = np.linspace(start, stop, num, endpoint, axis=axis)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d = np.where(t == 0, 0.0, t * base ** (t - 1.0))
+    return _runtime.unbroadcast(through_dtype(g, dtype) * d, base)
 
 
 def arange_start_adjoint(g, stop):

@@ -11,8 +11,9 @@ from adjoint_compiler.registry import adjoint, alias
 
 
 @adjoint(np.sum)
-def sum(y, a, axis=None, dtype=None, out=None, keepdims=False):
+def sum(y, a, axis=None, dtype=None, out=None, keepdims=False, initial=0.0):
     a_bar += rt.expand_reduced(rt.through_dtype(y_bar, dtype=dtype), a, axis, keepdims)
+    initial_bar += rt.unbroadcast(rt.through_dtype(y_bar, dtype=dtype), initial)
 
 
 @adjoint(np.mean)

@@ -183,6 +183,13 @@ def linspace(y, start, stop, num=50, endpoint=True, *, dtype=None, axis=0):
     stop_bar += rt.linspace_stop_adjoint(y_bar, stop, num, endpoint, axis, dtype)
 
 
+@adjoint(np.logspace)
+def logspace(y, start, stop, num=50, endpoint=True, base=10.0, *, dtype=None, axis=0):
+    start_bar += rt.linspace_start_adjoint(rt.logspace_exponent_adjoint(y_bar, y, base, dtype), start, num, endpoint, axis)
+    stop_bar += rt.linspace_stop_adjoint(rt.logspace_exponent_adjoint(y_bar, y, base, dtype), stop, num, endpoint, axis)
+    base_bar += rt.logspace_base_adjoint(y_bar, y, base, start, stop, num, endpoint, axis, dtype)
+
+
 @adjoint(np.arange)
 def arange(y, start=None, stop=None, step=None, *, dtype=None):
     start_bar += rt.arange_start_adjoint(rt.through_dtype(y_bar, dtype=dtype), stop)

@@ -54,7 +54,7 @@ def gen_full(ch) -> Case:
     else:
         like = ch.choice(["a", "a * 2.0", "np.zeros((2, %d))" % n])
         fv = ch.choice([fill, f"fill_value={fill}"])
-        extra = ch.choice(["", ", dtype=float", ", shape=(3, 2)", ", order='K'"])
+        extra = ch.choice(["", ", dtype=float", ", shape=(3, %d)" % n, ", order='K'"])
         call = f"np.full_like({like}, {fv}{extra})"
     src = f"""
 def f(a, s):

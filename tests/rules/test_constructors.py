@@ -88,3 +88,15 @@ def test_full_gradient_counts_every_entry():
 
 
 def lambda_free_full(s): return np.sum(np.full((2, 3), s))
+
+
+def c_logspace(a, b): return np.sum(np.logspace(a, b, 4) * np.arange(4.0))
+def c_logspace_kw(a, b): return np.sum(np.logspace(start=a, stop=b, num=3, base=2.0, endpoint=False) ** 2)
+def c_logspace_base(a, b): return np.sum(np.logspace(0.0, 1.0, 3, base=b) * a)
+def c_logspace_arrays(a, b): return np.sum(np.logspace(a, b, 3, axis=-1) ** 2)
+
+
+def test_logspace():
+    for f in (c_logspace, c_logspace_kw, c_logspace_base):
+        check_grads(f, 0.3, 1.7, wrt=(0, 1))
+    check_grads(c_logspace_arrays, np.array([0.1, -0.5]), np.array([1.0, 0.5]), wrt=(0, 1))

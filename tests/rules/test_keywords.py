@@ -150,3 +150,10 @@ def s_like_shape(x): return np.sum((np.ones_like(x, shape=(2, 3)) + x) ** 2) + n
 def test_keywords_that_change_the_shape():
     check_grads(s_ndmin_broadcast, np.array([0.5, 1.0, 2.0]))
     check_grads(s_like_shape, np.array([0.5, 1.0, 2.0]))
+
+
+def s_sum_initial(x, b): return np.sum(np.sum(x, axis=0, initial=b) ** 2) + x.sum(initial=1.0) + np.sum(x, None, None, None, False, b)
+
+
+def test_sum_initial():
+    check_grads(s_sum_initial, np.array([[0.3, -1.2, 0.8], [1.4, 0.45, -0.6]]), 0.7, wrt=(0, 1))

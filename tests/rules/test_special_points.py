@@ -121,3 +121,13 @@ def test_det_of_singular_matrices(a):
 def test_det_batch_with_a_singular_matrix():
     a = np.stack([np.array([[1.0, 2.0], [2.0, 4.0]]), np.array([[2.0, 1.0], [0.5, 3.0]])])
     check_grads(s_det_batch, a)
+
+
+def test_std_of_a_constant_whose_mean_rounds():
+    x = np.zeros((2, 3)) + 0.37  # np.std(x, axis=1) is 1e-17, not 0: rounding noise of the mean
+    for f in (s_std, s_std_rows):
+        np.testing.assert_allclose(grad(f)(x), 0.0, atol=1e-12)
+        check_grads(f, x)
+
+
+def s_std_rows(x): return x.std(axis=1, ddof=1).sum() + np.std(x, axis=0, keepdims=True).sum()
