@@ -301,15 +301,24 @@ def _describe(stmt) -> str:
     return f"`{stmt.rule.name}`"
 
 
-def _varied(stmts, varied: set) -> None:
+def _varied(stmts, varied: set, slices: set) -> None:
+    """Grow `varied`; `slices` collects the slice objects built from varied values (`slice(a, b)`
+    passes no gradient, so an index trick reading one is refused, never silently zero)."""
     for s in stmts:
         if isinstance(s, ir.Assign):
             _check_rule(s, varied)
+            if s.prim is slice and any(v in varied for v in ir.stmt_reads(s)):
+                slices.add(s.target)
+            if _index_object(s) is not None and any(v in slices for v in ir.stmt_reads(s)):
+                raise MissingRuleError(
+                    f"a slice whose bounds depend on the differentiated arguments, passed to "
+                    f"`{s.args[0].path}[...]`, has no adjoint rule; build the values with np.arange or "
+                    f"np.linspace instead", s.loc)
             if s.target is not None and any(v in varied for v in diff_operands(s)):
                 varied.add(s.target)
         elif isinstance(s, ir.If):
-            _varied(s.body, varied)
-            _varied(s.orelse, varied)
+            _varied(s.body, varied, slices)
+            _varied(s.orelse, varied, slices)
             for out, a, b in zip(s.outputs, s.body_results, s.orelse_results):
                 if a in varied or b in varied:
                     varied.add(out)
@@ -317,8 +326,8 @@ def _varied(stmts, varied: set) -> None:
             while True:
                 count = len(varied)
                 varied.update(p for p, i, n in zip(s.params, s.inits, s.nexts) if i in varied or n in varied)
-                _varied(s.cond_body, varied)
-                _varied(s.body, varied)
+                _varied(s.cond_body, varied, slices)
+                _varied(s.body, varied, slices)
                 if len(varied) == count:
                     break
 
@@ -349,7 +358,7 @@ def analyze(fn: ir.Function, wrt: list) -> set:
     """Active Vars of `fn` for the parameters `wrt` (a list of Vars)."""
     bind_rules(fn)
     varied = set(wrt)
-    _varied(fn.body, varied)
+    _varied(fn.body, varied, set())
     useful = set(ir.operand_vars(fn.result))
     _useful(fn.body, useful)
     return varied & useful

@@ -176,3 +176,43 @@ def test_missing_rule_messages(f, args, text, parts):
     if "@adjoint(" in msg:  # leads with a rule; nondifferentiable is explained as a zero gradient
         assert msg.index("@adjoint(") < msg.index("nondifferentiable("), msg
         assert "zero gradient" in msg and "does not vary smoothly" in msg, msg
+
+
+def k_dead_draw(x):
+    rng = np.random.default_rng(5)
+    rng.normal(size=3)  # advances the generator: never dropped, even unused
+    first = rng.normal(size=3)  # noqa: F841  (unused, still drawn)
+    b = rng.normal(size=3)
+    return np.sum(x * b)
+
+
+def k_global_seed(x):
+    np.random.seed(3)
+    n = np.random.rand(3)
+    return np.sum(x * n)
+
+
+def test_calls_without_rules_keep_their_side_effects():
+    want = np.random.default_rng(5).normal(size=(3, 3))[2]
+    np.testing.assert_allclose(grad(k_dead_draw)(V3), want)
+    np.random.seed(3)
+    want = np.random.rand(3)
+    np.random.seed(99)
+    np.testing.assert_allclose(grad(k_global_seed)(V3), want)
+
+
+def r_slice_object(a):
+    s = slice(a[0], 3.0)
+    return np.sum(np.r_[s] * 2.0)
+
+
+def r_slice_object_constant(a):
+    s = slice(0.5, 3.0)
+    return np.sum(np.r_[s] * a[0]) + np.sum(a[slice(1, None)])
+
+
+def test_slice_objects_in_index_tricks():
+    with pytest.raises(MissingRuleError) as info:
+        grad(r_slice_object)(V3)
+    assert f"line {line_of(r_slice_object, 'return np.sum(')}" in str(info.value)
+    check_grads(r_slice_object_constant, V3)

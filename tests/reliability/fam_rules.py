@@ -351,7 +351,8 @@ def gen_calls_on_constants(ch) -> Case:
                       "q, r = np.linalg.qr(W.T)\n    c = q[:, 0] * r[0, 0]",
                       "c = np.unique(W[1])[:3]", "c = np.percentile(W, 40.0, axis=0)",
                       "c = W.mean(0, dtype=np.float32).astype(float)",
-                      "c = np.random.default_rng(1).normal(size=3)"])
+                      "c = np.random.default_rng(1).normal(size=3)",
+                      "rng = np.random.default_rng(2)\n    skipped = rng.normal(size=2)\n    c = rng.normal(size=3)"])
     src = f"""
 W = np.array([[3.0, 1.0, 2.0], [0.5, 4.0, -1.0]])
 def f(x):
