@@ -740,3 +740,18 @@ class concatenator_adjoint:
 
     def __getitem__(self, k):
         return _scalar(np.reshape(self.parts[k], np.shape(self.items[k])))
+
+
+def sort_adjoint(g, a, axis=-1):
+    """The gradient of `a` in `np.sort(a, axis)`: each entry of `g` back where its value came from
+    (ties in the order of a stable argsort, one valid choice where sort has a kink)."""
+    a = np.asarray(a)
+    if axis is None:
+        out = np.zeros(a.size, dtype=np.result_type(g, float))
+        out[np.argsort(a, axis=None, kind="stable")] = np.ravel(g)
+        return out.reshape(a.shape)
+    if a.ndim == 0:
+        return g
+    out = np.zeros(a.shape, dtype=np.result_type(g, float))
+    np.put_along_axis(out, np.argsort(a, axis=axis, kind="stable"), np.asarray(g), axis=axis)
+    return out

@@ -94,6 +94,11 @@ def flipud(y, m):
     m_bar += np.flipud(y_bar)
 
 
+@adjoint(np.sort)
+def sort(y, a, axis=-1, kind=None, order=None):
+    a_bar += rt.sort_adjoint(y_bar, a, axis)
+
+
 @adjoint(np.roll)
 def roll(y, a, shift, axis=None):
     a_bar += np.roll(y_bar, np.negative(shift), axis)

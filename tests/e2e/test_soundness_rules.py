@@ -96,7 +96,7 @@ def test_einsum_sublists():
 def k_float32(x): return np.sum(x * np.float32(0.5))
 def k_global_method(x): return np.sum(x * W.sum(axis=0)) + np.sum(x * W.reshape(3, 2).sum(axis=1))
 def k_unknown_on_constants(x):
-    s = np.sort(W[0])  # np.sort has no rule: fine on a constant
+    s = np.partition(W[0], 1)  # np.partition has no rule: fine on a constant
     q, r = np.linalg.qr(W.T)
     rng = np.random.default_rng(0)
     noise = rng.normal(size=3)
@@ -114,7 +114,7 @@ def k_in_loop_and_branch(x):
     return t
 
 
-def k_other_argument(x, y): return np.sum(x * np.sort(y))
+def k_other_argument(x, y): return np.sum(x * np.partition(y, 1))
 
 
 @pytest.mark.parametrize("f", [k_float32, k_global_method, k_unknown_on_constants, k_in_loop_and_branch])
@@ -141,7 +141,7 @@ class Scaler:
 SCALER = Scaler(2.0)
 
 
-def m_sort(x): return np.sum(np.sort(x) * np.arange(3.0))
+def m_median(x): return np.median(x) * 2.0
 def m_logsumexp(x): return scipy.special.logsumexp(x)
 def m_map(x): return sum(map(np.sin, x))
 def m_ndarray_method(x): return np.sum(x.byteswap())
@@ -151,8 +151,8 @@ def m_user_class(x): return np.sum(Scaler(x).k)
 
 
 MESSAGES = [
-    (m_sort, (V3,), "np.sort(x)", ["`np.sort` is a NumPy function without an adjoint rule", "@adjoint(np.sort)",
-                                    "def _(result, a", "a_bar +="]),
+    (m_median, (V3,), "np.median(x)", ["`np.median` is a NumPy function without an adjoint rule",
+                                        "@adjoint(np.median)", "def _(result, a", "a_bar +="]),
     (m_logsumexp, (V3,), "logsumexp(x)", ["`scipy.special.logsumexp` is a library function",
                                           "@adjoint(scipy.special.logsumexp)"]),
     (m_map, (V3,), "map(np.sin, x)", ["`map` is a Python builtin without an adjoint rule", "@adjoint(map)"]),
