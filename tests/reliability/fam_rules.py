@@ -72,6 +72,8 @@ def gen_linspace(ch) -> Case:
     if arrays:
         start = ch.choice(["a", "a * 0.5", "0.0"])
         stop = ch.choice(["a * 2.0 + 1.0", "3.0", "np.cos(a)"])
+        if start == "0.0" and stop == "3.0":
+            start = "a"
     else:
         start = ch.choice(["a[0]", "0.0", "a[1] * a[0]", "s"])
         stop = ch.choice(["a[1] + 2.0", "s * 3.0", "5.0", "np.sum(a)"])
@@ -98,6 +100,8 @@ def f(a, s):
 def gen_arange(ch) -> Case:
     x0 = ch.choice([0.15, 0.3, 0.45, 0.6]) + ch.int(0, 2)
     stop = x0 + ch.int(2, 4) + ch.choice([0.3, 0.5, 0.7])
+    if abs(stop - round(stop)) < 0.1:  # np.arange(stop) changes length at integers
+        stop += 0.25
     h = ch.choice([0.35, 0.45, 0.7, 1.1])
     while abs((stop - x0) / h - round((stop - x0) / h)) < 0.15:
         h += 0.07
