@@ -7,6 +7,11 @@ and whose body is the adjoint code, e.g.
         x_bar += y_bar * np.cos(x)
 
 Instantiating it for `s = np.sin(t)` gives `Accum(t, s_bar * np.cos(t))`, i.e. `t_bar += ...`.
+Parameters after `*args` are keyword-only (with literal defaults). A keyword argument of a call
+in the body whose value is a parameter bound to its own default is dropped, so
+`np.reshape(y_bar, s, order=order)` prints as `np.reshape(y_bar, s)` unless the user gave an
+order; `rt.through_dtype(g)` left without its dtype is `g`. A rule parameter named `out` only
+accepts None (an `out=` array is a write).
 """
 from __future__ import annotations
 
