@@ -1,6 +1,8 @@
 """Activity: which values carry derivatives. Also binds each statement to its rule.
 
-Guarantees: every Assign has `rule` and `bound` set (or a located MissingRuleError was raised);
+Guarantees: every Assign that reads a varied value has `rule` and `bound` set (or a located
+MissingRuleError was raised); a statement on constants only needs no rule (`np.float32(0.5)`,
+`W.sum(axis=0)` of a module constant) and may keep `rule = None`;
 `analyze` returns the active Vars: varied (depend differentiably on a `wrt` parameter) and
 useful (reach the result through differentiable operations). Only active values get adjoints.
 
@@ -9,39 +11,259 @@ useful (reach the result through differentiable operations). Only active values 
 """
 from __future__ import annotations
 
-from . import ir, registry
-from .errors import MissingRuleError
+import inspect
+import numbers
+import operator
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import frontend, ir, registry
+from .errors import AdjointCompilerError, MissingRuleError
 from .template import Rule
 
 
-def _describe_callee(stmt) -> str:
-    if stmt.callee:
-        return f"`{stmt.callee.path}`"
+@dataclass(frozen=True)
+class IndexOf:
+    """The rule key of `obj[...]` for an object that is not data (np.r_, np.c_, np.s_, np.mgrid,
+    ...): its index items are the rule's arguments after `obj`."""
+
+    obj: object
+
+
+def _data(value) -> bool:
+    from .buffer import Buffer
+    return isinstance(value, (np.ndarray, np.generic, numbers.Number, list, tuple, dict, str, bytes, range,
+                              Buffer)) or value is None
+
+
+def _index_object(stmt):
+    """The object indexed by `stmt` when it is a global that is not data, else None."""
+    if stmt.prim is operator.getitem and isinstance(stmt.args[0], ir.Global) and not _data(stmt.args[0].value):
+        return stmt.args[0].value
+    return None
+
+
+def _lookup(stmt) -> tuple:
+    """(rule or None, the arguments it binds) for `stmt`."""
+    obj = _index_object(stmt)
+    if obj is None:
+        return registry.lookup(stmt.prim), stmt.args
+    try:
+        rule = registry.lookup(IndexOf(obj))
+    except TypeError:
+        rule = None
+    idx = stmt.args[1]
+    items = list(idx.items) if isinstance(idx, ir.Struct) and idx.kind == "tuple" else [idx]
+    if isinstance(idx, ir.Var) and idx.kind != "num" or any(isinstance(i, ir.Const) and isinstance(i.value, str)
+                                                              for i in items):
+        rule = None  # a tuple held in a variable, or a string directive (`np.r_['0,2', a, b]`)
+    return rule, [stmt.args[0]] + items
+
+
+def _signature_template(func, fallback: str) -> tuple:
+    """(parameter list, first parameter) of a rule template for `func`, from its signature."""
+    try:
+        sig = inspect.signature(func)
+    except (TypeError, ValueError):
+        return fallback, fallback.split(",")[0].lstrip("*")
+    parts = []
+    for p in sig.parameters.values():
+        if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            break
+        if p.default is p.empty:
+            parts.append(p.name)
+        elif isinstance(p.default, (int, float, bool, str, type(None))):
+            parts.append(f"{p.name}={p.default!r}")
+        else:
+            break
+    if not parts:
+        return fallback, fallback.split(",")[0].lstrip("*")
+    return ", ".join(parts), parts[0].split("=")[0]
+
+
+def _library(func) -> str | None:
+    """'NumPy', 'SciPy', 'Python builtin', ... for a function of a library, else None."""
+    mod = getattr(func, "__module__", None) or ""
+    owner = getattr(func, "__self__", None)
+    if owner is not None and not inspect.ismodule(owner) and not mod:
+        mod = getattr(type(owner), "__module__", None) or ""
+    if isinstance(func, np.ufunc) or isinstance(owner, np.ufunc) or mod.split(".")[0] == "numpy":
+        return "NumPy"
+    root = mod.split(".")[0]
+    if root == "builtins":
+        return "Python builtin"
+    if root in frontend.LIBRARIES or root in sys.stdlib_module_names:
+        return f"`{root}`"
+    if root:
+        try:
+            file = getattr(sys.modules.get(root), "__file__", "") or ""
+        except Exception:
+            file = ""
+        if "site-packages" in file or "dist-packages" in file:
+            return f"`{root}`"
+    return None
+
+
+def missing_rule_message(stmt) -> str:
+    """What is true about a call with no adjoint rule, then how to give it one."""
+    prim = stmt.prim
+    zero = ("`nondifferentiable({name})` instead declares a zero gradient: right only for a function "
+            "whose output does not vary smoothly with its inputs (integer-valued, boolean, or constant)")
+    if isinstance(prim, ir.Method):
+        name = prim.name
+        if not hasattr(np.ndarray, name):
+            return (f"`.{name}()` is not an ndarray method with an adjoint rule, and methods of user "
+                    "objects cannot be differentiated yet; compute the value with NumPy functions or a "
+                    "plain Python function instead")
+        return (f"the ndarray method `.{name}()` has no adjoint rule yet. Register a rule with "
+                f"`@adjoint(\"{name}\")` over `def _(result, a, *args): a_bar += ...` (the receiver "
+                f"comes first; the body accumulates `<arg>_bar` from `result_bar`); "
+                + zero.format(name=f'"{name}"'))
+    if isinstance(prim, ir.Attr):
+        return (f"reading the attribute `.{prim.name}` of a value that depends on the differentiated "
+                f"arguments has no adjoint rule")
+    obj = _index_object(stmt)
+    if obj is not None:
+        name = stmt.args[0].path
+        return (f"`{name}[...]` with an index that depends on the differentiated arguments has no adjoint "
+                f"rule (np.r_ and np.c_ have one for arrays, numbers and constant slices, without a string "
+                f"directive or an index held in a variable); build the array with np.concatenate, "
+                f"np.stack or np.linspace instead")
+    if stmt.callee is None:
+        return f"`{prim!r}` has no adjoint rule"
+    name = stmt.callee.path
+    func = stmt.callee.value
+    params, first = _signature_template(func, "*args")
+    library = _library(func)
+    bound_to = getattr(func, "__self__", None)
+    if inspect.ismethod(func) or (bound_to is not None and not inspect.ismodule(bound_to)
+                                  and not inspect.isclass(bound_to) and library is None):
+        return (f"`{name}` is a method of an object, and methods of user objects cannot be "
+                "differentiated yet; call a plain Python function instead (it is compiled from its source)")
+    if library == "Python builtin":
+        what = f"`{name}` is a Python builtin without an adjoint rule"
+    elif inspect.isclass(func) and library is None:
+        return (f"`{name}` is a class, and constructing user objects cannot be differentiated yet; "
+                "call a plain Python function instead")
+    elif library == "NumPy":
+        what = f"`{name}` is a NumPy function without an adjoint rule yet"
+    elif library:
+        what = f"`{name}` is a library function (from {library}) without an adjoint rule"
+    else:
+        what = f"`{name}` has no adjoint rule, and there is no Python source to compile for it"
+    return (f"{what}. Register a rule with `@adjoint({name})` over `def _(result, {params}): "
+            f"{first}_bar += ...` (the body accumulates `<arg>_bar` from `result_bar`); "
+            + zero.format(name=name))
+
+
+def _numpy_callable(stmt) -> bool:
     if isinstance(stmt.prim, ir.Method):
-        return f"the method `.{stmt.prim.name}()`"
-    if isinstance(stmt.prim, ir.Attr):
-        return f"the attribute `.{stmt.prim.name}`"
-    return repr(stmt.prim)
+        return hasattr(np.ndarray, stmt.prim.name)
+    return stmt.callee is not None and _library(stmt.callee.value) == "NumPy"
+
+
+def _float_dtype(value) -> bool:
+    try:
+        return isinstance(value, (type, str, np.dtype)) and np.dtype(value).kind == "f"
+    except TypeError:
+        return False
+
+
+# Keywords of NumPy functions and ndarray methods that do not change the math at these values
+# (when the rule does not take the keyword itself): where to put the result (only `None`: an
+# `out=` array is a write), the memory layout of a fresh result, the casting policy, a float
+# dtype, forcing a copy, the array-protocol hooks, einsum's contraction order.
+_HARMLESS = {
+    "out": lambda v: v is None,
+    "where": lambda v: v is True,
+    "order": lambda v: v in ("K", "A", "C", "F", None),
+    "casting": lambda v: isinstance(v, str),
+    "subok": lambda v: isinstance(v, bool),
+    "dtype": _float_dtype,
+    "copy": lambda v: v is True,
+    "like": lambda v: v is None,
+    "device": lambda v: v in (None, "cpu"),
+    "optimize": lambda v: isinstance(v, (bool, str)),
+}
+
+
+def _constant_value(op):
+    if isinstance(op, ir.Const):
+        return True, op.value
+    if isinstance(op, ir.Global):
+        return True, op.value
+    return False, None
+
+
+def call_kwargs(stmt, rule: Rule) -> dict:
+    """The keyword arguments of `stmt` its rule must bind: a keyword the rule does not take is left
+    out where it cannot change the derivative: its value is the callee's own default, or (for NumPy)
+    a layout, casting or float-dtype choice, `out=None`, `where=True`."""
+    if rule.body is None:
+        return stmt.kwargs
+    taken = set(rule.params) | set(rule.kwonly)
+    try:
+        sig = inspect.signature(stmt.callee.value) if stmt.callee is not None else None
+    except (TypeError, ValueError):
+        sig = None
+    numpy = _numpy_callable(stmt)
+    out = {}
+    for k, op in stmt.kwargs.items():
+        known, value = _constant_value(op)
+        if k not in taken and known:
+            param = sig.parameters.get(k) if sig is not None else None
+            if param is not None and param.default is not param.empty and _same_value(param.default, value):
+                continue
+            if numpy and k in _HARMLESS and _HARMLESS[k](value):
+                continue
+        out[k] = op
+    return out
+
+
+def _same_value(a, b) -> bool:
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:
+        return False
+
+
+def _rule_error(stmt):
+    """The located error for a statement with no usable rule (no rule, or a rule that rejects the
+    call's arguments)."""
+    rule, args = _lookup(stmt)
+    if rule is None:
+        return MissingRuleError(missing_rule_message(stmt), stmt.loc)
+    try:
+        rule.bind(args, call_kwargs(stmt, rule), stmt.loc)
+    except AdjointCompilerError as exc:
+        return exc
+    return None
 
 
 def bind_rules(fn: ir.Function) -> None:
+    """Bind each statement to its rule where it has one that accepts its arguments. A statement
+    with none keeps `rule = None`: that is an error only if one of its operands is varied (see
+    `analyze`), for a statement on constants needs no gradient."""
     for stmt in ir.walk(fn.body):
         if isinstance(stmt, ir.Assign) and stmt.rule is None:
-            rule = registry.lookup(stmt.prim)
+            rule, args = _lookup(stmt)
             if rule is None:
-                what = _describe_callee(stmt)
-                name = stmt.callee.path if stmt.callee else "func"
-                raise MissingRuleError(
-                    f"no adjoint rule for {what}, and it has no Python source to compile. Register one "
-                    f"with `@adjoint({name})` over `def _(result, *args): ...`, or "
-                    f"declare it with `nondifferentiable({name})`", stmt.loc)
+                continue
+            try:
+                stmt.bound = rule.bind(args, call_kwargs(stmt, rule), stmt.loc)
+            except AdjointCompilerError:
+                stmt.bound = None
+                continue
             stmt.rule = rule
-            stmt.bound = rule.bind(stmt.args, stmt.kwargs, stmt.loc)
 
 
 def diff_operands(stmt: ir.Assign) -> list:
     """The Vars bound to parameters through which `stmt`'s rule passes gradient."""
     rule: Rule = stmt.rule
+    if rule is None:
+        return []
     out = []
     for p in rule.diff_params:
         op = stmt.bound.get(p)
@@ -50,14 +272,53 @@ def diff_operands(stmt: ir.Assign) -> list:
     return out
 
 
-def _varied(stmts, varied: set) -> None:
+def _check_rule(stmt: ir.Assign, varied: set) -> None:
+    """A statement without a usable rule that reads a varied value: a located error. So is a
+    varied value inside a slice the rule differentiates through (`np.r_[0:x]`): rules give
+    gradients to whole operands only."""
+    if stmt.rule is None and any(v in varied for v in ir.stmt_reads(stmt)):
+        err = _rule_error(stmt)
+        if err is not None:
+            raise err
+    if stmt.rule is not None:
+        for p in stmt.rule.diff_params:
+            op = stmt.bound.get(p)
+            for o in op if isinstance(op, tuple) else (op,):
+                if isinstance(o, ir.Struct) and any(v in varied for v in ir.operand_vars(o)):
+                    raise MissingRuleError(
+                        f"a slice whose bounds depend on the differentiated arguments, passed to "
+                        f"{_describe(stmt)}, has no adjoint rule; build the values with np.arange or "
+                        f"np.linspace instead", stmt.loc)
+
+
+def _describe(stmt) -> str:
+    if stmt.callee is not None:
+        return f"`{stmt.callee.path}`"
+    if _index_object(stmt) is not None:
+        return f"`{stmt.args[0].path}[...]`"
+    if isinstance(stmt.prim, ir.Method):
+        return f"the method `.{stmt.prim.name}()`"
+    return f"`{stmt.rule.name}`"
+
+
+def _varied(stmts, varied: set, slices: set) -> None:
+    """Grow `varied`; `slices` collects the slice objects built from varied values (`slice(a, b)`
+    passes no gradient, so an index trick reading one is refused, never silently zero)."""
     for s in stmts:
         if isinstance(s, ir.Assign):
+            _check_rule(s, varied)
+            if s.prim is slice and any(v in varied for v in ir.stmt_reads(s)):
+                slices.add(s.target)
+            if _index_object(s) is not None and any(v in slices for v in ir.stmt_reads(s)):
+                raise MissingRuleError(
+                    f"a slice whose bounds depend on the differentiated arguments, passed to "
+                    f"`{s.args[0].path}[...]`, has no adjoint rule; build the values with np.arange or "
+                    f"np.linspace instead", s.loc)
             if s.target is not None and any(v in varied for v in diff_operands(s)):
                 varied.add(s.target)
         elif isinstance(s, ir.If):
-            _varied(s.body, varied)
-            _varied(s.orelse, varied)
+            _varied(s.body, varied, slices)
+            _varied(s.orelse, varied, slices)
             for out, a, b in zip(s.outputs, s.body_results, s.orelse_results):
                 if a in varied or b in varied:
                     varied.add(out)
@@ -65,8 +326,8 @@ def _varied(stmts, varied: set) -> None:
             while True:
                 count = len(varied)
                 varied.update(p for p, i, n in zip(s.params, s.inits, s.nexts) if i in varied or n in varied)
-                _varied(s.cond_body, varied)
-                _varied(s.body, varied)
+                _varied(s.cond_body, varied, slices)
+                _varied(s.body, varied, slices)
                 if len(varied) == count:
                     break
 
@@ -97,7 +358,7 @@ def analyze(fn: ir.Function, wrt: list) -> set:
     """Active Vars of `fn` for the parameters `wrt` (a list of Vars)."""
     bind_rules(fn)
     varied = set(wrt)
-    _varied(fn.body, varied)
+    _varied(fn.body, varied, set())
     useful = set(ir.operand_vars(fn.result))
     _useful(fn.body, useful)
     return varied & useful

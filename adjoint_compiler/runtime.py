@@ -176,7 +176,10 @@ def pow_base_derivative(x, y):
     """d(x**y)/dx = y * x**(y-1), with the integer powers exact at x = 0."""
     if type(y) is int and y == 2:
         return 2 * x
-    return y * x ** (y - 1)
+    if np.ndim(y) == 0:
+        return y * x ** (y - 1) if y != 0 else 0.0 * x  # x ** 0 is 1 everywhere, 0 included
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(y == 0, 0.0, y * x ** (y - 1))
 
 
 def pow_exponent_derivative(z, x):

@@ -51,19 +51,20 @@ def _bounds(a, lo, hi):
     return below, inside
 
 
-def clip_inside(a, lo, hi):
-    """1.0 where `np.clip(a, lo, hi)` passes `a` through (bounds included), else 0.0."""
-    return _scalar(_bounds(a, lo, hi)[1] * 1.0)
+def clip_inside(a, lo, hi, min=None, max=None):
+    """1.0 where `np.clip(a, lo, hi)` passes `a` through (bounds included), else 0.0. (`min`,
+    `max`: the bounds spelled as keywords.)"""
+    return _scalar(_bounds(a, lo if min is None else min, hi if max is None else max)[1] * 1.0)
 
 
-def clip_below(a, lo, hi):
+def clip_below(a, lo, hi, min=None, max=None):
     """1.0 where the lower bound `lo` is the result of `np.clip(a, lo, hi)` (strictly), else 0.0."""
-    return _scalar(_bounds(a, lo, hi)[0] * 1.0)
+    return _scalar(_bounds(a, lo if min is None else min, hi if max is None else max)[0] * 1.0)
 
 
-def clip_above(a, lo, hi):
+def clip_above(a, lo, hi, min=None, max=None):
     """1.0 where the upper bound `hi` is the result of `np.clip(a, lo, hi)` (strictly), else 0.0."""
-    below, inside = _bounds(a, lo, hi)
+    below, inside = _bounds(a, lo if min is None else min, hi if max is None else max)
     return _scalar(np.logical_not(np.logical_or(below, inside)) * 1.0)
 
 
@@ -141,10 +142,44 @@ def cumsum_adjoint(g, x, axis=None):
 
 
 def cumprod_adjoint(g, x, y, axis=None):
-    """The gradient of `x` in `y = np.cumprod(x, axis)` (for `x` without zeros along `axis`)."""
+    """The gradient of `x` in `y = np.cumprod(x, axis)`, exact where `x` has zeros:
+    x_bar[i] = prod(x[:i]) * s[i] with s[i] = g[i] + x[i+1] * s[i+1] (no division by `x`)."""
     if axis is None:
-        return np.reshape(cumsum_adjoint(np.ravel(g) * np.ravel(y), np.ravel(x), 0), np.shape(x)) / x
-    return cumsum_adjoint(g * y, x, axis) / x
+        return np.reshape(cumprod_adjoint(np.ravel(g), np.ravel(x), np.ravel(y), 0), np.shape(x))
+    x = np.asarray(x)
+    g = np.broadcast_to(g, x.shape)
+    if np.all(x != 0):
+        return cumsum_adjoint(g * y, x, axis) / x
+    gm, xm = np.moveaxis(g, axis, 0), np.moveaxis(x, axis, 0)
+    s = np.empty(gm.shape, dtype=np.result_type(gm, xm, float))
+    n = xm.shape[0]
+    s[n - 1] = gm[n - 1]
+    for i in range(n - 2, -1, -1):
+        s[i] = gm[i] + xm[i + 1] * s[i + 1]
+    before = np.cumprod(np.concatenate([np.ones((1,) + xm.shape[1:]), xm[:-1]]), axis=0)
+    return np.moveaxis(before * s, 0, axis)
+
+
+def through_dtype(g, dtype=None):
+    """`g`, or no gradient when the operation computes in an integer or boolean `dtype`."""
+    if dtype is not None and np.dtype(dtype).kind in "biu":
+        return np.zeros(np.shape(g))
+    return g
+
+
+def std_adjoint(g, x, y, axis=None, ddof=0, keepdims=False):
+    """The gradient of `x` in `y = np.std(x, axis, ddof=ddof)`: var's over 2 y; 0 where the slice
+    is constant (the standard deviation has a cone there, 0 is its least subgradient). A constant
+    slice whose mean is not exact in floating point has a std of rounding noise (1e-17 for
+    [0.37, 0.37, 0.37]): a std within a few ulps of the slice's magnitude counts as 0."""
+    y = np.asarray(y)
+    if np.ndim(x) == 0:
+        return 0.0
+    scale = np.max(np.abs(x), axis=axis, keepdims=keepdims)
+    tip = y <= 16.0 * np.finfo(float).eps * scale
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gy = np.where(tip, 0.0, g / (2.0 * np.where(tip, 1.0, y)))
+    return var_adjoint(_scalar(gy), x, axis, ddof, keepdims)
 
 
 # -- norms and traces -----------------------------------------------------------------------------
@@ -159,7 +194,8 @@ def _vector_norm_adjoint(x, y, ord):
             return np.zeros(np.shape(x))
         if ord == 1:
             return np.sign(x)
-        return np.sign(x) * (ax / y) ** (ord - 1)
+        d = np.sign(x) * (ax / np.where(y == 0, 1.0, y)) ** (ord - 1)
+        return np.where(np.logical_or(y == 0, x == 0), 0.0, d)  # a norm at 0: 0, like |x| at 0
 
 
 def norm_adjoint(g, x, y, ord=None, axis=None, keepdims=False):
@@ -179,9 +215,10 @@ def norm_adjoint(g, x, y, ord=None, axis=None, keepdims=False):
     xm = np.moveaxis(x, (rows, cols), (-2, -1))
     gm = np.reshape(g, xm.shape[:-2])[..., None, None]
     if ord in ("nuc", 2, -2):
-        u, _, vh = np.linalg.svd(xm, full_matrices=False)
-        if ord == "nuc":
-            d = u @ vh
+        u, sv, vh = np.linalg.svd(xm, full_matrices=False)
+        if ord == "nuc":  # the singular vectors of nonzero singular values only (the least subgradient)
+            tol = max(xm.shape[-2:]) * np.finfo(float).eps * np.max(sv, axis=-1, keepdims=True)
+            d = (u * (sv > tol)[..., None, :]) @ vh
         else:
             k = 0 if ord == 2 else -1
             d = u[..., :, k, None] * vh[..., k, None, :]
@@ -194,7 +231,8 @@ def norm_adjoint(g, x, y, ord=None, axis=None, keepdims=False):
         d = np.sign(xm) * hit / np.sum(hit, axis=across, keepdims=True)
     else:
         raise ValueError(f"no gradient for the matrix norm ord={ord!r}")
-    return np.moveaxis(gm * d, (-2, -1), (rows, cols))
+    ym = np.reshape(y, xm.shape[:-2])[..., None, None]
+    return np.moveaxis(gm * np.where(ym == 0, 0.0, d), (-2, -1), (rows, cols))
 
 
 def trace_adjoint(g, x, offset=0, axis1=0, axis2=1):
@@ -310,20 +348,38 @@ def _einsum_spec(subscripts: str, ndims: list) -> tuple:
     return spelled, out
 
 
-class einsum_adjoint:
-    """`einsum_adjoint(g, subscripts, operands)[i]`: the gradient of `operands[i]` in
-    `np.einsum(subscripts, *operands)`, one einsum of `g` with the other operands. Indexing computes
-    only the requested operand's gradient."""
+def _sublist_subscripts(args) -> tuple:
+    """(subscripts string, operands) of the interleaved form `einsum(a, [0, 1], b, [1], [0])`."""
+    def letters(sub):
+        return "".join("..." if k is Ellipsis else _string.ascii_letters[int(k)] for k in sub)
+    operands, subs = list(args[0::2]), list(args[1::2])
+    out = None
+    if len(subs) == len(operands) - 1 or len(args) % 2 == 1:  # a trailing output sublist
+        out = operands.pop() if len(args) % 2 == 1 else None
+    spec = ",".join(letters(s) for s in subs[:len(operands)])
+    if out is not None:
+        spec += "->" + letters(out)
+    return spec, operands
 
-    def __init__(self, g, subscripts, operands):
-        if not isinstance(subscripts, str):
-            raise TypeError("the gradient of np.einsum needs the subscripts as a string "
-                            "(the interleaved operand/sublist form is not supported)")
+
+class einsum_adjoint:
+    """`einsum_adjoint(g, args)[i]`: the gradient of `args[i]` in `np.einsum(*args)`, one einsum
+    of `g` with the other operands, for the subscripts form (`args[0]` a string) and the
+    interleaved operand/sublist form. Indexing computes only the requested operand's gradient."""
+
+    def __init__(self, g, args):
+        if isinstance(args[0], str):
+            subscripts, operands = args[0], args[1:]
+            self.position = {k + 1: k for k in range(len(operands))}
+        else:
+            subscripts, operands = _sublist_subscripts(args)
+            self.position = {2 * k: k for k in range(len(operands))}
         self.g = g
         self.operands = [np.asarray(o) for o in operands]
         self.inputs, self.output = _einsum_spec(subscripts, [o.ndim for o in self.operands])
 
     def __getitem__(self, i):
+        i = self.position[i]
         own, x = self.inputs[i], self.operands[i]
         others = [t for j, t in enumerate(self.inputs) if j != i]
         other_ops = [o for j, o in enumerate(self.operands) if j != i]
@@ -362,8 +418,28 @@ def solve_a_adjoint(b_adj, a, x, b):
 
 
 def det_adjoint(g, y, a):
-    """The gradient of `a` in `y = np.linalg.det(a)`: g * y * inv(a)^T."""
-    return np.asarray(g * y)[..., None, None] * mT(np.linalg.inv(a))
+    """The gradient of `a` in `y = np.linalg.det(a)`: g times the cofactor matrix, g * y * inv(a)^T
+    where `a` is invertible, and from the SVD where it is singular (cofactors need no inverse)."""
+    a = np.asarray(a)
+    if np.all(np.asarray(y) != 0):
+        try:
+            return np.asarray(g * y)[..., None, None] * mT(np.linalg.inv(a))
+        except np.linalg.LinAlgError:
+            pass
+    return np.asarray(g)[..., None, None] * cofactors(a)
+
+
+def cofactors(a):
+    """The cofactor matrix of (a stack of) square matrices, singular ones included:
+    a = u diag(s) vh gives det(u) det(vh) u diag(prod of the other s) vh."""
+    u, sv, vh = np.linalg.svd(a)
+    n = sv.shape[-1]
+    ones = np.ones(sv.shape[:-1] + (1,))
+    before = np.cumprod(np.concatenate([ones, sv[..., :-1]], -1), -1)
+    after = np.flip(np.cumprod(np.concatenate([ones, np.flip(sv, -1)[..., :-1]], -1), -1), -1)
+    others = (before * after)[..., :n]
+    sign = np.linalg.det(u) * np.linalg.det(vh)
+    return sign[..., None, None] * ((u * others[..., None, :]) @ vh)
 
 
 def slogdet_adjoint(g, a):
@@ -372,7 +448,11 @@ def slogdet_adjoint(g, a):
     g_log = g[1]
     if g_log is None:
         return np.zeros(np.shape(a))
-    return np.asarray(g_log)[..., None, None] * mT(np.linalg.inv(a))
+    try:
+        return np.asarray(g_log)[..., None, None] * mT(np.linalg.inv(a))
+    except np.linalg.LinAlgError:  # singular: log|det| is -inf there, its gradient cofactors / 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.asarray(g_log)[..., None, None] * cofactors(a) / np.linalg.det(a)[..., None, None]
 
 
 # -- shape ----------------------------------------------------------------------------------------
@@ -425,9 +505,11 @@ def vstack_adjoint(g, tup):
     return _split(g, tup, [np.atleast_2d(a) for a in tup], 0)
 
 
-def array_adjoint(g, obj):
+def array_adjoint(g, obj, ndmin=0):
     """The gradient of `obj` in `np.array(obj)`: for a (nested) list or tuple, one gradient per
-    item; for an array or a scalar, `g` itself."""
+    item; for an array or a scalar, `g` itself (without the leading axes `ndmin` added)."""
+    if ndmin and np.ndim(g) > 0:
+        g = np.reshape(g, np.shape(obj) if not isinstance(obj, (list, tuple)) else np.shape(np.asarray(obj)))
     if isinstance(obj, (list, tuple)):
         return [array_adjoint(g[i], item) for i, item in enumerate(obj)]
     return _scalar(g) if not isinstance(obj, np.ndarray) else g
@@ -514,3 +596,162 @@ def diff_adjoint(g, n=1, axis=-1):
         pad[axis] = (0, 1)
         g = left - np.pad(g, pad)
     return g
+
+
+def safe_ratio(num, den):
+    """`num / den`, 0 where `den` is 0 (the gradient of a cone at its tip: hypot(0, 0),
+    arctan2(0, 0), by the same convention as `abs` at 0)."""
+    if np.ndim(den) == 0 and np.ndim(num) == 0:
+        return num / den if den != 0 else 0.0 * num
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _scalar(np.where(den == 0, 0.0, num / np.where(den == 0, 1.0, den)))
+
+
+# -- constructors ---------------------------------------------------------------------------------
+
+def fill_adjoint(g, y, fill_value):
+    """The gradient of `fill_value` in `np.full(shape, fill_value)` / `np.full_like(a, fill_value)`:
+    `g` summed over the entries it filled; none into an integer or boolean result."""
+    if np.result_type(y).kind in "biu":
+        return _runtime.zeros_like(fill_value)
+    return _runtime.unbroadcast(g, fill_value)
+
+
+def _linspace_weights(g, num, endpoint, axis):
+    """(g with the sample axis first, t) where sample i is start + t[i] * (stop - start)."""
+    num = int(num)
+    div = num - 1 if endpoint else num
+    t = np.arange(num) / div if div > 0 else np.zeros(num)
+    gm = np.moveaxis(np.asarray(g), axis, 0)
+    return gm, t.reshape((num,) + (1,) * (gm.ndim - 1))
+
+
+def linspace_start_adjoint(g, start, num=50, endpoint=True, axis=0, dtype=None):
+    """The gradient of `start` in `np.linspace(start, stop, num, endpoint, axis=axis)`."""
+    gm, t = _linspace_weights(through_dtype(g, dtype), num, endpoint, axis)
+    return _runtime.unbroadcast(_scalar(np.sum(gm * (1.0 - t), axis=0)), start)
+
+
+def linspace_stop_adjoint(g, stop, num=50, endpoint=True, axis=0, dtype=None):
+    """The gradient of `stop` in `np.linspace(start, stop, num, endpoint, axis=axis)`."""
+    gm, t = _linspace_weights(through_dtype(g, dtype), num, endpoint, axis)
+    return _runtime.unbroadcast(_scalar(np.sum(gm * t, axis=0)), stop)
+
+
+def logspace_exponent_adjoint(g, y, base=10.0, dtype=None):
+    """The gradient of the exponents in `y = base ** linspace(...)` (`np.logspace`)."""
+    return through_dtype(g, dtype) * y * np.log(base)
+
+
+def logspace_base_adjoint(g, y, base, start, stop, num=50, endpoint=True, axis=0, dtype=None):
+    """The gradient of `base` in `y = base ** t`, t = np.linspace(start, stop, num, endpoint, axis=axis)."""
+    t = np.linspace(start, stop, num, endpoint, axis=axis)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d = np.where(t == 0, 0.0, t * base ** (t - 1.0))
+    return _runtime.unbroadcast(through_dtype(g, dtype) * d, base)
+
+
+def arange_start_adjoint(g, stop):
+    """The gradient of `start` in `np.arange(start, stop, step)` (entry i is start + i * step; the
+    length is piecewise constant); none when `start` is the only bound given (it is the stop)."""
+    if stop is None:
+        return 0.0
+    return np.sum(g)
+
+
+def arange_step_adjoint(g):
+    """The gradient of `step` in `np.arange(start, stop, step)`: entry i moves by i."""
+    g = np.asarray(g)
+    return np.sum(g * np.arange(g.shape[0]))
+
+
+# -- layouts --------------------------------------------------------------------------------------
+
+def _layout_order(a, order):
+    """The index order `np.reshape`/`np.ravel` with `order` read `a` in: 'C' or 'F' ('A': F for a
+    Fortran-contiguous array), or None for 'K' on an array neither C- nor F-contiguous."""
+    if order in (None, "C", "F"):
+        return order or "C"
+    a = np.asarray(a)
+    if a.flags.c_contiguous:
+        return "C"
+    if a.flags.f_contiguous:
+        return "F"
+    return "F" if order == "A" and a.flags.f_contiguous else ("C" if order == "A" else None)
+
+
+def reshape_adjoint(g, a, order="C"):
+    """The gradient of `a` in `np.reshape(a, shape, order)` (and `ravel`/`flatten(order)`):
+    `g` put back in the same index order."""
+    shape = np.shape(a)
+    resolved = _layout_order(a, order)
+    if resolved is not None:
+        return np.reshape(g, shape, order=resolved)
+    # ravel(order='K') of an array with arbitrary strides: read positions in memory order
+    ids = np.empty_like(np.asarray(a), dtype=np.intp, order="K")
+    ids[...] = np.arange(np.size(a)).reshape(shape)
+    out = np.zeros(np.size(a), dtype=np.result_type(g, float))
+    out[np.ravel(ids, order="K")] = np.ravel(g)
+    return out.reshape(shape)
+
+
+# -- np.diff with prepend / append ----------------------------------------------------------------
+
+def _diff_lengths(a, axis, prepend, append):
+    def length(v):
+        if v is None:
+            return 0
+        return 1 if np.ndim(v) == 0 else np.shape(v)[axis]
+    return length(prepend), np.shape(a)[axis], length(append)
+
+
+def diff_parts_adjoint(g, a, n=1, axis=-1, prepend=None, append=None):
+    """(a's, prepend's, append's) gradients in `np.diff(a, n, axis, prepend=, append=)`: the
+    differences of the joined array, cut back into its three parts."""
+    full = diff_adjoint(g, n, axis)
+    k0, k1, _ = _diff_lengths(a, axis, prepend, append)
+    cut = np.split(full, [k0, k0 + k1], axis=axis)
+    def back(part, v):
+        if v is None:
+            return None
+        return _runtime.unbroadcast(part, v) if np.ndim(v) else _scalar(np.sum(part))
+    return cut[1], back(cut[0], prepend), back(cut[2], append)
+
+
+# -- index tricks ---------------------------------------------------------------------------------
+
+class concatenator_adjoint:
+    """`concatenator_adjoint(g, obj, items)[k]`: the gradient of `items[k]` in `obj[items]` for
+    `obj` np.r_ (joined along the first axis, a scalar as one entry) or np.c_ (1-d items as
+    columns, joined along the last axis); slices of numbers are constant pieces."""
+
+    def __init__(self, g, obj, items):
+        column = obj is np.c_
+        sizes = []
+        for i in items:
+            if isinstance(i, slice):
+                sizes.append(1 if column else len(np.r_[i]))
+            elif column:
+                sizes.append(1 if np.ndim(i) <= 1 else np.shape(i)[-1])
+            else:
+                sizes.append(1 if np.ndim(i) == 0 else np.shape(i)[0])
+        self.items = items
+        self.parts = np.split(np.asarray(g), np.cumsum(sizes)[:-1], axis=-1 if column else 0)
+
+    def __getitem__(self, k):
+        return _scalar(np.reshape(self.parts[k], np.shape(self.items[k])))
+
+
+def sort_adjoint(g, a, axis=-1):
+    """The gradient of `a` in `np.sort(a, axis)`: each entry of `g` back where its value came from
+    (ties in the order of a stable argsort, one valid choice where sort has a kink)."""
+    a = np.asarray(a)
+    if axis is None:
+        out = np.zeros(a.size, dtype=np.result_type(g, float))
+        out[np.argsort(a, axis=None, kind="stable")] = np.ravel(g)
+        return out.reshape(a.shape)
+    if a.ndim == 0:
+        return g
+    out = np.zeros(a.shape, dtype=np.result_type(g, float))
+    np.put_along_axis(out, np.argsort(a, axis=axis, kind="stable"), np.asarray(g), axis=axis)
+    return out

@@ -28,6 +28,11 @@ SCALAR_RESULTS = {float, int, len, math.fsum}
 SAME_SHAPE = {np.copy, np.array, np.asarray, np.zeros_like, np.ones_like, np.empty_like, Buffer}
 
 
+def _same_shape(s) -> bool:
+    """`s` is a SAME_SHAPE call that keeps its argument's shape (no `shape=`, no `ndmin=`)."""
+    return s.prim in SAME_SHAPE and not ({"shape", "ndmin"} & set(s.kwargs)) and len(s.args) < 5
+
+
 def is_elementwise(prim) -> bool:
     return prim in ELEMENTWISE or (isinstance(prim, np.ufunc) and prim.nout == 1 and prim.signature is None)
 
@@ -62,7 +67,7 @@ class Shapes:
         if (p in REDUCTIONS or (isinstance(p, ir.Method) and p.name in REDUCING_METHODS)) and ranks \
                 and ranks[0] is not None:
             return _reduced_rank(s, ranks[0])
-        if p == ir.Attr("T") or p is ir.OWN or p in ir.WRITES or p in SAME_SHAPE \
+        if p == ir.Attr("T") or p is ir.OWN or p in ir.WRITES or _same_shape(s) \
                 or (isinstance(p, ir.Method) and p.name == "copy"):
             return ranks[0] if ranks else None
         return None
@@ -102,7 +107,7 @@ class Shapes:
                 return 0
         if getattr(p, "__module__", None) == "math" or p in SCALAR_RESULTS:
             return 0
-        if p in ir.WRITES or p is ir.OWN or p in SAME_SHAPE or (isinstance(p, ir.Method) and p.name == "copy"):
+        if p in ir.WRITES or p is ir.OWN or _same_shape(s) or (isinstance(p, ir.Method) and p.name == "copy"):
             return self.of(s.args[0]) if self.of(s.args[0]) is not None else s.target
         if p is operator.getitem:
             sliced = self.slice_class(s.args[0], s.args[1])

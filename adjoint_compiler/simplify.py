@@ -460,7 +460,9 @@ def forward_needed(fn: ir.Function, needed: set, shaped: set | None = None) -> t
                     shaped.update(v.name for op in s.args[:1 if recipe == "same" else None]
                                   for v in ir.operand_vars(op))
                     continue
-                if s.target is None or want(s.target.name):
+                # a call without a rule (on constants only, see activity) may have side effects
+                # (`rng.normal()` advances the generator): it runs even when its value is unused
+                if s.target is None or s.rule is None or want(s.target.name):
                     if s.target is not None:
                         needed.add(s.target.name)
                     keep.add(id(s))

@@ -7,6 +7,11 @@ and whose body is the adjoint code, e.g.
         x_bar += y_bar * np.cos(x)
 
 Instantiating it for `s = np.sin(t)` gives `Accum(t, s_bar * np.cos(t))`, i.e. `t_bar += ...`.
+Parameters after `*args` are keyword-only (with literal defaults). A keyword argument of a call
+in the body whose value is a parameter bound to its own default is dropped, so
+`np.reshape(y_bar, s, order=order)` prints as `np.reshape(y_bar, s)` unless the user gave an
+order; `rt.through_dtype(g)` left without its dtype is `g`. A rule parameter named `out` only
+accepts None (an `out=` array is a write).
 """
 from __future__ import annotations
 
@@ -91,16 +96,25 @@ class Rule:
     body: list | None  # None: the primitive passes no gradient
     diff_params: set = field(default_factory=set)
     locals: set = field(default_factory=set)
+    kwonly: list = field(default_factory=list)  # keyword-only parameters (after `*args`), with defaults
 
     @property
     def differentiable(self) -> bool:
         return bool(self.diff_params)
 
+    @property
+    def shown(self) -> str:
+        """The primitive's name for messages: `numpy.sum`, `.reshape()` for a method."""
+        name = self.name
+        if len(name) > 2 and name[0] == name[-1] == "'":
+            return f".{name[1:-1]}()"
+        return name
+
     def bind(self, args: list, kwargs: dict, loc) -> dict:
         """Map template parameters to the call's operands (defaults as constants)."""
         bound: dict = {}
         if len(args) > len(self.params) and not self.varargs:
-            raise CompileError(f"`{self.name}` takes at most {len(self.params)} positional arguments in "
+            raise CompileError(f"`{self.shown}` takes at most {len(self.params)} positional arguments in "
                                f"its adjoint rule, got {len(args)}", loc)
         for p, a in zip(self.params, args):
             bound[p] = a
@@ -110,17 +124,23 @@ class Rule:
             if self.body is None:  # passes no gradient: any keyword is fine
                 bound[k] = v
                 continue
-            if k not in self.params:
-                raise CompileError(f"the adjoint rule of `{self.name}` does not support the keyword "
-                                   f"argument `{k}`", loc)
+            if k not in self.params and k not in self.kwonly:
+                raise CompileError(f"the adjoint rule of `{self.shown}` does not support the keyword "
+                                   f"argument `{k}` (at this value it may change the derivative); leave it "
+                                   "out, or register a rule that takes it with `@adjoint`", loc)
             if k in bound:
-                raise CompileError(f"`{self.name}` got multiple values for `{k}`", loc)
+                raise CompileError(f"`{self.shown}` got multiple values for `{k}`", loc)
             bound[k] = v
-        for p in self.params:
+        for p in self.params + self.kwonly:
             if p not in bound:
                 if p not in self.defaults:
-                    raise CompileError(f"`{self.name}` is missing the argument `{p}`", loc)
+                    raise CompileError(f"`{self.shown}` is missing the argument `{p}`", loc)
                 bound[p] = ir.Const(self.defaults[p])
+        out = bound.get("out")
+        if self.body is not None and out is not None and not (isinstance(out, ir.Const) and out.value is None):
+            # a rule's `out` parameter only accepts None: an `out=` array is a write
+            raise CompileError(f"the adjoint rule of `{self.shown}` does not support writing the result "
+                               "into `out=`; assign the result instead (`y = ...`)", loc)
         return bound
 
 
@@ -136,7 +156,7 @@ def parse_template(template, what: str) -> Rule:
         raise RuleError(f"cannot read the source of the rule for {what}: {exc}") from None
     fn = gast.parse(src).body[0]
     a = fn.args
-    if a.kwarg or a.kwonlyargs or a.posonlyargs:
+    if a.kwarg or a.posonlyargs:
         raise RuleError(f"rule for {what}: use plain parameters (result, then the primal's arguments)")
     names = [x.id for x in a.args]
     if not names:
@@ -144,14 +164,17 @@ def parse_template(template, what: str) -> Rule:
     result, params = names[0], names[1:]
     default_nodes = a.defaults
     defaults = {}
-    for p, d in zip(params[len(params) - len(default_nodes):], default_nodes):
+    kwonly = [x.id for x in a.kwonlyargs]
+    if any(d is None for d in a.kw_defaults):
+        raise RuleError(f"rule for {what}: keyword-only parameters need literal defaults")
+    for p, d in list(zip(params[len(params) - len(default_nodes):], default_nodes)) + list(zip(kwonly, a.kw_defaults)):
         negative = isinstance(d, gast.UnaryOp) and isinstance(d.op, gast.USub)
         node = d.operand if negative else d
         if not isinstance(node, gast.Constant) or (negative and not isinstance(node.value, (int, float))):
             raise RuleError(f"rule for {what}: default of `{p}` must be a literal")
         defaults[p] = -node.value if negative else node.value
     varargs = a.vararg.id if a.vararg else None
-    known = set(params) | {result} | ({varargs} if varargs else set())
+    known = set(params) | set(kwonly) | {result} | ({varargs} if varargs else set())
     body = [s for s in fn.body if not (isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant))]
     diff, local_names = set(), set()
     for s in body:
@@ -176,7 +199,7 @@ def parse_template(template, what: str) -> Rule:
                         root = root.value
                     if isinstance(root, gast.Name) and _bar_base(root.id) in set(params):
                         diff.add(_bar_base(root.id))
-    return Rule(what, result, params, defaults, varargs, body, diff, local_names)
+    return Rule(what, result, params, defaults, varargs, body, diff, local_names, kwonly)
 
 
 def nondiff_rule(what: str) -> Rule:
@@ -199,6 +222,39 @@ class _Substitute(gast.NodeTransformer):
                                                     type_comment=None), node)
             return copy.deepcopy(new)  # every occurrence its own node (passes tell them apart)
         return node
+
+
+_IDENTITY_WHEN_BARE = {"through_dtype"}  # `rt.through_dtype(g)` (no dtype given) is `g`
+
+
+class _DropDefaults(gast.NodeTransformer):
+    """A keyword argument of a call in the template whose value is a parameter bound to that
+    parameter's own default goes (`np.reshape(g, s, order=order)` -> `np.reshape(g, s)` for the
+    default order), so the generated code mentions only what the user wrote; then
+    `rt.through_dtype(g)` with no dtype left is `g`."""
+
+    def __init__(self, defaults: set):
+        self.defaults = defaults
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        node.keywords = [k for k in node.keywords
+                         if not (isinstance(k.value, gast.Name) and k.value.id in self.defaults)]
+        f = node.func
+        if (isinstance(f, gast.Attribute) and f.attr in _IDENTITY_WHEN_BARE and isinstance(f.value, gast.Name)
+                and f.value.id == "rt" and len(node.args) == 1 and not node.keywords):
+            return node.args[0]
+        return node
+
+
+def _at_default(rule: Rule, stmt) -> set:
+    """The template parameters bound to their own literal default."""
+    out = set()
+    for p, default in rule.defaults.items():
+        op = stmt.bound.get(p)
+        if isinstance(op, ir.Const) and type(op.value) is type(default) and op.value == default:
+            out.add(p)
+    return out
 
 
 class _DropUnbroadcast(gast.NodeTransformer):
@@ -287,6 +343,9 @@ def instantiate(rule: Rule, stmt: ir.Assign, active: set, adjoint_name, temp_nam
     out = []
     drop = _DropUnbroadcast(shape_free, scalars)
     body = [drop.visit(copy.deepcopy(s)) for s in rule.body] if shape_free or scalars else rule.body
+    at_default = _at_default(rule, stmt)
+    if at_default:
+        body = [_DropDefaults(at_default).visit(copy.deepcopy(s)) for s in body]
     body = _plain_matmul(body, stmt, ndims or {})
     result_bar = rule.result and rule.result + "_bar"
     uses = sum(1 for s in body for n in gast.walk(s) if isinstance(n, gast.Name) and n.id == result_bar)

@@ -74,9 +74,14 @@ nondifferentiable(operator.floordiv, operator.lt, operator.le, operator.gt, oper
 # -- builtins -------------------------------------------------------------------------------------
 # `abs` and `pow` share the rules of np.abs and `**` (see ufuncs.py).
 
-@adjoint(float, np.float64)
+@adjoint(float, np.float64, np.float32, np.float16, np.longdouble)
 def to_float(y, x):
     x_bar += y_bar
+
+
+# Casts to integers and booleans: integer-valued, no gradient.
+nondifferentiable(np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+                  np.bool_)
 
 
 @adjoint(sum)

@@ -1,7 +1,10 @@
 """Reads by index and the tuple/list displays."""
 import operator
 
+import numpy as np
+
 from adjoint_compiler import runtime as rt
+from adjoint_compiler.activity import IndexOf
 from adjoint_compiler.ir import BUILD_LIST, BUILD_TUPLE, CONCAT, REPEAT
 from adjoint_compiler.registry import adjoint
 
@@ -30,3 +33,10 @@ def concat(z, x, y):
 @adjoint(REPEAT)
 def repeat(z, x, n):
     x_bar += rt.seq_repeat_adjoint(z_bar, x)
+
+
+# `np.r_[a, b, 0.0, 1:3]`, `np.c_[a, b]`: joined arrays, numbers and constant slices (a string
+# directive, a slice with varied bounds or an index held in a variable is refused in activity).
+@adjoint(IndexOf(np.r_), IndexOf(np.c_))
+def concatenator(y, obj, *items):
+    items_bar += rt.concatenator_adjoint(y_bar, obj, items)

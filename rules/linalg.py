@@ -36,8 +36,9 @@ def tensordot(c, a, b, axes=2):
 
 
 @adjoint(np.einsum)
-def einsum(y, subscripts, *operands):
-    operands_bar += rt.einsum_adjoint(y_bar, subscripts, operands)
+def einsum(y, *operands, dtype=None, out=None):
+    """Both forms: `einsum('ij,j->i', a, b)` and the interleaved `einsum(a, [0, 1], b, [1], [0])`."""
+    operands_bar += rt.einsum_adjoint(rt.through_dtype(y_bar, dtype=dtype), operands)
 
 
 @adjoint(np.trace)

@@ -11,19 +11,21 @@ from adjoint_compiler.registry import adjoint, alias
 
 
 # -- same entries, another shape ------------------------------------------------------------------
+# `order` reads and writes the entries in that index order: the adjoint puts them back in the same
+# order (`rt.reshape_adjoint` resolves 'A' and 'K' from `a`'s layout).
 @adjoint(np.reshape)
-def reshape(y, a, shape=None):
-    a_bar += np.reshape(y_bar, np.shape(a))
+def reshape(y, a, shape=None, order="C", *, newshape=None, copy=None):
+    a_bar += rt.reshape_adjoint(y_bar, a, order=order)
 
 
 @adjoint("reshape")
-def reshape_method(y, a, *shape):
-    a_bar += np.reshape(y_bar, np.shape(a))
+def reshape_method(y, a, *shape, order="C", copy=None):
+    a_bar += rt.reshape_adjoint(y_bar, a, order=order)
 
 
 @adjoint(np.ravel)
-def ravel(y, a):
-    a_bar += np.reshape(y_bar, np.shape(a))
+def ravel(y, a, order="C"):
+    a_bar += rt.reshape_adjoint(y_bar, a, order=order)
 
 
 alias("ravel", np.ravel)
@@ -92,6 +94,11 @@ def flipud(y, m):
     m_bar += np.flipud(y_bar)
 
 
+@adjoint(np.sort)
+def sort(y, a, axis=-1, kind=None, order=None):
+    a_bar += rt.sort_adjoint(y_bar, a, axis)
+
+
 @adjoint(np.roll)
 def roll(y, a, shift, axis=None):
     a_bar += np.roll(y_bar, np.negative(shift), axis)
@@ -112,8 +119,8 @@ def astype(y, a, dtype):
 
 
 @adjoint(np.array, np.asarray, np.asanyarray, np.ascontiguousarray)
-def array(y, object, dtype=None):
-    object_bar += rt.array_adjoint(y_bar, object)
+def array(y, object, dtype=None, *, ndmin=0):
+    object_bar += rt.array_adjoint(rt.through_dtype(y_bar, dtype=dtype), object, ndmin=ndmin)
 
 
 # -- joining --------------------------------------------------------------------------------------
@@ -157,5 +164,38 @@ alias("repeat", np.repeat)
 
 
 @adjoint(np.diff)
-def diff(y, a, n=1, axis=-1):
-    a_bar += rt.diff_adjoint(y_bar, n, axis)
+def diff(y, a, n=1, axis=-1, prepend=None, append=None):
+    a_bar += rt.diff_parts_adjoint(y_bar, a, n, axis, prepend=prepend, append=append)[0]
+    prepend_bar += rt.diff_parts_adjoint(y_bar, a, n, axis, prepend=prepend, append=append)[1]
+    append_bar += rt.diff_parts_adjoint(y_bar, a, n, axis, prepend=prepend, append=append)[2]
+
+
+# -- constructors from values ---------------------------------------------------------------------
+# (Constructors from shapes alone, `np.zeros`, `np.eye`, ..., pass no gradient: see nondiff.py.)
+@adjoint(np.full)
+def full(y, shape, fill_value, dtype=None, order="C"):
+    fill_value_bar += rt.fill_adjoint(y_bar, y, fill_value)
+
+
+@adjoint(np.full_like)
+def full_like(y, a, fill_value, dtype=None, order="K", subok=True, shape=None):
+    fill_value_bar += rt.fill_adjoint(y_bar, y, fill_value)
+
+
+@adjoint(np.linspace)
+def linspace(y, start, stop, num=50, endpoint=True, *, dtype=None, axis=0):
+    start_bar += rt.linspace_start_adjoint(y_bar, start, num, endpoint, axis, dtype)
+    stop_bar += rt.linspace_stop_adjoint(y_bar, stop, num, endpoint, axis, dtype)
+
+
+@adjoint(np.logspace)
+def logspace(y, start, stop, num=50, endpoint=True, base=10.0, *, dtype=None, axis=0):
+    start_bar += rt.linspace_start_adjoint(rt.logspace_exponent_adjoint(y_bar, y, base, dtype), start, num, endpoint, axis)
+    stop_bar += rt.linspace_stop_adjoint(rt.logspace_exponent_adjoint(y_bar, y, base, dtype), stop, num, endpoint, axis)
+    base_bar += rt.logspace_base_adjoint(y_bar, y, base, start, stop, num, endpoint, axis, dtype)
+
+
+@adjoint(np.arange)
+def arange(y, start=None, stop=None, step=None, *, dtype=None):
+    start_bar += rt.arange_start_adjoint(rt.through_dtype(y_bar, dtype=dtype), stop)
+    step_bar += rt.arange_step_adjoint(rt.through_dtype(y_bar, dtype=dtype))

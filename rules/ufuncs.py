@@ -2,7 +2,7 @@
 
 Each rule reuses the primal result where that is cheaper (`exp`: `y_bar * y`). Binary rules undo
 broadcasting with `rt.unbroadcast`. Subgradient conventions (see `runtime_rules`):
-- `abs` at 0: 0;
+- `abs` at 0: 0; `hypot(0, 0)` and `arctan2(0, 0)`: 0 (`rt.safe_ratio`);
 - `maximum`/`minimum`/`fmax`/`fmin` ties: 0.5 to each argument;
 - `clip(a, lo, hi)`: `a` gets the gradient where `lo <= a <= hi` (bounds included), a bound only
   where it is strictly active (`a < lo` or `a > hi`).
@@ -63,14 +63,14 @@ def arctan(y, x):
 
 @adjoint(np.arctan2, math.atan2)
 def arctan2(z, y, x):
-    y_bar += rt.unbroadcast(z_bar * x / (x * x + y * y), y)
-    x_bar += rt.unbroadcast(-z_bar * y / (x * x + y * y), x)
+    y_bar += rt.unbroadcast(z_bar * rt.safe_ratio(x, x * x + y * y), y)
+    x_bar += rt.unbroadcast(-z_bar * rt.safe_ratio(y, x * x + y * y), x)
 
 
 @adjoint(np.hypot, math.hypot)
 def hypot(z, x, y):
-    x_bar += rt.unbroadcast(z_bar * x / z, x)
-    y_bar += rt.unbroadcast(z_bar * y / z, y)
+    x_bar += rt.unbroadcast(z_bar * rt.safe_ratio(x, z), x)
+    y_bar += rt.unbroadcast(z_bar * rt.safe_ratio(y, z), y)
 
 
 @adjoint(np.deg2rad, np.radians, math.radians)
@@ -224,10 +224,12 @@ def where(z, condition, x=None, y=None):
 
 
 @adjoint(np.clip)
-def clip(y, a, a_min=None, a_max=None):
-    a_bar += rt.unbroadcast(y_bar * rt.clip_inside(a, a_min, a_max), a)
-    a_min_bar += rt.unbroadcast(y_bar * rt.clip_below(a, a_min, a_max), a_min)
-    a_max_bar += rt.unbroadcast(y_bar * rt.clip_above(a, a_min, a_max), a_max)
+def clip(y, a, a_min=None, a_max=None, *, min=None, max=None):  # NumPy 2.1 also spells the bounds min=, max=
+    a_bar += rt.unbroadcast(y_bar * rt.clip_inside(a, a_min, a_max, min=min, max=max), a)
+    a_min_bar += rt.unbroadcast(y_bar * rt.clip_below(a, a_min, a_max, min=min, max=max), a_min)
+    a_max_bar += rt.unbroadcast(y_bar * rt.clip_above(a, a_min, a_max, min=min, max=max), a_max)
+    min_bar += rt.unbroadcast(y_bar * rt.clip_below(a, a_min, a_max, min=min, max=max), min)
+    max_bar += rt.unbroadcast(y_bar * rt.clip_above(a, a_min, a_max, min=min, max=max), max)
 
 
 @adjoint("clip")

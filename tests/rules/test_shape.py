@@ -154,3 +154,17 @@ def s_diff_2_axis0(x, w):
 def test_diff(f, shape, out_shape):
     rng = np.random.default_rng(7)
     check_grads(f, rng.standard_normal(shape), rng.standard_normal(out_shape))
+
+
+def s_sort(x): return np.sum(np.sort(x) * np.arange(1.0, 1.0 + x.shape[-1]))
+def s_sort_axis0(x): return np.sum(np.sort(x, axis=0) ** 2 * np.arange(1.0, 1.0 + x.shape[0])[:, None])
+def s_sort_none(x): return np.sum(np.sort(x, axis=None) * np.arange(float(x.size)))
+def s_sort_kind(x): return np.sum(np.sin(np.sort(x, -1, kind="stable")) * np.arange(float(x.shape[-1])))
+
+
+@pytest.mark.parametrize("f", [s_sort, s_sort_axis0, s_sort_none, s_sort_kind])
+def test_sort(f):
+    rng = np.random.default_rng(41)
+    check_grads(f, rng.standard_normal((3, 4)))
+    if f is not s_sort_axis0:
+        check_grads(f, rng.standard_normal(5))
