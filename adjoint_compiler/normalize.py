@@ -183,6 +183,9 @@ class Normalizer:
         return name(result)
 
     def call(self, e, out):
+        lowered = self.out_call(e, out)
+        if lowered is not None:
+            return lowered
         func = e.func
         if not self.is_global_path(func):
             if isinstance(func, gast.Attribute):
@@ -338,6 +341,120 @@ class Normalizer:
             word = {gast.Assert: "`assert`"}.get(type(s), type(s).__name__)
             raise UnsupportedSyntaxError(f"{word} statements are not supported in a differentiated function",
                                          loc(s))
+
+    # -- out= ------------------------------------------------------------------------------------
+    def out_call(self, e, out):
+        """`r = f(args, out=y)` (a keyword, a ufunc's positional outputs past `nin`, or the
+        positional `out` of a function whose signature has one) is a write into `y`:
+        `t = f(args)`, then `copyto(y, t)` (NumPy's same-kind casting), and `r` is `y` (the same
+        array). `out=None` writes nothing; a tuple `out=(a, b)` writes each output; a ufunc's
+        `where=w` writes only the masked slots. Returns the call's value, or None when `e` has no
+        `out` to lower."""
+        import numpy as np
+
+        loc = self.source.loc(e)
+        callee = self.callee_value(e.func)
+        ufunc = callee if isinstance(callee, np.ufunc) else None
+        method = isinstance(e.func, gast.Attribute) and not self.is_global_path(e.func)
+        library = ufunc is not None or (callee is not None and _is_library(callee))
+        if not (library or method):
+            return None  # a function of the user's (inlined, its own writes lowered) or unknown
+        args, keywords = list(e.args), list(e.keywords)
+        outs = None
+        if any(k.arg == "out" for k in keywords):
+            value = next(k.value for k in keywords if k.arg == "out")
+            keywords = [k for k in keywords if k.arg != "out"]
+            outs = list(value.elts) if isinstance(value, gast.Tuple) else [value]
+            if ufunc is None and isinstance(value, gast.Tuple):
+                raise UnsupportedSyntaxError("`out=` takes an array here, not a tuple", loc)
+        elif ufunc is not None and ufunc.nin < len(args) <= ufunc.nin + ufunc.nout:
+            outs, args = args[ufunc.nin:], args[:ufunc.nin]
+        elif ufunc is None and not any(isinstance(a, gast.Starred) for a in args):
+            names = _positional_names(callee if callee is not None else self.method_of(e.func))
+            if "out" in names and len(args) > names.index("out"):
+                k = names.index("out")
+                outs = [args[k]]
+                keywords += [gast.keyword(arg=n, value=a) for n, a in zip(names[k + 1:], args[k + 1:])]
+                args = args[:k]
+        if outs is None:
+            if ufunc is not None and any(k.arg == "where" and not (isinstance(k.value, gast.Constant)
+                                                                  and k.value.value is True) for k in keywords):
+                raise UnsupportedSyntaxError("`where=` without `out=` leaves the unselected entries of the "
+                                             "result uninitialized; pass `out=` an array to write into", loc)
+            return None
+        where = next((k.value for k in keywords if k.arg == "where"), None) if ufunc is not None else None
+        if where is not None:
+            keywords = [k for k in keywords if k.arg != "where"]
+            if isinstance(where, gast.Constant) and where.value is True:
+                where = None
+        casting = next((k.value for k in keywords if k.arg == "casting"), None)
+        if casting is not None:
+            if not (isinstance(casting, gast.Constant) and casting.value == "same_kind"):
+                raise UnsupportedSyntaxError("`casting=` with `out=` is not supported; write the result "
+                                             "and convert it with `.astype(...)`", loc)
+            keywords = [k for k in keywords if k.arg != "casting"]
+        if all(isinstance(o, gast.Constant) and o.value is None for o in outs):
+            if where is not None:
+                raise UnsupportedSyntaxError("`where=` without `out=` leaves the unselected entries of the "
+                                             "result uninitialized; pass `out=` an array to write into", loc)
+            return self.call(gast.copy_location(gast.Call(func=e.func, args=args, keywords=keywords), e), out)
+        if where is not None:
+            from . import registry
+
+            rule = registry.lookup(ufunc)
+            if rule is not None and rule.body is not None:
+                raise UnsupportedSyntaxError(
+                    f"`where=` with `out=` in a call to `{ufunc.__name__}` is not supported: its gradient "
+                    "would be computed at the unselected entries too; compute the result for all entries "
+                    "(on safe inputs) and select with `np.where`", loc)
+        plain = gast.copy_location(gast.Call(func=e.func, args=args, keywords=keywords), e)
+        call = self.call(plain, out)
+        mask = self.atom(where, out) if where is not None else None
+        targets = [None if isinstance(o, gast.Constant) and o.value is None else self.atom(o, out) for o in outs]
+        result = self.temp(self.hint(call))
+        out.append(assign(result, call, e))
+        single = len(outs) == 1 and (ufunc is None or ufunc.nout == 1)
+        values = []
+        for i, target in enumerate(targets):
+            item = name(result)
+            if not single:
+                item = name(self.temp(f"{result}_{i}"))
+                out.append(assign(item.id, gast.Subscript(value=name(result), slice=gast.Constant(value=i, kind=None),
+                                                          ctx=gast.Load()), e))
+            if target is None:
+                values.append(item)
+                continue
+            write = gast.Call(func=name(OUT_WRITE), args=[target, item] + ([mask] if mask is not None else []),
+                              keywords=[])
+            out.append(gast.copy_location(gast.Expr(value=write), e))
+            values.append(target)
+        return values[0] if single else gast.Tuple(elts=values, ctx=gast.Load())
+
+    def callee_value(self, func):
+        """The object a global path (`np.exp`, `exp`, `np.add.reduce`) names, or None."""
+        if not self.is_global_path(func):
+            return None
+        parts = []
+        while isinstance(func, gast.Attribute):
+            parts.append(func.attr)
+            func = func.value
+        if not isinstance(func, gast.Name):
+            return None
+        found, value = self.source.lookup(func.id)
+        if not found:
+            return None
+        for attr in reversed(parts):
+            value = getattr(value, attr, None)
+        return value
+
+    def method_of(self, func):
+        """For `x.name(...)` on a local value: ndarray's method of that name (its signature tells
+        where a positional `out` goes), else None."""
+        import numpy as np
+
+        if isinstance(func, gast.Attribute) and not self.is_global_path(func):
+            return getattr(np.ndarray, func.attr, None)
+        return None
 
     # -- copyto from iterators -------------------------------------------------------------------
     def is_copyto(self, call) -> bool:
@@ -562,6 +679,30 @@ def lower_jumps(stmts, flags: _Flags) -> list:
 
 
 COPYTO_ITEMS = "__copyto_items__"  # normalize's name for "copyto from a list of items"
+OUT_WRITE = "__out_write__"  # normalize's name for "copyto(y, t[, where])", the write of an `out=` argument
+
+
+def _is_library(func) -> bool:
+    """Whether `func` is NumPy's (or SciPy's): its `out` parameter is a write into an array."""
+    module = getattr(func, "__module__", None) or getattr(getattr(func, "__self__", None), "__module__", None) or ""
+    return module.split(".")[0] in ("numpy", "scipy")
+
+
+def _positional_names(func) -> list:
+    """The names of `func`'s parameters that may be passed by position (a method's `self` left
+    out), or [] when its signature is unknown."""
+    import inspect
+
+    if func is None:
+        return []
+    try:
+        params = list(inspect.signature(func).parameters.values())
+    except (TypeError, ValueError):
+        return []
+    names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if names and names[0] == "self":
+        names = names[1:]
+    return names
 
 
 def may_return(stmts) -> bool:

@@ -74,7 +74,7 @@ def log_of_base(base):
 
 def cast_adjoint(g, y):
     """The gradient through a cast to `y`'s dtype: none through a cast to integers or booleans."""
-    if np.result_type(y).kind in "biu":
+    if _runtime._integer_storage(y):
         return np.zeros(np.shape(g))
     return g
 
@@ -425,9 +425,12 @@ def vstack_adjoint(g, tup):
     return _split(g, tup, [np.atleast_2d(a) for a in tup], 0)
 
 
-def array_adjoint(g, obj):
+def array_adjoint(g, obj, y=None):
     """The gradient of `obj` in `np.array(obj)`: for a (nested) list or tuple, one gradient per
-    item; for an array or a scalar, `g` itself."""
+    item; for an array or a scalar, `g` itself. None through a cast to integers or booleans (the
+    result `y` is read for its dtype only)."""
+    if y is not None and _runtime._integer_storage(y):
+        g = np.zeros(np.shape(g))
     if isinstance(obj, (list, tuple)):
         return [array_adjoint(g[i], item) for i, item in enumerate(obj)]
     return _scalar(g) if not isinstance(obj, np.ndarray) else g

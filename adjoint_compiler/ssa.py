@@ -22,6 +22,7 @@ from .errors import CompileError, MissingRuleError, MutationError, UnsupportedSy
 from .frontend import LIBRARIES, Source, SourceError
 from .naming import Namer
 from .normalize import COPYTO_ITEMS as COPYTO_ITEMS_NAME
+from .normalize import OUT_WRITE as OUT_WRITE_NAME
 from .normalize import normalize
 
 RETURN = "<return>"
@@ -257,8 +258,8 @@ class SSABuilder:
     def is_write_call(self, call) -> bool:
         if not isinstance(call, gast.Call):
             return False
-        if isinstance(call.func, gast.Name) and call.func.id == COPYTO_ITEMS_NAME:
-            return True
+        if isinstance(call.func, gast.Name) and call.func.id in (COPYTO_ITEMS_NAME, OUT_WRITE_NAME):
+            return True  # (the write of an `out=` argument is a copyto)
         callee = self.operand_or_none(call.func)
         return isinstance(callee, ir.Global) and callee.value in _copyto_functions()
 
@@ -268,6 +269,8 @@ class SSABuilder:
             return
         args = [self.operand(a) for a in call.args[1:]]
         kwargs = {kw.arg: self.operand(kw.value) for kw in call.keywords}
+        if isinstance(call.func, gast.Name) and call.func.id == OUT_WRITE_NAME and _kind(self.operand(call.args[0])) == "seq":
+            raise MutationError("`out=` must be an array or a tuple display of arrays (`out=(y,)`)", self.loc(at))
         if len(args) + len(kwargs) > 2 or set(kwargs) - {"src", "where"} or not (args or "src" in kwargs):
             raise CompileError("copyto takes (dst, src, where=True); `casting` is not supported", self.loc(at))
         src = args[0] if args else kwargs["src"]

@@ -1,9 +1,11 @@
 """Reads by index and the tuple/list displays."""
 import operator
 
+import numpy as np
+
 from adjoint_compiler import runtime as rt
 from adjoint_compiler.ir import BUILD_LIST, BUILD_TUPLE, CONCAT, REPEAT
-from adjoint_compiler.registry import adjoint
+from adjoint_compiler.registry import adjoint, nondifferentiable
 
 
 @adjoint(operator.getitem)
@@ -30,3 +32,8 @@ def concat(z, x, y):
 @adjoint(REPEAT)
 def repeat(z, x, n):
     x_bar += rt.seq_repeat_adjoint(z_bar, x)
+
+
+# Integer and boolean scalar types (indices, counts, masks): their values carry no gradient.
+nondifferentiable(np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+                  np.intp)

@@ -113,7 +113,7 @@ def astype(y, a, dtype):
 
 @adjoint(np.array, np.asarray, np.asanyarray, np.ascontiguousarray)
 def array(y, object, dtype=None):
-    object_bar += rt.array_adjoint(y_bar, object)
+    object_bar += rt.array_adjoint(y_bar, object, y)
 
 
 # -- joining --------------------------------------------------------------------------------------
