@@ -388,29 +388,32 @@ class Normalizer:
             if isinstance(where, gast.Constant) and where.value is True:
                 where = None
         casting = next((k.value for k in keywords if k.arg == "casting"), None)
+        unsafe = False
         if casting is not None:
-            if not (isinstance(casting, gast.Constant) and casting.value == "same_kind"):
-                raise UnsupportedSyntaxError("`casting=` with `out=` is not supported; write the result "
+            if not (isinstance(casting, gast.Constant) and casting.value in ("same_kind", "unsafe")) or (
+                    casting.value == "unsafe" and where is not None):
+                raise UnsupportedSyntaxError("this `casting=` with `out=` is not supported; write the result "
                                              "and convert it with `.astype(...)`", loc)
+            unsafe = casting.value == "unsafe"  # written as `y[...] = t`, which casts unsafely
             keywords = [k for k in keywords if k.arg != "casting"]
         if all(isinstance(o, gast.Constant) and o.value is None for o in outs):
             if where is not None:
                 raise UnsupportedSyntaxError("`where=` without `out=` leaves the unselected entries of the "
                                              "result uninitialized; pass `out=` an array to write into", loc)
             return self.call(gast.copy_location(gast.Call(func=e.func, args=args, keywords=keywords), e), out)
-        if where is not None:
+        args = [self.atom(a, out) for a in args]
+        targets = [None if isinstance(o, gast.Constant) and o.value is None else self.atom(o, out) for o in outs]
+        mask = self.atom(where, out) if where is not None else None
+        if mask is not None:
             from . import registry
 
             rule = registry.lookup(ufunc)
             if rule is not None and rule.body is not None:
-                raise UnsupportedSyntaxError(
-                    f"`where=` with `out=` in a call to `{ufunc.__name__}` is not supported: its gradient "
-                    "would be computed at the unselected entries too; compute the result for all entries "
-                    "(on safe inputs) and select with `np.where`", loc)
+                like = next(t for t in targets if t is not None)
+                args = [a if isinstance(a, gast.Constant) else self.masked_operand(a, mask, like, e, out)
+                        for a in args]
         plain = gast.copy_location(gast.Call(func=e.func, args=args, keywords=keywords), e)
         call = self.call(plain, out)
-        mask = self.atom(where, out) if where is not None else None
-        targets = [None if isinstance(o, gast.Constant) and o.value is None else self.atom(o, out) for o in outs]
         result = self.temp(self.hint(call))
         out.append(assign(result, call, e))
         single = len(outs) == 1 and (ufunc is None or ufunc.nout == 1)
@@ -424,11 +427,27 @@ class Normalizer:
             if target is None:
                 values.append(item)
                 continue
-            write = gast.Call(func=name(OUT_WRITE), args=[target, item] + ([mask] if mask is not None else []),
-                              keywords=[])
-            out.append(gast.copy_location(gast.Expr(value=write), e))
+            if unsafe:
+                out.append(self.write(target, gast.Constant(value=Ellipsis, kind=None), item, e))
+            else:
+                write = gast.Call(func=name(OUT_WRITE), args=[target, item] + ([mask] if mask is not None else []),
+                                  keywords=[])
+                out.append(gast.copy_location(gast.Expr(value=write), e))
             values.append(target)
         return values[0] if single else gast.Tuple(elts=values, ctx=gast.Load())
+
+    def masked_operand(self, a, mask, like, at, out):
+        """An operand of `f(a, ..., out=y, where=mask)`: `a` where `mask` holds, 1.0 elsewhere, in
+        an array of `y`'s shape. `f` is then computed at every entry, and the unselected ones get
+        exactly no gradient (the copyto's adjoint selects), whatever `f`'s derivative is there
+        (`np.divide(a, b, out=..., where=b != 0)`)."""
+        held = self.temp(f"{self.hint(a)}_where")
+        out.append(assign(held, gast.Call(func=gast.Attribute(value=like, attr="copy", ctx=gast.Load()),
+                                          args=[], keywords=[]), at))
+        for args in ([name(held), gast.Constant(value=1.0, kind=None)], [name(held), a, mask]):
+            out.append(gast.copy_location(gast.Expr(value=gast.Call(func=name(OUT_WRITE), args=args,
+                                                                    keywords=[])), at))
+        return name(held)
 
     def callee_value(self, func):
         """The object a global path (`np.exp`, `exp`, `np.add.reduce`) names, or None."""

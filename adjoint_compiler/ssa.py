@@ -271,6 +271,24 @@ class SSABuilder:
         kwargs = {kw.arg: self.operand(kw.value) for kw in call.keywords}
         if isinstance(call.func, gast.Name) and call.func.id == OUT_WRITE_NAME and _kind(self.operand(call.args[0])) == "seq":
             raise MutationError("`out=` must be an array or a tuple display of arrays (`out=(y,)`)", self.loc(at))
+        if self.operand_or_none(call.func) is not None and self.operand_or_none(call.func).value is np.copyto:
+            # np.copyto(dst, src, casting='same_kind', where=True): `casting='unsafe'` is `dst[...] = src`
+            if len(args) > 1:
+                kwargs.setdefault("casting", args[1])
+                if len(args) > 2:
+                    kwargs.setdefault("where", args[2])
+                args = args[:1]
+            casting = kwargs.pop("casting", ir.Const("same_kind"))
+            unsafe = isinstance(casting, ir.Const) and casting.value == "unsafe"
+            if not (isinstance(casting, ir.Const) and casting.value in ("same_kind", "unsafe")) or (
+                    unsafe and not (isinstance(kwargs.get("where", ir.Const(True)), ir.Const)
+                                    and kwargs.get("where", ir.Const(True)).value is True)):
+                raise CompileError("np.copyto takes casting='same_kind' or (without `where`) 'unsafe' here",
+                                   self.loc(at))
+            if unsafe and (args or "src" in kwargs):
+                self.write(ir.SETITEM, call.args[0], [ir.Const(Ellipsis), args[0] if args else kwargs["src"]],
+                           at, out)
+                return
         if len(args) + len(kwargs) > 2 or set(kwargs) - {"src", "where"} or not (args or "src" in kwargs):
             raise CompileError("copyto takes (dst, src, where=True); `casting` is not supported", self.loc(at))
         src = args[0] if args else kwargs["src"]

@@ -185,25 +185,19 @@ def test_out_into_an_argument():
     check_all(out_into_argument, np.ones(3), V, wrt=0)
 
 
-def out_where_differentiable(x):
-    y = np.zeros(3)
-    np.divide(1.0, x - 2.4, out=y, where=x != 2.4)
-    return np.sum(y * x)
-
-
 def where_without_out(x):
     y = np.sin(x, where=x > 2)
     return np.sum(y)
 
 
-def out_casting(x):
+def out_casting_where(x):
     y = np.zeros(3, int)
-    np.floor(x, out=y, casting="unsafe")
+    np.floor(x, out=y, casting="unsafe", where=x > 2)
     return np.sum(y * x)
 
 
-@pytest.mark.parametrize("f, words", [(out_where_differentiable, "`where=` with `out=`"),
-                                      (where_without_out, "uninitialized"), (out_casting, "`casting=`")])
+@pytest.mark.parametrize("f, words", [(where_without_out, "uninitialized"),
+                                      (out_casting_where, "`casting=`")])
 def test_out_refusals_are_located(f, words):
     with pytest.raises(AdjointCompilerError, match=words) as info:
         grad(f)(V)
@@ -526,3 +520,68 @@ def mask_tuple_index(X):
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_zero_d_boolean_index_adds_an_axis(f, args):
     check_all(f, *args)
+
+
+# -- where= with out= of a differentiable ufunc, casting='unsafe' -------------------------------
+
+def where_divide(a, b):
+    r = np.divide(a, b, out=np.zeros_like(a), where=b != 0)
+    return np.sum(r ** 2)
+
+
+def where_log(x):
+    y = x * 1.0
+    np.log(x, out=y, where=x > 0)
+    return np.sum(y * x)
+
+
+def where_broadcast(x):
+    y = np.zeros((2, 3))
+    np.sqrt(x, out=y, where=np.arange(6.0).reshape(2, 3) > 2)
+    return np.sum(y * y * x)
+
+
+def where_list_mask(x):
+    y = x * 2
+    np.multiply(x, 3.0, out=y, where=[True, False, True])
+    return np.sum(y ** 2)
+
+
+def unsafe_into_int(x):
+    y = np.zeros(3, int)
+    np.multiply(x, 2.0, out=y, casting="unsafe")
+    return np.sum(y * x)
+
+
+def copyto_unsafe_keyword(v):
+    b = np.full(3, 0)
+    np.copyto(b, v * 2, casting="unsafe")
+    return np.sum(b * v)
+
+
+def copyto_unsafe_positional(v):
+    b = np.zeros(3, np.uint8)
+    np.copyto(b, v * 5 + 0.1, "unsafe")
+    return np.sum(b * v)
+
+
+def copyto_positional_where(v):
+    b = np.zeros(3)
+    np.copyto(b, v * 2, "same_kind", v > 2)
+    return np.sum(b * v)
+
+
+@pytest.mark.parametrize("f, args", [
+    (where_log, [np.array([1.3, -2.4, 3.6])]), (where_broadcast, [V]), (where_list_mask, [V]),
+    (unsafe_into_int, [V]), (copyto_unsafe_keyword, [V]), (copyto_unsafe_positional, [V]),
+    (copyto_positional_where, [V]),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_where_and_casting(f, args):
+    check_all(f, *args)
+
+
+def test_where_divide_passes_no_nan_from_the_unselected_entries():
+    a, b = np.array([1.3, 2.4, 3.6]), np.array([0.0, 2.0, -1.5])  # b == 0 where the mask is off
+    check_all(where_divide, a, b, wrt=0)
+    g = grad(where_divide, 1)(a, b)
+    np.testing.assert_allclose(g, [0.0, -2 * 2.4 ** 2 / 2.0 ** 3, -2 * 3.6 ** 2 / (-1.5) ** 3])

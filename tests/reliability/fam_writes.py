@@ -33,8 +33,8 @@ BINARY = ["np.add", "np.multiply", "np.subtract", "np.maximum", "np.minimum"]
 @family("out")
 def gen_out(ch) -> Case:
     n = ch.int(2, 4)
-    form = ch.choice(["unary", "binary", "reduce", "cumsum", "clip", "matmul", "where", "self", "loop",
-                      "helper", "none"])
+    form = ch.choice(["unary", "binary", "reduce", "cumsum", "clip", "matmul", "where", "where_diff", "self",
+                      "loop", "helper", "none", "unsafe"])
     into = ch.choice(["np.zeros({n})", "np.empty({n})", "x * 1.0", "np.ones({n}) * 2"]).format(n=n)
     use_ret = ch.coin()
     lines = []
@@ -44,8 +44,8 @@ def gen_out(ch) -> Case:
         spell = ch.choice(["out=y", "out=(y,)", "y"]) if form == "unary" else "out=None"
         call = f"{f}({arg}, {spell})"
         lines = [f"y = {into}", f"r = {call}" if use_ret else call]
-        if form == "none":
-            lines = [f"y = {into}", f"r = {call}"]
+        if form == "none":  # y is never written: not np.empty
+            lines = [f"y = {into.replace('empty', 'zeros')}", f"r = {call}"]
             use_ret = True
     elif form == "binary":
         g = ch.choice(BINARY)
@@ -77,6 +77,18 @@ def gen_out(ch) -> Case:
     elif form == "where":
         c = ch.float(-1, 1)
         lines = [f"y = {into}", f"{ch.choice(['np.floor', 'np.sign', 'np.rint'])}(x, out=y, where=x > {c})"]
+        use_ret = False
+    elif form == "where_diff":  # the unselected entries' derivatives may be infinite: they get none
+        c = ch.float(-1, 1)
+        call = ch.choice([f"np.divide(1.0, x - {c}, out=y, where=x > {c})", f"np.log(x, out=y, where=x > 0)",
+                          f"np.sqrt(x, out=y, where=x >= 0)", f"np.multiply(x, x, out=y, where=x < {c})",
+                          f"np.power(x, 1.5, out=y, where=x > {c} + 1)"])
+        lines = [f"y = {into.replace('empty', 'zeros')}", f"r = {call}"]
+        use_ret = ch.coin()
+        lines[-1] = lines[-1] if use_ret else lines[-1][4:]
+    elif form == "unsafe":
+        lines = [f"y = np.zeros({n}, {ch.choice(['int', 'np.int32', 'float'])})",
+                 f"{ch.choice(UNARY)}(x * 3.0, out=y, casting='unsafe')"]
         use_ret = False
     elif form == "self":
         lines = ["x = x * 1.0", f"{f}(x, out=x)", "y = x"]
@@ -127,7 +139,8 @@ def gen_dtypes(ch) -> Case:
         else:
             lines += [f"b[1] += ({e})[1]"]
     elif write == "copyto":
-        lines += [f"np.copyto(b, ({e}).astype(b.dtype))"]
+        lines += [ch.choice([f"np.copyto(b, ({e}).astype(b.dtype))", f"np.copyto(b, {e}, casting='unsafe')",
+                             f"np.copyto(b, {e}, 'unsafe')"])]
     elif write == "helper":
         helper = "def fill(dst, src):\n    dst[:] = src\n    return dst\n\n\n"
         lines += [f"b = fill(b, {e})"]
