@@ -274,6 +274,12 @@ def _data(b):
     return b.data if isinstance(b, Buffer) else b
 
 
+def _slots(g):
+    """The gradient of a written array as an array: a 0-d array's gradient may be a scalar."""
+    g = _data(g)
+    return np.asarray(g) if isinstance(g, (float, int, np.generic)) else g
+
+
 def own(x):
     """A private copy of an argument the differentiated function writes into."""
     return Buffer(x) if isinstance(x, Buffer) else np.array(x, copy=True)
@@ -332,7 +338,7 @@ def written_adjoint(g, idx, into=None):
     """The gradient of the slots `b[idx] = v` overwrote (only the winning write of a duplicate
     index); the rule then sums it over the dimensions `v` was broadcast along. Nothing when `b`
     (`into`) holds integers or booleans."""
-    g = _data(g)
+    g = _slots(g)
     picked = g[idx]
     if _integer_storage(into):
         return np.zeros(np.shape(picked)) if isinstance(picked, np.ndarray) else 0.0
@@ -348,7 +354,7 @@ def written_adjoint(g, idx, into=None):
 
 def overwritten_adjoint(g, idx):
     """The gradient of the array before `b[idx] = v`: the overwritten slots pass nothing."""
-    out = np.array(_data(g), copy=True)
+    out = np.array(_slots(g), copy=True)
     out[idx] = _zero(out)
     return out
 
@@ -356,7 +362,7 @@ def overwritten_adjoint(g, idx):
 def copied_adjoint(g, src, where=True, into=None):
     """The gradient of `src` in `copyto(b, src, where)`: nothing when `b` (`into`) holds integers
     or booleans."""
-    g = _data(g)
+    g = _slots(g)
     if _integer_storage(into):
         return unbroadcast(np.zeros(g.shape), src)
     if g.dtype == object:
@@ -367,7 +373,7 @@ def copied_adjoint(g, src, where=True, into=None):
 
 def overcopied_adjoint(g, where=True):
     """The gradient of the array before `copyto(b, src, where)`."""
-    g = _data(g)
+    g = _slots(g)
     if where is True:
         return np.full(g.shape, None, dtype=object) if g.dtype == object else np.zeros_like(g)
     return np.where(where, _zero(g) if g.dtype != object else None, g)
@@ -378,12 +384,12 @@ def items_adjoint(g, items, into=None):
     integers or booleans)."""
     if _integer_storage(into):
         return [zeros_like(x) for x in items]
-    flat = _data(g).flat
+    flat = _slots(g).flat
     return [zeros_like(x) if flat[k] is None else flat[k] for k, x in enumerate(items)]
 
 
 def overfilled_adjoint(g, items):
-    out = np.array(_data(g), copy=True)
+    out = np.array(_slots(g), copy=True)
     out.flat[:len(items)] = _zero(out)
     return out
 
@@ -403,7 +409,7 @@ def written_total(g, idx, into=None):
     from the slots in place where no copy is needed."""
     if _integer_storage(into):
         return 0.0
-    data = _data(g)
+    data = _slots(g)
     if data.dtype == object or _is_advanced(idx):
         return sum_to_scalar(written_adjoint(g, idx))
     return sum_to_scalar(data[idx])
@@ -416,7 +422,7 @@ def total_after_zeroing(g, idx, into=None):
     and summed."""
     if _integer_storage(into):
         return 0.0
-    data = _data(g)
+    data = _slots(g)
     if isinstance(idx, slice) and data.ndim and data.dtype != object and 0 < (idx.step or 1) <= 4:
         start, stop, step = idx.indices(data.shape[0])
         count = len(range(start, stop, step))
@@ -432,6 +438,8 @@ def total_after_zeroing(g, idx, into=None):
 
 def zero_slots(g, idx):
     """The overwritten slots of an adjoint array nobody else holds, zeroed in place. Returns `g`."""
+    if not isinstance(g, np.ndarray):  # the gradient of a 0-d array, held as a scalar
+        g = np.array(_slots(g), dtype=float)
     g[idx] = None if g.dtype == object else 0
     return g
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from adjoint_compiler import AdjointCompilerError, Buffer, grad, value_and_grad, vjp
+from adjoint_compiler import AdjointCompilerError, Buffer, copyto, grad, value_and_grad, vjp
 
 V = np.array([1.3, 2.4, 3.6])
 X = np.array([[1.3, -0.4, 2.2], [0.7, 1.9, -1.1]])
@@ -585,3 +585,42 @@ def test_where_divide_passes_no_nan_from_the_unselected_entries():
     check_all(where_divide, a, b, wrt=0)
     g = grad(where_divide, 1)(a, b)
     np.testing.assert_allclose(g, [0.0, -2 * 2.4 ** 2 / 2.0 ** 3, -2 * 3.6 ** 2 / (-1.5) ** 3])
+
+
+# -- writes into 0-d arrays, iterators into integer arrays --------------------------------------
+
+def zero_d_copyto(x):
+    y = np.zeros(())
+    np.copyto(y, np.sum(x))
+    return float(y) * 2
+
+
+def zero_d_out(x):
+    y = np.zeros(())
+    np.sum(x * x, out=y)
+    return y * 2 + 1.0
+
+
+def zero_d_setitem(x):
+    a = np.array(1.5)
+    a[...] = x[0] * 2
+    a[()] = a * x[2]
+    return a * x[1]
+
+
+def items_into_int(v):
+    b = np.zeros(3, int)
+    copyto(b, (v[i] * 2 for i in range(3)))
+    return np.sum(b * v)
+
+
+def items_into_bool(v):
+    b = np.zeros(4, bool)
+    copyto(b, map(np.sin, v))
+    return np.sum(b[:3] * v)
+
+
+@pytest.mark.parametrize("f", [zero_d_copyto, zero_d_out, zero_d_setitem, items_into_int, items_into_bool],
+                         ids=lambda v: v.__name__)
+def test_zero_d_and_iterator_writes(f):
+    check_all(f, np.array([1.3, -2.4, 3.6]))
