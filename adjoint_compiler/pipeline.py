@@ -33,7 +33,15 @@ from . import (
 from .naming import Namer
 from .printing import format_ir, to_source
 from .reverse import reverse
-from .simplify import Code, assign_stmt, dtype_loads, forward_needed, shapes_from_params, simplify, value_loads
+from .simplify import (
+    Code,
+    assign_stmt,
+    dtype_loads,
+    forward_needed,
+    shapes_from_params,
+    simplify,
+    value_loads,
+)
 
 STAGES = ("source", "normalize", "ssa", "activity", "reverse", "simplify", "tape", "codegen")
 RESERVED = {"np", "rt"} | set(dir(builtins)) | set(keyword.kwlist)

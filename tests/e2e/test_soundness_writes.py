@@ -32,7 +32,7 @@ def fd(f, args, i, eps=1e-6):
 def check_all(f, *args, wrt=0):
     """The gradient from grad, value_and_grad and vjp equals finite differences; the value
     equals running `f`; the caller's arrays are unchanged."""
-    fresh = lambda: [np.array(v, copy=True) if isinstance(v, np.ndarray) else v for v in args]  # noqa: E731
+    fresh = lambda: [np.array(v, copy=True) if isinstance(v, np.ndarray) else v for v in args]
     expected = f(*fresh())
     want = fd(f, args, wrt)
     before = fresh()

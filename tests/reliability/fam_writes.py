@@ -9,7 +9,6 @@ finite-difference step of a jump.
 from __future__ import annotations
 
 import numpy as np
-
 from families import Case, family
 
 
@@ -57,7 +56,7 @@ def gen_out(ch) -> Case:
         spell = ch.choice(["out=y", "axis=0, out=y"]) if red != "np.sum" or ch.coin() else "0, None, y"
         if spell == "out=y":
             spell = "axis=0, out=y"
-        lines = [f"X = np.outer(x, x[::-1]) + x", f"y = np.zeros({n})", f"r = {red}(X, {spell})"]
+        lines = ["X = np.outer(x, x[::-1]) + x", f"y = np.zeros({n})", f"r = {red}(X, {spell})"]
         use_ret = ch.coin()
         lines[-1] = lines[-1] if use_ret else lines[-1][4:]
     elif form == "cumsum":
@@ -80,8 +79,8 @@ def gen_out(ch) -> Case:
         use_ret = False
     elif form == "where_diff":  # the unselected entries' derivatives may be infinite: they get none
         c = ch.float(-1, 1)
-        call = ch.choice([f"np.divide(1.0, x - {c}, out=y, where=x > {c})", f"np.log(x, out=y, where=x > 0)",
-                          f"np.sqrt(x, out=y, where=x >= 0)", f"np.multiply(x, x, out=y, where=x < {c})",
+        call = ch.choice([f"np.divide(1.0, x - {c}, out=y, where=x > {c})", "np.log(x, out=y, where=x > 0)",
+                          "np.sqrt(x, out=y, where=x >= 0)", f"np.multiply(x, x, out=y, where=x < {c})",
                           f"np.power(x, 1.5, out=y, where=x > {c} + 1)"])
         lines = [f"y = {into.replace('empty', 'zeros')}", f"r = {call}"]
         use_ret = ch.coin()
@@ -211,13 +210,13 @@ def gen_bool_index(ch) -> Case:
     elif form in ("write", "write_scalar", "aug"):
         rhs = {"write": f"{v} * 2", "write_scalar": f"{first} * 3", "aug": f"np.sin({v})"}[form]
         op = "+=" if form == "aug" else "="
-        lines += [f"b = {v} * 1.0", f"b[m] {op} {rhs}", f"s = np.sum(b * b) + np.sum(b)"]
+        lines += [f"b = {v} * 1.0", f"b[m] {op} {rhs}", "s = np.sum(b * b) + np.sum(b)"]
     elif form == "loop":
         lines = ["s = 0.0", f"for i in range({2 if two_d else n}):",
                  f"    m = {v}[i].sum() > {c}" if not two_d else f"    m = X[i, 0] > {c}",
                  f"    s = s + np.sum({v}[m] * {v}[i])"]
     elif form == "branch":
-        lines += ["if m:", f"    w = {v}[m]", "else:", f"    w = {v}[None]", f"s = np.sum(w[0] ** 2)"]
+        lines += ["if m:", f"    w = {v}[m]", "else:", f"    w = {v}[None]", "s = np.sum(w[0] ** 2)"]
     else:
         lines += [f"b = Buffer({v})", f"b[m] = {v} * 3", "s = np.sum(b.copy() ** 2) + np.sum(b[m])"]
     body = "\n".join("    " + ln for ln in lines)
