@@ -91,6 +91,8 @@ class Normalizer:
         self.current = fn
         for n in self.locals:
             namer.reserve(n)
+        self.counters = _range_counters(fn)
+        self.made_here = _made_here(fn)
 
     def temp(self, base: str) -> str:
         tmp = self.namer.fresh(base)
@@ -402,7 +404,14 @@ class Normalizer:
                                              "result uninitialized; pass `out=` an array to write into", loc)
             return self.call(gast.copy_location(gast.Call(func=e.func, args=args, keywords=keywords), e), out)
         args = [self.atom(a, out) for a in args]
-        targets = [None if isinstance(o, gast.Constant) and o.value is None else self.atom(o, out) for o in outs]
+        targets = []
+        for o in outs:
+            if isinstance(o, gast.Constant) and o.value is None:
+                targets.append(None)
+            elif where is None and self.slots_of_view(o):  # `out=h[t]`: a write into h's slots
+                targets.append((o.value, self.index(o.slice, out)))
+            else:
+                targets.append(self.atom(o, out))
         mask = self.atom(where, out) if where is not None else None
         if mask is not None:
             from . import registry
@@ -427,6 +436,13 @@ class Normalizer:
             if target is None:
                 values.append(item)
                 continue
+            if isinstance(target, tuple):  # the slots of a basic index: the result is the view, read again
+                base, index = target
+                out.append(self.write(base, index, item, e))
+                out[-1].out_slots = True  # (ssa refuses it into a Buffer, whose reads are copies)
+                values.append(self.atom(gast.copy_location(gast.Subscript(value=base, slice=index, ctx=gast.Load()),
+                                                           e), out))
+                continue
             if unsafe:
                 out.append(self.write(target, gast.Constant(value=Ellipsis, kind=None), item, e))
             else:
@@ -435,6 +451,33 @@ class Normalizer:
                 out.append(gast.copy_location(gast.Expr(value=write), e))
             values.append(target)
         return values[0] if single else gast.Tuple(elts=values, ctx=gast.Load())
+
+    def slots_of_view(self, e) -> bool:
+        """Whether `e` is `h[idx]` of a local `h` with an index that surely makes a view (slices,
+        integer literals, `...`, `None`, counters of `range` loops and integer arithmetic on
+        them): an `out=e` then writes into those slots of `h`, as `h[idx] = result` does."""
+        def integral(x) -> bool:
+            if isinstance(x, gast.Constant):
+                return type(x.value) is int
+            if isinstance(x, gast.Name):
+                return x.id in self.counters
+            if isinstance(x, gast.UnaryOp) and isinstance(x.op, (gast.USub, gast.UAdd)):
+                return integral(x.operand)
+            return isinstance(x, gast.BinOp) and isinstance(x.op, (gast.Add, gast.Sub, gast.Mult)) \
+                and integral(x.left) and integral(x.right)
+
+        def basic(x) -> bool:
+            if isinstance(x, gast.Slice):
+                return all(p is None or integral(p) or (isinstance(p, gast.Constant) and p.value is None)
+                           for p in (x.lower, x.upper, x.step))
+            if isinstance(x, gast.Constant) and (x.value is None or x.value is Ellipsis):
+                return True
+            return integral(x)
+
+        if not (isinstance(e, gast.Subscript) and isinstance(e.value, gast.Name) and e.value.id in self.made_here):
+            return False
+        parts = e.slice.elts if isinstance(e.slice, gast.Tuple) else [e.slice]
+        return all(basic(x) for x in parts)
 
     def masked_operand(self, a, mask, like, at, out):
         """An operand of `f(a, ..., out=y, where=mask)`: `a` where `mask` holds, 1.0 elsewhere, in
@@ -699,6 +742,39 @@ def lower_jumps(stmts, flags: _Flags) -> list:
 
 COPYTO_ITEMS = "__copyto_items__"  # normalize's name for "copyto from a list of items"
 OUT_WRITE = "__out_write__"  # normalize's name for "copyto(y, t[, where])", the write of an `out=` argument
+
+
+def _range_counters(fn) -> set:
+    """Names assigned only as the counter of `for <name> in range(...)`: they hold integers."""
+    stores: dict = {}
+    counters: set = set()
+    for node in gast.walk(fn):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
+            stores[node.id] = stores.get(node.id, 0) + 1
+        if isinstance(node, gast.For) and isinstance(node.target, gast.Name) and isinstance(node.iter, gast.Call) \
+                and isinstance(node.iter.func, gast.Name) and node.iter.func.id == "range":
+            counters.add(node.target.id)
+    loops = {}
+    for node in gast.walk(fn):
+        if isinstance(node, gast.For) and isinstance(node.target, gast.Name) and node.target.id in counters:
+            loops[node.target.id] = loops.get(node.target.id, 0) + 1
+    params = {a.id for a in fn.args.args + fn.args.kwonlyargs + fn.args.posonlyargs}
+    return {n for n in counters if stores.get(n) == loops.get(n) and n not in params}
+
+
+def _made_here(fn) -> set:
+    """Local names every assignment of which computes a new value (no parameter, no plain alias
+    `a = b`, no loop or tuple target): they hold an array of this function's own."""
+    stores: dict = {}
+    assigns: dict = {}
+    for node in gast.walk(fn):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
+            stores[node.id] = stores.get(node.id, 0) + 1
+        if isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], gast.Name):
+            fresh = not isinstance(node.value, (gast.Name, gast.Attribute, gast.Subscript))
+            assigns[node.targets[0].id] = assigns.get(node.targets[0].id, 0) + (1 if fresh else 1000)
+    params = {a.id for a in fn.args.args + fn.args.kwonlyargs + fn.args.posonlyargs}
+    return {n for n, count in stores.items() if assigns.get(n) == count and n not in params}
 
 
 def _is_library(func) -> bool:

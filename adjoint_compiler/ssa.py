@@ -220,6 +220,9 @@ class SSABuilder:
     def stmt(self, s, out: list) -> None:
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript):
             target = s.targets[0]
+            if getattr(s, "out_slots", False) and getattr(self.env.get(target.value.id), "is_buffer", False):
+                raise MutationError(f"`out={target.value.id}[...]` writes into a copy: a Buffer's reads are copies; "
+                                    f"write `{target.value.id}[...] = ...` instead", self.loc(s))
             self.write(ir.SETITEM, target.value, [self.index(target.slice), self.operand(s.value)], s, out)
         elif isinstance(s, gast.Assign):
             if getattr(s, "in_place", False):

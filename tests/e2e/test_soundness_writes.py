@@ -624,3 +624,71 @@ def items_into_bool(v):
                          ids=lambda v: v.__name__)
 def test_zero_d_and_iterator_writes(f):
     check_all(f, np.array([1.3, -2.4, 3.6]))
+
+
+# -- out= into the slots of an array (`out=h[t]`) ----------------------------------------------
+
+def out_rows_in_loop(X):
+    Z = np.zeros((2, 3))
+    for i in range(2):
+        np.multiply(X[i], 2.0, out=Z[i])
+    return np.sum(Z * X)
+
+
+def out_recurrence(x):
+    h = np.zeros((4, 3))
+    h[0] = x
+    for t in range(1, 4):
+        np.tanh(h[t - 1] * 0.9 + x, out=h[t])
+    return np.sum(h ** 2)
+
+
+def out_slice_overlapping(x):
+    y = x ** 2
+    z = y[:2] * 1.0
+    np.add(x[:2], x[1:], out=y[:2])
+    return np.sum(y * x) + np.sum(z)
+
+
+def out_row_returned(X):
+    Z = np.zeros((2, 3))
+    r = np.exp(X[0], out=Z[1])
+    return np.sum(r * X[1]) + np.sum(Z)
+
+
+def out_dot_rows(X):
+    Z = np.zeros((2, 2))
+    for i in range(2):
+        np.dot(X, X[i], out=Z[i])
+    return np.sum(Z ** 2)
+
+
+@pytest.mark.parametrize("f, args", [
+    (out_rows_in_loop, [X]), (out_recurrence, [V]), (out_slice_overlapping, [V]), (out_row_returned, [X]),
+    (out_dot_rows, [X]),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_out_into_slots(f, args):
+    check_all(f, *args)
+
+
+def out_buffer_row(X):
+    Z = Buffer.zeros((2, 3))
+    np.exp(X[0], out=Z[1])  # Z[1] is a copy: NumPy writes into it, not into Z
+    return np.sum(Z.copy()) + np.sum(X)
+
+
+def out_fancy_rows(X):
+    Z = np.zeros((2, 3))
+    idx = np.array([0, 1])
+    np.exp(X, out=Z[idx])  # Z[idx] is a copy
+    return np.sum(Z) + np.sum(X)
+
+
+@pytest.mark.parametrize("f", [out_buffer_row, out_fancy_rows], ids=lambda v: v.__name__)
+def test_out_into_a_copy_is_refused_or_right(f):
+    try:
+        g = grad(f)(X)
+    except AdjointCompilerError as exc:
+        assert "test_soundness_writes.py" in str(exc)
+        return
+    np.testing.assert_allclose(g, fd(f, [X], 0), rtol=1e-5, atol=1e-6)

@@ -33,7 +33,7 @@ BINARY = ["np.add", "np.multiply", "np.subtract", "np.maximum", "np.minimum"]
 def gen_out(ch) -> Case:
     n = ch.int(2, 4)
     form = ch.choice(["unary", "binary", "reduce", "cumsum", "clip", "matmul", "where", "where_diff", "self",
-                      "loop", "helper", "none", "unsafe"])
+                      "loop", "helper", "none", "unsafe", "rows"])
     into = ch.choice(["np.zeros({n})", "np.empty({n})", "x * 1.0", "np.ones({n}) * 2"]).format(n=n)
     use_ret = ch.coin()
     lines = []
@@ -88,6 +88,14 @@ def gen_out(ch) -> Case:
     elif form == "unsafe":
         lines = [f"y = np.zeros({n}, {ch.choice(['int', 'np.int32', 'float'])})",
                  f"{ch.choice(UNARY)}(x * 3.0, out=y, casting='unsafe')"]
+        use_ret = False
+    elif form == "rows":  # out= the slots of an array: a row per iteration, a recurrence, a slice
+        m = ch.int(2, 3)
+        lines = [f"H = np.zeros(({m}, {n}))", ch.choice(["H[0] = x", "H[0] = np.cos(x)"]),
+                 f"for t in range(1, {m}):",
+                 ch.choice([f"    {f}(H[t - 1] * 0.5 + x, out=H[t])", "    np.multiply(H[t - 1], x, out=H[t])",
+                            "    np.add(H[t - 1], x, H[t, :])"]),
+                 ch.choice(["y = H[-1] * 1.0", "y = H.sum(axis=0)", "y = H[1:, :].sum(axis=0)"])]
         use_ret = False
     elif form == "self":
         lines = ["x = x * 1.0", f"{f}(x, out=x)", "y = x"]
