@@ -37,6 +37,7 @@ from .simplify import (
     Code,
     assign_stmt,
     dtype_loads,
+    forget_dtypes,
     forward_needed,
     shapes_from_params,
     simplify,
@@ -130,6 +131,7 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
     if stage == "reverse":
         return "\n".join(repr(s) for s in backward)
     shapes_from_params(backward, ranks, fn.params, [s.target for s in fn.body if isinstance(s, ir.Assign) and s.target])
+    forget_dtypes(backward, {v.name for s in ir.walk(fn.body) for v in ir.defined_by(s) if v.is_buffer})
     returned = {names[v] for v in wrt_vars if v in names}
     code, live_in, defined = simplify(backward, names, {result_bar} if result_bar else set(), returned, views)
     # `grad` needs no value: a result known to be an active scalar is seeded with 1.0 unread

@@ -326,12 +326,12 @@ def _winners(shape, idx):
 
 def _integer_storage(into) -> bool:
     """Whether the array a write stored into holds integers or booleans: NumPy truncated (or
-    tested) the value written, which then receives no gradient. `into` is the array, a Buffer or
-    a ShapeOf (None when unknown: a float array)."""
-    if isinstance(into, (bool, int, np.bool_, np.integer)):
-        return True
+    tested) the value written, which then receives no gradient. `into` is the array, a Buffer, a
+    ShapeOf or a scalar (None when unknown: a float array)."""
     dtype = getattr(into, "dtype", None)
-    return dtype is not None and dtype != object and np.dtype(dtype).kind in "biu"
+    if dtype is None:
+        return type(into) is int or type(into) is bool
+    return getattr(dtype, "kind", "O") in "biu"
 
 
 def written_adjoint(g, idx, into=None):

@@ -341,6 +341,17 @@ def _read_shapes_from(backward: list, by_name: dict) -> None:
                 call.args[i] = _name(by_name[call.args[i].id])
 
 
+def forget_dtypes(backward: list, names: set) -> None:
+    """The dtype reads of `names` (Buffers, which always hold floats, complex numbers or objects)
+    are dropped (the argument defaults to None): there is nothing to ask, and the Buffer need not
+    be computed for it."""
+    for node in _nodes(backward):
+        for call, i in list(_shape_args(node, dtypes=True)):
+            if call.func.attr in DTYPE_ONLY and i == DTYPE_ONLY[call.func.attr] and call.args[i].id in names \
+                    and i == len(call.args) - 1 and call.func.attr != "cast_adjoint":
+                del call.args[i]
+
+
 def dtype_loads(node) -> set:
     """Names a statement reads only for their dtype (kept, never rebuilt from other shapes)."""
     return {call.args[i].id for call, i in _shape_args(node, dtypes=True)

@@ -692,3 +692,16 @@ def test_out_into_a_copy_is_refused_or_right(f):
         assert "test_soundness_writes.py" in str(exc)
         return
     np.testing.assert_allclose(g, fd(f, [X], 0), rtol=1e-5, atol=1e-6)
+
+
+def buffer_from_integers(p, x, w):
+    b = Buffer(x)  # a Buffer holds floats, whatever it was made from
+    b[...] = p
+    b[::2] = p * p
+    return np.sum(b.copy() * w)
+
+
+def test_a_buffer_made_from_integers_takes_gradient():
+    x, w = np.arange(6), np.linspace(0.5, 2.0, 6)
+    for g in (grad(buffer_from_integers)(1.7, x, w), value_and_grad(buffer_from_integers)(1.7, x, w)[1]):
+        np.testing.assert_allclose(g, w[1::2].sum() + 2 * 1.7 * w[::2].sum())
