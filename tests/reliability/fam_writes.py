@@ -75,7 +75,8 @@ def gen_out(ch) -> Case:
         use_ret = True
     elif form == "where":
         c = ch.float(-1, 1)
-        lines = [f"y = {into}", f"{ch.choice(['np.floor', 'np.sign', 'np.rint'])}(x, out=y, where=x > {c})"]
+        lines = [f"y = {into.replace('empty', 'zeros')}",  # (the unselected entries keep y's values)
+                 f"{ch.choice(['np.floor', 'np.sign', 'np.rint'])}(x, out=y, where=x > {c})"]
         use_ret = False
     elif form == "where_diff":  # the unselected entries' derivatives may be infinite: they get none
         c = ch.float(-1, 1)
