@@ -185,7 +185,7 @@ class Normalizer:
         return name(result)
 
     def call(self, e, out):
-        lowered = self.out_call(e, out)
+        lowered = self.fill_call(e, out) or self.out_call(e, out)
         if lowered is not None:
             return lowered
         func = e.func
@@ -345,6 +345,15 @@ class Normalizer:
                                          loc(s))
 
     # -- out= ------------------------------------------------------------------------------------
+    def fill_call(self, e, out):
+        """`a.fill(v)` of a local array is the write `a[...] = v` (it returns None)."""
+        f = e.func
+        if not (isinstance(f, gast.Attribute) and f.attr == "fill" and isinstance(f.value, gast.Name)
+                and f.value.id in self.locals and len(e.args) == 1 and not e.keywords):
+            return None
+        out.append(self.write(f.value, gast.Constant(value=Ellipsis, kind=None), self.atom(e.args[0], out), e))
+        return gast.Constant(value=None, kind=None)
+
     def out_call(self, e, out):
         """`r = f(args, out=y)` (a keyword, a ufunc's positional outputs past `nin`, or the
         positional `out` of a function whose signature has one) is a write into `y`:

@@ -705,3 +705,15 @@ def test_a_buffer_made_from_integers_takes_gradient():
     x, w = np.arange(6), np.linspace(0.5, 2.0, 6)
     for g in (grad(buffer_from_integers)(1.7, x, w), value_and_grad(buffer_from_integers)(1.7, x, w)[1]):
         np.testing.assert_allclose(g, w[1::2].sum() + 2 * 1.7 * w[::2].sum())
+
+
+def fill_method(x):
+    y = x * 2
+    y.fill(x[0])
+    z = np.zeros(3, int)
+    z.fill(x[1] * 3)  # truncated: no gradient
+    return np.sum(y * x) + np.sum(z * x)
+
+
+def test_fill_is_a_write():
+    check_all(fill_method, V)
