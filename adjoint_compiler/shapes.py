@@ -193,9 +193,8 @@ def _integral(op, ints: set) -> bool:
     return op in ints
 
 
-INT_FUNCTIONS = {len, int, operator.index, math.floor, math.ceil, math.trunc, np.count_nonzero, np.ndim,
-                 np.size}
-INT_OF_ONE = {np.argmax, np.argmin, round}  # an integer when called with one argument
+INT_FUNCTIONS = {len, int, operator.index, math.floor, math.ceil, math.trunc, np.ndim, np.size}
+INT_OF_ONE = {np.argmax, np.argmin, np.count_nonzero, round}  # an integer when called with one argument
 INT_ARITHMETIC = {operator.add, operator.sub, operator.mul, operator.floordiv, operator.mod,
                   operator.neg, operator.pos, min, max, abs}
 

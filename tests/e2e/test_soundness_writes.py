@@ -717,3 +717,30 @@ def fill_method(x):
 
 def test_fill_is_a_write():
     check_all(fill_method, V)
+
+
+def _index_ranks(v):
+    m = v[0] > 0
+    a = v[m]            # a 0-d boolean: adds an axis
+    n = len(v)
+    b = v[n - 1]        # an integer: removes one
+    s = 0.0
+    for i in range(3):
+        s = s + v[i]    # a counter: removes one
+    return np.sum(a) + b + s
+
+
+def test_index_kinds_decide_ranks():
+    from adjoint_compiler import frontend, ir, normalize, shapes, ssa
+    from adjoint_compiler.naming import Namer
+
+    source = frontend.read_function(_index_ranks)
+    namer = Namer(set())
+    fn = ssa.build(source, normalize.normalize(source, namer), namer, {"v": "num"})
+    _, ranks = shapes.infer(fn, {fn.params[0]: 1})
+    by_name = {s.target.name: s.target for s in ir.walk(fn.body) if isinstance(s, ir.Assign) and s.target}
+    assert by_name["a"] not in ranks or ranks[by_name["a"]] == 2
+    assert ranks[by_name["b"]] == 0
+    reads = [s.target for s in ir.walk(fn.body) if isinstance(s, ir.Assign) and s.target
+             and s.target.name.startswith("v_i")]
+    assert reads and all(ranks[t] == 0 for t in reads)
