@@ -272,7 +272,7 @@ def _total_without_zeroing(items, i, adjoints, kept, stores, readers, names) -> 
                 for node in gast.walk(stmt):
                     if rt_helper(node) == "written_total" and isinstance(node.args[0], gast.Name) \
                             and node.args[0].id == a and whole_index(node.args[1]):
-                        node.func.attr, node.args = "total_after_zeroing", [_load(b), idx]
+                        node.func.attr, node.args = "total_after_zeroing", [_load(b), idx] + node.args[2:]
                         names.forget(later)
                         return True
             return False

@@ -91,6 +91,8 @@ class Normalizer:
         self.current = fn
         for n in self.locals:
             namer.reserve(n)
+        self.counters = _range_counters(fn)
+        self.made_here = _made_here(fn)
 
     def temp(self, base: str) -> str:
         tmp = self.namer.fresh(base)
@@ -183,6 +185,9 @@ class Normalizer:
         return name(result)
 
     def call(self, e, out):
+        lowered = self.fill_call(e, out) or self.out_call(e, out)
+        if lowered is not None:
+            return lowered
         func = e.func
         if not self.is_global_path(func):
             if isinstance(func, gast.Attribute):
@@ -338,6 +343,189 @@ class Normalizer:
             word = {gast.Assert: "`assert`"}.get(type(s), type(s).__name__)
             raise UnsupportedSyntaxError(f"{word} statements are not supported in a differentiated function",
                                          loc(s))
+
+    # -- out= ------------------------------------------------------------------------------------
+    def fill_call(self, e, out):
+        """`a.fill(v)` of a local array is the write `a[...] = v` (it returns None)."""
+        f = e.func
+        if not (isinstance(f, gast.Attribute) and f.attr == "fill" and isinstance(f.value, gast.Name)
+                and f.value.id in self.locals and len(e.args) == 1 and not e.keywords):
+            return None
+        out.append(self.write(f.value, gast.Constant(value=Ellipsis, kind=None), self.atom(e.args[0], out), e))
+        return gast.Constant(value=None, kind=None)
+
+    def out_call(self, e, out):
+        """`r = f(args, out=y)` (a keyword, a ufunc's positional outputs past `nin`, or the
+        positional `out` of a function whose signature has one) is a write into `y`:
+        `t = f(args)`, then `copyto(y, t)` (NumPy's same-kind casting), and `r` is `y` (the same
+        array). `out=None` writes nothing; a tuple `out=(a, b)` writes each output; a ufunc's
+        `where=w` writes only the masked slots. Returns the call's value, or None when `e` has no
+        `out` to lower."""
+        import numpy as np
+
+        loc = self.source.loc(e)
+        callee = self.callee_value(e.func)
+        ufunc = callee if isinstance(callee, np.ufunc) else None
+        method = isinstance(e.func, gast.Attribute) and not self.is_global_path(e.func)
+        library = ufunc is not None or (callee is not None and _is_library(callee))
+        if not (library or method):
+            return None  # a function of the user's (inlined, its own writes lowered) or unknown
+        args, keywords = list(e.args), list(e.keywords)
+        outs = None
+        if any(k.arg == "out" for k in keywords):
+            value = next(k.value for k in keywords if k.arg == "out")
+            keywords = [k for k in keywords if k.arg != "out"]
+            outs = list(value.elts) if isinstance(value, gast.Tuple) else [value]
+            if ufunc is None and isinstance(value, gast.Tuple):
+                raise UnsupportedSyntaxError("`out=` takes an array here, not a tuple", loc)
+        elif ufunc is not None and ufunc.nin < len(args) <= ufunc.nin + ufunc.nout:
+            outs, args = args[ufunc.nin:], args[:ufunc.nin]
+        elif ufunc is None and not any(isinstance(a, gast.Starred) for a in args):
+            names = _positional_names(callee if callee is not None else self.method_of(e.func))
+            if "out" in names and len(args) > names.index("out"):
+                k = names.index("out")
+                outs = [args[k]]
+                keywords += [gast.keyword(arg=n, value=a) for n, a in zip(names[k + 1:], args[k + 1:])]
+                args = args[:k]
+        if outs is None:
+            if ufunc is not None and any(k.arg == "where" and not (isinstance(k.value, gast.Constant)
+                                                                  and k.value.value is True) for k in keywords):
+                raise UnsupportedSyntaxError("`where=` without `out=` leaves the unselected entries of the "
+                                             "result uninitialized; pass `out=` an array to write into", loc)
+            return None
+        where = next((k.value for k in keywords if k.arg == "where"), None) if ufunc is not None else None
+        if where is not None:
+            keywords = [k for k in keywords if k.arg != "where"]
+            if isinstance(where, gast.Constant) and where.value is True:
+                where = None
+        casting = next((k.value for k in keywords if k.arg == "casting"), None)
+        unsafe = False
+        if casting is not None:
+            if not (isinstance(casting, gast.Constant) and casting.value in ("same_kind", "unsafe")) or (
+                    casting.value == "unsafe" and where is not None):
+                raise UnsupportedSyntaxError("this `casting=` with `out=` is not supported; write the result "
+                                             "and convert it with `.astype(...)`", loc)
+            unsafe = casting.value == "unsafe"  # written as `y[...] = t`, which casts unsafely
+            keywords = [k for k in keywords if k.arg != "casting"]
+        if all(isinstance(o, gast.Constant) and o.value is None for o in outs):
+            if where is not None:
+                raise UnsupportedSyntaxError("`where=` without `out=` leaves the unselected entries of the "
+                                             "result uninitialized; pass `out=` an array to write into", loc)
+            return self.call(gast.copy_location(gast.Call(func=e.func, args=args, keywords=keywords), e), out)
+        args = [self.atom(a, out) for a in args]
+        targets = []
+        for o in outs:
+            if isinstance(o, gast.Constant) and o.value is None:
+                targets.append(None)
+            elif where is None and self.slots_of_view(o):  # `out=h[t]`: a write into h's slots
+                targets.append((o.value, self.index(o.slice, out)))
+            else:
+                targets.append(self.atom(o, out))
+        mask = self.atom(where, out) if where is not None else None
+        if mask is not None:
+            from . import registry
+
+            rule = registry.lookup(ufunc)
+            if rule is not None and rule.body is not None:
+                like = next(t for t in targets if t is not None)
+                args = [a if isinstance(a, gast.Constant) else self.masked_operand(a, mask, like, e, out)
+                        for a in args]
+        plain = gast.copy_location(gast.Call(func=e.func, args=args, keywords=keywords), e)
+        call = self.call(plain, out)
+        result = self.temp(self.hint(call))
+        out.append(assign(result, call, e))
+        single = len(outs) == 1 and (ufunc is None or ufunc.nout == 1)
+        values = []
+        for i, target in enumerate(targets):
+            item = name(result)
+            if not single:
+                item = name(self.temp(f"{result}_{i}"))
+                out.append(assign(item.id, gast.Subscript(value=name(result), slice=gast.Constant(value=i, kind=None),
+                                                          ctx=gast.Load()), e))
+            if target is None:
+                values.append(item)
+                continue
+            if isinstance(target, tuple):  # the slots of a basic index: the result is the view, read again
+                base, index = target
+                out.append(self.write(base, index, item, e))
+                out[-1].out_slots = True  # (ssa refuses it into a Buffer, whose reads are copies)
+                values.append(self.atom(gast.copy_location(gast.Subscript(value=base, slice=index, ctx=gast.Load()),
+                                                           e), out))
+                continue
+            if unsafe:
+                out.append(self.write(target, gast.Constant(value=Ellipsis, kind=None), item, e))
+            else:
+                write = gast.Call(func=name(OUT_WRITE), args=[target, item] + ([mask] if mask is not None else []),
+                                  keywords=[])
+                out.append(gast.copy_location(gast.Expr(value=write), e))
+            values.append(target)
+        return values[0] if single else gast.Tuple(elts=values, ctx=gast.Load())
+
+    def slots_of_view(self, e) -> bool:
+        """Whether `e` is `h[idx]` of a local `h` with an index that surely makes a view (slices,
+        integer literals, `...`, `None`, counters of `range` loops and integer arithmetic on
+        them): an `out=e` then writes into those slots of `h`, as `h[idx] = result` does."""
+        def integral(x) -> bool:
+            if isinstance(x, gast.Constant):
+                return type(x.value) is int
+            if isinstance(x, gast.Name):
+                return x.id in self.counters
+            if isinstance(x, gast.UnaryOp) and isinstance(x.op, (gast.USub, gast.UAdd)):
+                return integral(x.operand)
+            return isinstance(x, gast.BinOp) and isinstance(x.op, (gast.Add, gast.Sub, gast.Mult)) \
+                and integral(x.left) and integral(x.right)
+
+        def basic(x) -> bool:
+            if isinstance(x, gast.Slice):
+                return all(p is None or integral(p) or (isinstance(p, gast.Constant) and p.value is None)
+                           for p in (x.lower, x.upper, x.step))
+            if isinstance(x, gast.Constant) and (x.value is None or x.value is Ellipsis):
+                return True
+            return integral(x)
+
+        if not (isinstance(e, gast.Subscript) and isinstance(e.value, gast.Name) and e.value.id in self.made_here):
+            return False
+        parts = e.slice.elts if isinstance(e.slice, gast.Tuple) else [e.slice]
+        return all(basic(x) for x in parts)
+
+    def masked_operand(self, a, mask, like, at, out):
+        """An operand of `f(a, ..., out=y, where=mask)`: `a` where `mask` holds, 1.0 elsewhere, in
+        an array of `y`'s shape. `f` is then computed at every entry, and the unselected ones get
+        exactly no gradient (the copyto's adjoint selects), whatever `f`'s derivative is there
+        (`np.divide(a, b, out=..., where=b != 0)`)."""
+        held = self.temp(f"{self.hint(a)}_where")
+        out.append(assign(held, gast.Call(func=gast.Attribute(value=like, attr="copy", ctx=gast.Load()),
+                                          args=[], keywords=[]), at))
+        for args in ([name(held), gast.Constant(value=1.0, kind=None)], [name(held), a, mask]):
+            out.append(gast.copy_location(gast.Expr(value=gast.Call(func=name(OUT_WRITE), args=args,
+                                                                    keywords=[])), at))
+        return name(held)
+
+    def callee_value(self, func):
+        """The object a global path (`np.exp`, `exp`, `np.add.reduce`) names, or None."""
+        if not self.is_global_path(func):
+            return None
+        parts = []
+        while isinstance(func, gast.Attribute):
+            parts.append(func.attr)
+            func = func.value
+        if not isinstance(func, gast.Name):
+            return None
+        found, value = self.source.lookup(func.id)
+        if not found:
+            return None
+        for attr in reversed(parts):
+            value = getattr(value, attr, None)
+        return value
+
+    def method_of(self, func):
+        """For `x.name(...)` on a local value: ndarray's method of that name (its signature tells
+        where a positional `out` goes), else None."""
+        import numpy as np
+
+        if isinstance(func, gast.Attribute) and not self.is_global_path(func):
+            return getattr(np.ndarray, func.attr, None)
+        return None
 
     # -- copyto from iterators -------------------------------------------------------------------
     def is_copyto(self, call) -> bool:
@@ -567,6 +755,63 @@ def lower_jumps(stmts, flags: _Flags) -> list:
 
 
 COPYTO_ITEMS = "__copyto_items__"  # normalize's name for "copyto from a list of items"
+OUT_WRITE = "__out_write__"  # normalize's name for "copyto(y, t[, where])", the write of an `out=` argument
+
+
+def _range_counters(fn) -> set:
+    """Names assigned only as the counter of `for <name> in range(...)`: they hold integers."""
+    stores: dict = {}
+    counters: set = set()
+    for node in gast.walk(fn):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
+            stores[node.id] = stores.get(node.id, 0) + 1
+        if isinstance(node, gast.For) and isinstance(node.target, gast.Name) and isinstance(node.iter, gast.Call) \
+                and isinstance(node.iter.func, gast.Name) and node.iter.func.id == "range":
+            counters.add(node.target.id)
+    loops = {}
+    for node in gast.walk(fn):
+        if isinstance(node, gast.For) and isinstance(node.target, gast.Name) and node.target.id in counters:
+            loops[node.target.id] = loops.get(node.target.id, 0) + 1
+    params = {a.id for a in fn.args.args + fn.args.kwonlyargs + fn.args.posonlyargs}
+    return {n for n in counters if stores.get(n) == loops.get(n) and n not in params}
+
+
+def _made_here(fn) -> set:
+    """Local names every assignment of which computes a new value (no parameter, no plain alias
+    `a = b`, no loop or tuple target): they hold an array of this function's own."""
+    stores: dict = {}
+    assigns: dict = {}
+    for node in gast.walk(fn):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
+            stores[node.id] = stores.get(node.id, 0) + 1
+        if isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], gast.Name):
+            fresh = not isinstance(node.value, (gast.Name, gast.Attribute, gast.Subscript))
+            assigns[node.targets[0].id] = assigns.get(node.targets[0].id, 0) + (1 if fresh else 1000)
+    params = {a.id for a in fn.args.args + fn.args.kwonlyargs + fn.args.posonlyargs}
+    return {n for n, count in stores.items() if assigns.get(n) == count and n not in params}
+
+
+def _is_library(func) -> bool:
+    """Whether `func` is NumPy's (or SciPy's): its `out` parameter is a write into an array."""
+    module = getattr(func, "__module__", None) or getattr(getattr(func, "__self__", None), "__module__", None) or ""
+    return module.split(".")[0] in ("numpy", "scipy")
+
+
+def _positional_names(func) -> list:
+    """The names of `func`'s parameters that may be passed by position (a method's `self` left
+    out), or [] when its signature is unknown."""
+    import inspect
+
+    if func is None:
+        return []
+    try:
+        params = list(inspect.signature(func).parameters.values())
+    except (TypeError, ValueError):
+        return []
+    names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if names and names[0] == "self":
+        names = names[1:]
+    return names
 
 
 def may_return(stmts) -> bool:

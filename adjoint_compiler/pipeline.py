@@ -33,7 +33,16 @@ from . import (
 from .naming import Namer
 from .printing import format_ir, to_source
 from .reverse import reverse
-from .simplify import Code, assign_stmt, forward_needed, shapes_from_params, simplify, value_loads
+from .simplify import (
+    Code,
+    assign_stmt,
+    dtype_loads,
+    forget_dtypes,
+    forward_needed,
+    shapes_from_params,
+    simplify,
+    value_loads,
+)
 
 STAGES = ("source", "normalize", "ssa", "activity", "reverse", "simplify", "tape", "codegen")
 RESERVED = {"np", "rt"} | set(dir(builtins)) | set(keyword.kwlist)
@@ -124,6 +133,7 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
     if stage == "reverse":
         return "\n".join(repr(s) for s in backward)
     shapes_from_params(backward, ranks, fn.params, [s.target for s in fn.body if isinstance(s, ir.Assign) and s.target])
+    forget_dtypes(backward, {v.name for s in ir.walk(fn.body) for v in ir.defined_by(s) if v.is_buffer})
     returned = {names[v] for v in wrt_vars if v in names}
     code, live_in, defined = simplify(backward, names, {result_bar} if result_bar else set(), returned, views)
     # `grad` needs no value: a result known to be an active scalar is seeded with 1.0 unread
@@ -135,6 +145,7 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
     grads = [names[v] if v in names and names[v] in defined else f"rt.zeros_like({v.name})" for v in wrt_vars]
     needed = set(live_in) | (set() if seeded else {v.name for v in ir.operand_vars(fn.result)})
     values = codegen.code_names(code, value_loads) | {n for g in grads for n in codegen.names_in(g)}
+    values |= codegen.code_names(code, dtype_loads)  # computed as they are, not rebuilt from shapes
     values |= set() if seeded else {v.name for v in ir.operand_vars(fn.result)}
     shaped = needed - values  # read only for their shapes
     needed &= values

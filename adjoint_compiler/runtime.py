@@ -57,7 +57,11 @@ def _rebuild(like, items: list):
 
 
 def unbroadcast(g, x):
-    """Sum `g` over the dimensions along which `x` was broadcast, giving `x`'s shape.
+    """The gradient of `x` from the gradient `g` of a value NumPy broadcast `x` to (an operand of an
+    elementwise operation, or the value of an assignment `b[idx] = x`): undo exactly what
+    broadcasting did. Axes align at the end; the axes `g` has in front of `x`'s are summed; an
+    axis of length 1 in `x` is summed (kept as 1); the leading axes of length 1 that an assignment
+    drops from `x` (`b[:] = x.reshape(1, n)`) are put back (a reshape, nothing summed).
     A structural zero (None, from an object buffer's empty slot) becomes zeros like `x`."""
     if type(g) is np.ndarray and g.dtype.kind != "O":  # the common case first
         gs, xs = g.shape, (x.shape if hasattr(x, "shape") else np.shape(x))
@@ -80,6 +84,8 @@ def unbroadcast(g, x):
     lead = len(gs) - len(xs)
     if lead > 0:
         g = np.sum(g, axis=tuple(range(lead)))
+    elif lead < 0:  # axes align at the end: an assignment dropped leading axes of length 1 of `x`
+        g = np.reshape(g, (1,) * -lead + tuple(gs))
     axes = tuple(i for i, (a, b) in enumerate(zip(xs, np.shape(g))) if a == 1 and b != 1)
     if axes:
         g = np.sum(g, axis=axes, keepdims=True)
@@ -273,6 +279,12 @@ def _data(b):
     return b.data if isinstance(b, Buffer) else b
 
 
+def _slots(g):
+    """The gradient of a written array as an array: a 0-d array's gradient may be a scalar."""
+    g = _data(g)
+    return np.asarray(g) if isinstance(g, (float, int, np.generic)) else g
+
+
 def own(x):
     """A private copy of an argument the differentiated function writes into."""
     return Buffer(x) if isinstance(x, Buffer) else np.array(x, copy=True)
@@ -317,11 +329,24 @@ def _winners(shape, idx):
     return keep.reshape(flat.shape)
 
 
-def written_adjoint(g, idx):
+def _integer_storage(into) -> bool:
+    """Whether the array a write stored into holds integers or booleans: NumPy truncated (or
+    tested) the value written, which then receives no gradient. `into` is the array, a Buffer, a
+    ShapeOf or a scalar (None when unknown: a float array)."""
+    dtype = getattr(into, "dtype", None)
+    if dtype is None:
+        return type(into) is int or type(into) is bool
+    return getattr(dtype, "kind", "O") in "biu"
+
+
+def written_adjoint(g, idx, into=None):
     """The gradient of the slots `b[idx] = v` overwrote (only the winning write of a duplicate
-    index); the rule then sums it over the dimensions `v` was broadcast along."""
-    g = _data(g)
+    index); the rule then sums it over the dimensions `v` was broadcast along. Nothing when `b`
+    (`into`) holds integers or booleans."""
+    g = _slots(g)
     picked = g[idx]
+    if _integer_storage(into):
+        return np.zeros(np.shape(picked)) if isinstance(picked, np.ndarray) else 0.0
     if not isinstance(picked, np.ndarray):
         return picked  # one slot: a scalar, nothing to copy
     if g.dtype == object:
@@ -334,14 +359,17 @@ def written_adjoint(g, idx):
 
 def overwritten_adjoint(g, idx):
     """The gradient of the array before `b[idx] = v`: the overwritten slots pass nothing."""
-    out = np.array(_data(g), copy=True)
+    out = np.array(_slots(g), copy=True)
     out[idx] = _zero(out)
     return out
 
 
-def copied_adjoint(g, src, where=True):
-    """The gradient of `src` in `copyto(b, src, where)`."""
-    g = _data(g)
+def copied_adjoint(g, src, where=True, into=None):
+    """The gradient of `src` in `copyto(b, src, where)`: nothing when `b` (`into`) holds integers
+    or booleans."""
+    g = _slots(g)
+    if _integer_storage(into):
+        return unbroadcast(np.zeros(g.shape), src)
     if g.dtype == object:
         return g.copy()
     picked = np.array(g, copy=True) if where is True else np.where(where, g, 0.0)
@@ -350,20 +378,23 @@ def copied_adjoint(g, src, where=True):
 
 def overcopied_adjoint(g, where=True):
     """The gradient of the array before `copyto(b, src, where)`."""
-    g = _data(g)
+    g = _slots(g)
     if where is True:
         return np.full(g.shape, None, dtype=object) if g.dtype == object else np.zeros_like(g)
     return np.where(where, _zero(g) if g.dtype != object else None, g)
 
 
-def items_adjoint(g, items):
-    """The gradients of the items an iterator wrote into the first slots of a buffer."""
-    flat = _data(g).flat
+def items_adjoint(g, items, into=None):
+    """The gradients of the items an iterator wrote into the first slots of a buffer (none into
+    integers or booleans)."""
+    if _integer_storage(into):
+        return [zeros_like(x) for x in items]
+    flat = _slots(g).flat
     return [zeros_like(x) if flat[k] is None else flat[k] for k, x in enumerate(items)]
 
 
 def overfilled_adjoint(g, items):
-    out = np.array(_data(g), copy=True)
+    out = np.array(_slots(g), copy=True)
     out.flat[:len(items)] = _zero(out)
     return out
 
@@ -378,21 +409,25 @@ def add_at(a, idx, g):
     return a
 
 
-def written_total(g, idx):
+def written_total(g, idx, into=None):
     """The gradient of a scalar `v` in `b[idx] = v`: the sum of `written_adjoint(g, idx)`, read
     from the slots in place where no copy is needed."""
-    data = _data(g)
+    if _integer_storage(into):
+        return 0.0
+    data = _slots(g)
     if data.dtype == object or _is_advanced(idx):
         return sum_to_scalar(written_adjoint(g, idx))
     return sum_to_scalar(data[idx])
 
 
-def total_after_zeroing(g, idx):
+def total_after_zeroing(g, idx, into=None):
     """`written_total(zero_slots(g, idx), ...)`, the total of `g` without its slots `idx`, for a
     private `g` nobody reads afterwards: for a slice along the first axis (step up to 4), the sum of
     the slices around and between the selected rows (nothing written); otherwise zeroed in place
     and summed."""
-    data = _data(g)
+    if _integer_storage(into):
+        return 0.0
+    data = _slots(g)
     if isinstance(idx, slice) and data.ndim and data.dtype != object and 0 < (idx.step or 1) <= 4:
         start, stop, step = idx.indices(data.shape[0])
         count = len(range(start, stop, step))
@@ -408,6 +443,8 @@ def total_after_zeroing(g, idx):
 
 def zero_slots(g, idx):
     """The overwritten slots of an adjoint array nobody else holds, zeroed in place. Returns `g`."""
+    if not isinstance(g, np.ndarray):  # the gradient of a 0-d array, held as a scalar
+        g = np.array(_slots(g), dtype=float)
     g[idx] = None if g.dtype == object else 0
     return g
 
@@ -420,6 +457,8 @@ class ShapeOf:
     def __init__(self, x):
         self.shape = x.shape if hasattr(x, "shape") else np.shape(x)
         self.dtype = getattr(x, "dtype", None)
+        if self.dtype is None and isinstance(x, (bool, int)):
+            self.dtype = np.dtype(type(x))  # what the write and cast adjoints ask
 
     @property
     def ndim(self):

@@ -75,7 +75,7 @@ def log_of_base(base):
 
 def cast_adjoint(g, y):
     """The gradient through a cast to `y`'s dtype: none through a cast to integers or booleans."""
-    if np.result_type(y).kind in "biu":
+    if _runtime._integer_storage(y):
         return np.zeros(np.shape(g))
     return g
 
@@ -505,9 +505,12 @@ def vstack_adjoint(g, tup):
     return _split(g, tup, [np.atleast_2d(a) for a in tup], 0)
 
 
-def array_adjoint(g, obj, ndmin=0):
+def array_adjoint(g, obj, y=None, ndmin=0):
     """The gradient of `obj` in `np.array(obj)`: for a (nested) list or tuple, one gradient per
-    item; for an array or a scalar, `g` itself (without the leading axes `ndmin` added)."""
+    item; for an array or a scalar, `g` itself (without the leading axes `ndmin` added). None
+    through a cast to integers or booleans (the result `y` is read for its dtype only)."""
+    if y is not None and _runtime._integer_storage(y):
+        g = np.zeros(np.shape(g))
     if ndmin and np.ndim(g) > 0:
         g = np.reshape(g, np.shape(obj) if not isinstance(obj, (list, tuple)) else np.shape(np.asarray(obj)))
     if isinstance(obj, (list, tuple)):

@@ -41,6 +41,8 @@ class Shapes:
     def __init__(self, params: dict, ranks: dict | None = None):
         self.known: dict = dict(params)
         self.ranks: dict = dict(ranks or {})
+        self.ints: set = set()  # Vars that surely hold an integer (never a bool): loop counters, len(...)
+        self.shape_tuples: set = set()  # Vars holding a `.shape`
 
     def rank(self, op):
         if isinstance(op, ir.Var):
@@ -62,7 +64,7 @@ class Shapes:
         if p is operator.getitem and ranks[0] is not None:
             parts = s.args[1].items if isinstance(s.args[1], ir.Struct) and s.args[1].kind == "tuple" \
                 else (s.args[1],)
-            if all(self.rank(q) == 0 and _integral(q) for q in parts) and len(parts) <= ranks[0]:
+            if all(self.rank(q) == 0 and _integral(q, self.ints) for q in parts) and len(parts) <= ranks[0]:
                 return ranks[0] - len(parts)
         if (p in REDUCTIONS or (isinstance(p, ir.Method) and p.name in REDUCING_METHODS)) and ranks \
                 and ranks[0] is not None:
@@ -135,6 +137,10 @@ class Shapes:
         for s in stmts:
             if isinstance(s, ir.Assign):
                 if s.target is not None:
+                    if s.prim == ir.Attr("shape") or s.prim is np.shape:
+                        self.shape_tuples.add(s.target)
+                    if _integer_result(s, self.ints, self.shape_tuples):
+                        self.ints.add(s.target)
                     rank = self.statement_rank(s)
                     if rank is not None:
                         self.ranks[s.target] = rank
@@ -146,6 +152,7 @@ class Shapes:
                     changed |= self.set(out, ta if ta == tb and ta is not None else out)
             elif isinstance(s, ir.Loop):
                 if s.target is not None:
+                    self.ints.add(s.target)  # a counter over a range
                     changed |= self.set(s.target, 0)
                 for p, i in zip(s.params, s.inits):
                     if p not in self.known:
@@ -183,11 +190,35 @@ def _reduced_rank(s: ir.Assign, rank: int):
     return rank - (len(axis.value) if isinstance(axis.value, tuple) else 1)
 
 
-def _integral(op) -> bool:
-    """An index part that selects (removes a dimension): an integer, or a loop counter."""
+def _integral(op, ints: set) -> bool:
+    """An index part that surely selects (removes a dimension): an integer. A boolean (a Python
+    bool, `x > 0`, `np.all(...)`) adds an axis instead, and a value of unknown kind may be either."""
     if isinstance(op, ir.Const):
         return isinstance(op.value, int) and not isinstance(op.value, bool)
-    return isinstance(op, ir.Var)  # a Var of rank 0 used as an index is an integer
+    return op in ints
+
+
+INT_FUNCTIONS = {len, int, operator.index, math.floor, math.ceil, math.trunc, np.ndim, np.size}
+INT_OF_ONE = {np.argmax, np.argmin, np.count_nonzero, round}  # an integer when called with one argument
+INT_ARITHMETIC = {operator.add, operator.sub, operator.mul, operator.floordiv, operator.mod,
+                  operator.neg, operator.pos, min, max, abs}
+
+
+def _integer_result(s: ir.Assign, ints: set, shape_tuples: set) -> bool:
+    """Whether an Assign surely yields an integer (not a bool): a counter, a length, a size, an
+    entry of a shape, integer arithmetic on those."""
+    p = s.prim
+    if isinstance(p, ir.Attr):
+        return p.name in ("ndim", "size")
+    if isinstance(p, ir.Method):
+        return p.name in ("argmax", "argmin") and len(s.args) == 1 and not s.kwargs
+    if p is operator.getitem:
+        return s.args[0] in shape_tuples and isinstance(s.args[1], ir.Const) and isinstance(s.args[1].value, int)
+    try:
+        return (p in INT_FUNCTIONS or (p in INT_OF_ONE and len(s.args) == 1) or (
+            p in INT_ARITHMETIC and bool(s.args) and all(_integral(a, ints) for a in s.args))) and not s.kwargs
+    except TypeError:  # an unhashable callee
+        return False
 
 
 def infer(fn: ir.Function, param_ranks: dict) -> tuple:

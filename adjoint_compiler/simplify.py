@@ -285,14 +285,22 @@ def restore_code(write: ir.Assign) -> Code:
 
 SHAPE_ONLY = {"getitem_adjoint": 1, "unbroadcast": 1, "expand_reduced": 1, "zeros_like": 0, "reduced_size": 0}
 SHAPES_OF_ALL = {"broadcast_shape", "shape_of"}  # helpers that read only the shapes of all arguments
+# helpers that read one argument for its dtype only (the array a write stored into): no value
+# read (no restore of its slots), but never replaced by another value of its shape
+DTYPE_ONLY = {"written_adjoint": 2, "written_total": 2, "total_after_zeroing": 2, "copied_adjoint": 3,
+              "items_adjoint": 2, "array_adjoint": 2, "cast_adjoint": 1}
 
 
-def _shape_args(node):
-    """(call, position) of each Name under `node` that an `rt` helper reads only for its shape."""
+def _shape_args(node, dtypes: bool = False):
+    """(call, position) of each Name under `node` that an `rt` helper reads only for its shape
+    (with `dtypes`, also those it reads only for their dtype)."""
     for n in gast.walk(node):
         if not (isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
                 and isinstance(n.func.value, gast.Name) and n.func.value.id == "rt"):
             continue
+        if dtypes and n.func.attr in DTYPE_ONLY and len(n.args) > DTYPE_ONLY[n.func.attr] \
+                and isinstance(n.args[DTYPE_ONLY[n.func.attr]], gast.Name):
+            yield n, DTYPE_ONLY[n.func.attr]
         if n.func.attr in SHAPES_OF_ALL:
             yield from ((n, i) for i, a in enumerate(n.args) if isinstance(a, gast.Name))
         elif (n.func.attr in SHAPE_ONLY and len(n.args) > SHAPE_ONLY[n.func.attr]
@@ -333,9 +341,26 @@ def _read_shapes_from(backward: list, by_name: dict) -> None:
                 call.args[i] = _name(by_name[call.args[i].id])
 
 
+def forget_dtypes(backward: list, names: set) -> None:
+    """The dtype reads of `names` (Buffers, which always hold floats, complex numbers or objects)
+    are dropped (the argument defaults to None): there is nothing to ask, and the Buffer need not
+    be computed for it."""
+    for node in _nodes(backward):
+        for call, i in list(_shape_args(node, dtypes=True)):
+            if call.func.attr in DTYPE_ONLY and i == DTYPE_ONLY[call.func.attr] and call.args[i].id in names \
+                    and i == len(call.args) - 1 and call.func.attr != "cast_adjoint":
+                del call.args[i]
+
+
+def dtype_loads(node) -> set:
+    """Names a statement reads only for their dtype (kept, never rebuilt from other shapes)."""
+    return {call.args[i].id for call, i in _shape_args(node, dtypes=True)
+            if call.func.attr in DTYPE_ONLY and i == DTYPE_ONLY[call.func.attr]}
+
+
 def value_loads(node) -> set:
-    """Names whose values (not just shapes) a statement reads."""
-    skip = {id(call.args[i]) for call, i in _shape_args(node)}
+    """Names whose values (not just shapes or dtypes) a statement reads."""
+    skip = {id(call.args[i]) for call, i in _shape_args(node, dtypes=True)}
     return {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
             and id(n) not in skip}
 

@@ -24,6 +24,7 @@ from .errors import CompileError, MissingRuleError, MutationError, UnsupportedSy
 from .frontend import LIBRARIES, Source, SourceError
 from .naming import Namer
 from .normalize import COPYTO_ITEMS as COPYTO_ITEMS_NAME
+from .normalize import OUT_WRITE as OUT_WRITE_NAME
 from .normalize import normalize
 
 RETURN = "<return>"
@@ -229,6 +230,9 @@ class SSABuilder:
     def stmt(self, s, out: list) -> None:
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript):
             target = s.targets[0]
+            if getattr(s, "out_slots", False) and getattr(self.env.get(target.value.id), "is_buffer", False):
+                raise MutationError(f"`out={target.value.id}[...]` writes into a copy: a Buffer's reads are copies; "
+                                    f"write `{target.value.id}[...] = ...` instead", self.loc(s))
             self.write(ir.SETITEM, target.value, [self.index(target.slice), self.operand(s.value)], s, out,
                        getattr(s, "through", None))
         elif isinstance(s, gast.Assign) and getattr(s, "in_place", False) \
@@ -276,8 +280,8 @@ class SSABuilder:
     def is_write_call(self, call) -> bool:
         if not isinstance(call, gast.Call):
             return False
-        if isinstance(call.func, gast.Name) and call.func.id == COPYTO_ITEMS_NAME:
-            return True
+        if isinstance(call.func, gast.Name) and call.func.id in (COPYTO_ITEMS_NAME, OUT_WRITE_NAME):
+            return True  # (the write of an `out=` argument is a copyto)
         callee = self.operand_or_none(call.func)
         return isinstance(callee, ir.Global) and callee.value in _copyto_functions()
 
@@ -287,6 +291,26 @@ class SSABuilder:
             return
         args = [self.operand(a) for a in call.args[1:]]
         kwargs = {kw.arg: self.operand(kw.value) for kw in call.keywords}
+        if isinstance(call.func, gast.Name) and call.func.id == OUT_WRITE_NAME and _kind(self.operand(call.args[0])) == "seq":
+            raise MutationError("`out=` must be an array or a tuple display of arrays (`out=(y,)`)", self.loc(at))
+        if self.operand_or_none(call.func) is not None and self.operand_or_none(call.func).value is np.copyto:
+            # np.copyto(dst, src, casting='same_kind', where=True): `casting='unsafe'` is `dst[...] = src`
+            if len(args) > 1:
+                kwargs.setdefault("casting", args[1])
+                if len(args) > 2:
+                    kwargs.setdefault("where", args[2])
+                args = args[:1]
+            casting = kwargs.pop("casting", ir.Const("same_kind"))
+            unsafe = isinstance(casting, ir.Const) and casting.value == "unsafe"
+            if not (isinstance(casting, ir.Const) and casting.value in ("same_kind", "unsafe")) or (
+                    unsafe and not (isinstance(kwargs.get("where", ir.Const(True)), ir.Const)
+                                    and kwargs.get("where", ir.Const(True)).value is True)):
+                raise CompileError("np.copyto takes casting='same_kind' or (without `where`) 'unsafe' here",
+                                   self.loc(at))
+            if unsafe and (args or "src" in kwargs):
+                self.write(ir.SETITEM, call.args[0], [ir.Const(Ellipsis), args[0] if args else kwargs["src"]],
+                           at, out)
+                return
         if len(args) + len(kwargs) > 2 or set(kwargs) - {"src", "where"} or not (args or "src" in kwargs):
             raise CompileError("copyto takes (dst, src, where=True); `casting` is not supported", self.loc(at))
         src = args[0] if args else kwargs["src"]

@@ -6,7 +6,7 @@ import numpy as np
 from adjoint_compiler import runtime as rt
 from adjoint_compiler.activity import IndexOf
 from adjoint_compiler.ir import BUILD_LIST, BUILD_TUPLE, CONCAT, REPEAT
-from adjoint_compiler.registry import adjoint
+from adjoint_compiler.registry import adjoint, nondifferentiable
 
 
 @adjoint(operator.getitem)
@@ -40,3 +40,8 @@ def repeat(z, x, n):
 @adjoint(IndexOf(np.r_), IndexOf(np.c_))
 def concatenator(y, obj, *items):
     items_bar += rt.concatenator_adjoint(y_bar, obj, items)
+
+
+# Integer and boolean scalar types (indices, counts, masks): their values carry no gradient.
+nondifferentiable(np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+                  np.intp)

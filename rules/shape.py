@@ -120,7 +120,7 @@ def astype(y, a, dtype):
 
 @adjoint(np.array, np.asarray, np.asanyarray, np.ascontiguousarray)
 def array(y, object, dtype=None, *, ndmin=0):
-    object_bar += rt.array_adjoint(rt.through_dtype(y_bar, dtype=dtype), object, ndmin=ndmin)
+    object_bar += rt.array_adjoint(y_bar, object, y, ndmin=ndmin)
 
 
 # -- joining --------------------------------------------------------------------------------------

@@ -1,6 +1,8 @@
 """Write nodes. The value written gets the gradient of the slots it overwrote (for duplicate
 indices, only the write that won; summed over broadcast dimensions); then those slots pass no
-gradient to what the array held before. Helpers copy before zeroing: NumPy slices are views."""
+gradient to what the array held before. Helpers copy before zeroing: NumPy slices are views.
+A value written into an integer or boolean array was truncated (or tested) by NumPy: it gets no
+gradient (the helpers read the written array `b2` for its dtype only)."""
 import copy
 
 from adjoint_compiler import runtime as rt
@@ -11,19 +13,19 @@ from adjoint_compiler.registry import adjoint, nondifferentiable
 
 @adjoint(SETITEM)
 def setitem(b2, b, idx, v, saved):
-    v_bar += rt.unbroadcast(rt.written_adjoint(b2_bar, idx), v)
+    v_bar += rt.unbroadcast(rt.written_adjoint(b2_bar, idx, b2), v)
     b_bar += rt.overwritten_adjoint(b2_bar, idx)
 
 
 @adjoint(COPYTO)
 def copyto(b2, b, src, where, saved):
-    src_bar += rt.copied_adjoint(b2_bar, src, where)
+    src_bar += rt.copied_adjoint(b2_bar, src, where, b2)
     b_bar += rt.overcopied_adjoint(b2_bar, where)
 
 
 @adjoint(COPYTO_ITEMS)
 def copyto_items(b2, b, items, saved):
-    items_bar += rt.items_adjoint(b2_bar, items)
+    items_bar += rt.items_adjoint(b2_bar, items, b2)
     b_bar += rt.overfilled_adjoint(b2_bar, items)
 
 

@@ -123,7 +123,11 @@ def r_where_mask(x): return np.sum(x, where=x > 0)
 def r_linspace_retstep(a): return np.sum(np.linspace(0.0, a, 4, retstep=True)[0])
 
 
-@pytest.mark.parametrize("f", [r_out_array, r_where_mask, r_linspace_retstep])
+def test_out_array_is_a_write():  # `out=` an array: a write node into it (family 8)
+    check_grads(r_out_array, np.array([[0.3, -1.2, 0.8], [1.4, 0.45, -0.6]]))
+
+
+@pytest.mark.parametrize("f", [r_where_mask, r_linspace_retstep])
 def test_refused_keywords_are_located(f):
     with pytest.raises(AdjointCompilerError) as info:
         grad(f)(np.array([[0.3, -1.2, 0.8], [1.4, 0.45, -0.6]]) if f is not r_linspace_retstep else 1.5)

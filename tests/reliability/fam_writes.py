@@ -1,0 +1,233 @@
+"""Family generators for issue 12's write families: `out=` arguments (8), integer and boolean
+storage (9), values with leading singleton axes written into slots (11) and 0-d booleans used as
+indices (13). Each writes one random program in one of many spellings: shapes, index forms,
+Buffer or ndarray, setitem, copyto or `op=`, arithmetic around, inside loops and helpers.
+
+Arguments are drawn at full float precision, so a truncation to integers never sits within the
+finite-difference step of a jump.
+"""
+from __future__ import annotations
+
+import numpy as np
+from families import Case, family
+
+
+def _args(ch, *shapes):
+    rng = np.random.default_rng(ch.int(0, 10 ** 6))
+    return [rng.uniform(0.2, 3.0, s) * ch.choice([1.0, -1.0, 1.0]) for s in shapes]
+
+
+def _around(ch, expr: str, v: str) -> str:
+    """`expr` with some arithmetic around it."""
+    return ch.choice([expr, f"{expr} * {ch.float(0.5, 2.0)}", f"({expr}) + {v}", f"np.sin({expr})",
+                      f"{expr} - {v} * {v}"])
+
+
+# -- family 8: out= ---------------------------------------------------------------------------
+
+UNARY = ["np.exp", "np.sin", "np.tanh", "np.floor", "np.negative", "np.square", "np.cos", "np.rint"]
+BINARY = ["np.add", "np.multiply", "np.subtract", "np.maximum", "np.minimum"]
+
+
+@family("out")
+def gen_out(ch) -> Case:
+    n = ch.int(2, 4)
+    form = ch.choice(["unary", "binary", "reduce", "cumsum", "clip", "matmul", "where", "where_diff", "self",
+                      "loop", "helper", "none", "unsafe", "rows"])
+    into = ch.choice(["np.zeros({n})", "np.empty({n})", "x * 1.0", "np.ones({n}) * 2"]).format(n=n)
+    use_ret = ch.coin()
+    lines = []
+    f = ch.choice(UNARY)
+    arg = _around(ch, "x", "x") if ch.coin(0.4) else "x"
+    if form in ("unary", "none"):
+        spell = ch.choice(["out=y", "out=(y,)", "y"]) if form == "unary" else "out=None"
+        call = f"{f}({arg}, {spell})"
+        lines = [f"y = {into}", f"r = {call}" if use_ret else call]
+        if form == "none":  # y is never written: not np.empty
+            lines = [f"y = {into.replace('empty', 'zeros')}", f"r = {call}"]
+            use_ret = True
+    elif form == "binary":
+        g = ch.choice(BINARY)
+        other = ch.choice(["x", f"{ch.float(-1, 1)}", "x[::-1]", "np.cos(x)"])
+        spell = ch.choice(["out=y", "y", "out=(y,)"])
+        lines = [f"y = {into}", f"r = {g}({arg}, {other}, {spell})" if use_ret else f"{g}({arg}, {other}, {spell})"]
+    elif form == "reduce":
+        red = ch.choice(["np.sum", "np.mean", "np.max", "np.prod"])
+        spell = ch.choice(["out=y", "axis=0, out=y"]) if red != "np.sum" or ch.coin() else "0, None, y"
+        if spell == "out=y":
+            spell = "axis=0, out=y"
+        lines = ["X = np.outer(x, x[::-1]) + x", f"y = np.zeros({n})", f"r = {red}(X, {spell})"]
+        use_ret = ch.coin()
+        lines[-1] = lines[-1] if use_ret else lines[-1][4:]
+    elif form == "cumsum":
+        lines = [f"y = {into}", ch.choice(["r = np.cumsum(x * x, out=y)", "r = np.cumsum(x, axis=0, out=y)",
+                                           "r = (x * 2).cumsum(out=y)"])]
+        use_ret = True
+    elif form == "clip":
+        lo, hi = sorted([ch.float(-2, 2), ch.float(-2, 2)])
+        lines = [f"y = {into}", ch.choice([f"r = np.clip(x, {lo}, {hi + 0.5}, out=y)",
+                                           f"r = np.clip(x, {lo}, {hi + 0.5}, y)",
+                                           f"r = x.clip({lo}, {hi + 0.5}, out=y)"])]
+        use_ret = True
+    elif form == "matmul":
+        lines = ["A = np.outer(x, x) + 1.0", f"y = np.zeros({n})",
+                 ch.choice(["r = np.matmul(A, x, out=y)", "r = np.dot(A, x, y)", "r = np.dot(A, np.sin(x), out=y)"])]
+        use_ret = True
+    elif form == "where":
+        c = ch.float(-1, 1)
+        lines = [f"y = {into.replace('empty', 'zeros')}",  # (the unselected entries keep y's values)
+                 f"{ch.choice(['np.floor', 'np.sign', 'np.rint'])}(x, out=y, where=x > {c})"]
+        use_ret = False
+    elif form == "where_diff":  # the unselected entries' derivatives may be infinite: they get none
+        c = ch.float(-1, 1)
+        call = ch.choice([f"np.divide(1.0, x - {c}, out=y, where=x > {c})", "np.log(x, out=y, where=x > 0)",
+                          "np.sqrt(x, out=y, where=x >= 0)", f"np.multiply(x, x, out=y, where=x < {c})",
+                          f"np.power(x, 1.5, out=y, where=x > {c} + 1)"])
+        lines = [f"y = {into.replace('empty', 'zeros')}", f"r = {call}"]
+        use_ret = ch.coin()
+        lines[-1] = lines[-1] if use_ret else lines[-1][4:]
+    elif form == "unsafe":
+        lines = [f"y = np.zeros({n}, {ch.choice(['int', 'np.int32', 'float'])})",
+                 f"{ch.choice(UNARY)}(x * 3.0, out=y, casting='unsafe')"]
+        use_ret = False
+    elif form == "rows":  # out= the slots of an array: a row per iteration, a recurrence, a slice
+        m = ch.int(2, 3)
+        lines = [f"H = np.zeros(({m}, {n}))", ch.choice(["H[0] = x", "H[0] = np.cos(x)"]),
+                 f"for t in range(1, {m}):",
+                 ch.choice([f"    {f}(H[t - 1] * 0.5 + x, out=H[t])", "    np.multiply(H[t - 1], x, out=H[t])",
+                            "    np.add(H[t - 1], x, H[t, :])"]),
+                 ch.choice(["y = H[-1] * 1.0", "y = H.sum(axis=0)", "y = H[1:, :].sum(axis=0)"])]
+        use_ret = False
+    elif form == "self":
+        lines = ["x = x * 1.0", f"{f}(x, out=x)", "y = x"]
+        use_ret = False
+    elif form == "loop":
+        k = ch.int(1, 3)
+        lines = [f"y = {into.replace('empty', 'ones')}", f"for i in range({k}):", f"    {ch.choice(BINARY)}(y, x, out=y)"]
+        use_ret = False
+    elif form == "helper":
+        helper = f"def into(a, dst):\n    {f}(a, out=dst)\n    return dst\n\n\n"
+        lines = [f"y = {into}", "r = into(x * 2.0, y)"]
+        use_ret = ch.coin()
+        body = "\n".join("    " + ln for ln in lines)
+        tail = "np.sum(r * x) + np.sum(y)" if use_ret else "np.sum(y * x)"
+        return Case(helper + f"def f(x):\n{body}\n    return {tail}\n", _args(ch, (n,)), must_work=True)
+    tail = ch.choice(["np.sum(r * x)", "np.sum(r ** 2) + np.sum(y * x)"]) if use_ret else \
+        ch.choice(["np.sum(y * x)", "np.sum(np.sin(y) * x) + np.sum(y)"])
+    body = "\n".join("    " + ln for ln in lines)
+    return Case(f"def f(x):\n{body}\n    return {tail}\n", _args(ch, (n,)), must_work=True)
+
+
+# -- family 9: integer and boolean storage ------------------------------------------------------
+
+@family("dtypes")
+def gen_dtypes(ch) -> Case:
+    n = ch.int(2, 4)
+    kind = ch.choice(["int", "uint8", "bool"])
+    make = {
+        "int": [f"np.zeros({n}, int)", f"np.zeros({n}, dtype=np.int32)", f"np.array([0] * {n})",
+                f"np.arange({n})", f"np.full({n}, 0)", "np.zeros_like(v, dtype=int)", "np.zeros_like(v, int)",
+                "np.array(v, dtype=int)", "v.astype('int64')", "np.round(v).astype(int)", "np.asarray(v, np.int16)"],
+        "uint8": [f"np.zeros({n}, np.uint8)", f"np.zeros({n}, dtype=np.uint8)", "np.zeros_like(v, dtype=np.uint8)"],
+        "bool": [f"np.zeros({n}, dtype=bool)", f"np.ones({n}, bool)", "v > 0.5", "np.zeros_like(v, dtype=bool)"],
+    }[kind]
+    base = ch.choice(make)
+    value = "np.abs(v) * 7.0 + 1.0" if kind == "uint8" else _around(ch, "v", "v")
+    write = ch.choice(["b[:] = {e}", "b[...] = {e}", "b[1:] = ({e})[1:]", "b[0] = ({e})[0]", "loop",
+                       "b[[0, {last}, 0]] = ({e})[:3] if False else ({e})[[0, {last}, 1]]", "aug", "copyto",
+                       "helper", "none"])
+    lines = [f"b = {base}"]
+    helper = ""
+    e = value
+    if write == "loop":
+        lines += [f"for i in range({n}):", f"    b[i] = ({e})[i] * {ch.float(0.5, 2)}"]
+    elif write == "aug":
+        if kind == "bool":
+            lines += [f"b[0] = ({e})[0]"]
+        else:
+            lines += [f"b[1] += ({e})[1]"]
+    elif write == "copyto":
+        lines += [ch.choice([f"np.copyto(b, ({e}).astype(b.dtype))", f"np.copyto(b, {e}, casting='unsafe')",
+                             f"np.copyto(b, {e}, 'unsafe')"])]
+    elif write == "helper":
+        helper = "def fill(dst, src):\n    dst[:] = src\n    return dst\n\n\n"
+        lines += [f"b = fill(b, {e})"]
+    elif write.startswith("b[[0"):
+        lines += [f"b[[0, {n - 1}, 0]] = ({e})[[0, {n - 1}, 1]]"]
+    elif write != "none":
+        lines += [write.format(e=e)]
+    use = ch.choice(["np.sum(b * v)", "np.sum(b * v) + np.sum(v ** 2)", "np.sum(np.sin(v) * b) + np.sum(b)",
+                     "np.sum((b * 1.5 + v) ** 2)"])
+    body = "\n".join("    " + ln for ln in lines)
+    # np.asarray with another dtype copies, but the compiler takes np.asarray for a view: a write
+    # into its result is refused (a MutationError, allowed)
+    return Case(helper + f"def f(v):\n{body}\n    return {use}\n", _args(ch, (n,)), must_work="asarray" not in base)
+
+
+# -- family 11: values with leading singleton axes written into slots ---------------------------
+
+@family("unbroadcast")
+def gen_unbroadcast(ch) -> Case:
+    m, n = ch.int(1, 3), ch.int(2, 4)
+    buffer = ch.coin(0.3)
+    make = f"Buffer.zeros(({m}, {n}))" if buffer else ch.choice([f"np.zeros(({m}, {n}))", "X * 0.0"])
+    value = ch.choice(["X[{i}:{i} + 1]", "X[{i}].reshape(1, {n})", "X[{i}][None]", "X[{i}][None, None]",
+                       "np.sum(X, axis=0, keepdims=True)", "X[{i}:{i} + 1] @ W", "X.max(axis=0, keepdims=True)",
+                       "np.mean(X, 0, keepdims=True)[None]", "X[:1, :1][None]", "X[{i}][None, :] * X[{i}]"])
+    target = ch.choice(["b[{i}] = {e}", "b[{i}, :] = {e}", "b[:] = {e}", "b[...] = {e}", "copyto", "fancy",
+                        "mask", "loop", "aug"])
+    lines = [f"b = {make}"]
+    if target == "loop":
+        lines += [f"for i in range({m}):", "    " + f"b[i] = {value.format(i='i', n=n)}"]
+    elif target == "copyto":
+        fn = "copyto" if buffer else "np.copyto"
+        lines += [f"{fn}(b, {value.format(i=0, n=n)})"]
+    elif target == "fancy":
+        lines += [f"b[[0, 0]] = {value.format(i=m - 1, n=n)}"]
+    elif target == "mask":
+        lines += [f"b[X[:, 0] > {ch.float(-1, 1)}] = {value.format(i=0, n=n)}"]
+    elif target == "aug":  # (NumPy's `+=` does not drop leading axes: the slots keep their rank)
+        lines += [f"b[{m - 1}:{m}] += {ch.choice(['X[0:1]', 'np.sum(X, axis=0, keepdims=True)', 'X[:1, :1]'])}"]
+    else:
+        lines += [target.format(i=ch.int(0, m - 1), e=value.format(i=ch.int(0, m - 1), n=n))]
+    read = "b.copy()" if buffer else "b"
+    weights = f"np.arange({m * n}.0).reshape({m}, {n})"
+    use = ch.choice([f"np.sum({read} * {weights})", f"np.sum({read} ** 2) + np.sum({read} * {weights})"])
+    body = "\n".join("    " + ln for ln in lines)
+    args = _args(ch, (m, n), (n, n))
+    return Case(f"def f(X, W):\n{body}\n    return {use}\n", args, wrt=ch.choice([0, 0, 1]), must_work=True)
+
+
+# -- family 13: 0-d booleans used as indices ----------------------------------------------------
+
+@family("bool_index")
+def gen_bool_index(ch) -> Case:
+    two_d = ch.coin(0.4)
+    n = ch.int(2, 4)
+    c = ch.float(-4, 4)
+    v = "X" if two_d else "v"
+    first = "X[0, 0]" if two_d else "v[0]"
+    mask = ch.choice([f"{first} > {c}", f"np.all({v} > {c})", f"np.any({v} < {c})", "True", "False",
+                      f"np.sum({v}) > {c}", f"np.bool_({first} < {c})", f"not ({first} > {c})"])
+    form = ch.choice(["read", "read_matmul", "write", "write_scalar", "aug", "loop", "branch", "buffer"])
+    lines = [f"m = {mask}"]
+    w = f"np.arange({n}.0)"
+    if form == "read":
+        lines += [f"w = {v}[m]", "s = np.sum(w ** 2) + np.sum(w)"]
+    elif form == "read_matmul":
+        lines += [f"w = {v}[m] @ {w}", "s = np.sum(w * w)"]
+    elif form in ("write", "write_scalar", "aug"):
+        rhs = {"write": f"{v} * 2", "write_scalar": f"{first} * 3", "aug": f"np.sin({v})"}[form]
+        op = "+=" if form == "aug" else "="
+        lines += [f"b = {v} * 1.0", f"b[m] {op} {rhs}", "s = np.sum(b * b) + np.sum(b)"]
+    elif form == "loop":
+        lines = ["s = 0.0", f"for i in range({2 if two_d else n}):",
+                 f"    m = {v}[i].sum() > {c}" if not two_d else f"    m = X[i, 0] > {c}",
+                 f"    s = s + np.sum({v}[m] * {v}[i])"]
+    elif form == "branch":
+        lines += ["if m:", f"    w = {v}[m]", "else:", f"    w = {v}[None]", "s = np.sum(w[0] ** 2)"]
+    else:
+        lines += [f"b = Buffer({v})", f"b[m] = {v} * 3", "s = np.sum(b.copy() ** 2) + np.sum(b[m])"]
+    body = "\n".join("    " + ln for ln in lines)
+    shape = (2, n) if two_d else (n,)
+    return Case(f"def f({v}):\n{body}\n    return s\n", _args(ch, shape), must_work=True)
