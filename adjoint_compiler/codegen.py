@@ -230,6 +230,17 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
         saved = sorted((read & forward_names) | set(finals.values()))
         saved_tuple = "(" + ", ".join(saved) + ("," if len(saved) == 1 else "") + ")"
         w.emit(0, f"def {fn.name}_vjp({params}):")
+        # A saved value that only some paths define (a branch, a loop that may run zero times) is
+        # bound first: the pullback reads it only on the paths that defined it.
+        surely = {p.name for p in fn.params} | {s.target.name for s in fn.body
+                                                if isinstance(s, ir.Assign) and s.target is not None}
+        stacks = set(tape.stacks.values()) if tape else set()
+        maybe = [n for n in saved if n not in surely and n not in finals.values()]
+        if [n for n in maybe if n not in stacks]:
+            w.emit(1, " = ".join(n for n in maybe if n not in stacks) + " = None  # (set on some paths)")
+        for n in maybe:
+            if n in stacks:
+                w.emit(1, f"{n} = []")
         w.forward(fn.body, 1, keep, needed)
         w.new_block()
         for name, final in finals.items():

@@ -104,7 +104,7 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
                                      for v, k in zip(fn.params, kinds)})
     mutation.check_shared_updates(fn, ranks)
     views = mutation.check(fn)
-    hoist.hoist(fn)
+    hoist.hoist(fn, ranks, namer)
     cse.eliminate(fn)
     origins: dict = {}
     namespace = bind_globals(fn, namer, origins)  # before any code is printed: it may rename globals
@@ -137,7 +137,7 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
     shaped = needed - values  # read only for their shapes
     needed &= values
     keep, recipes = forward_needed(fn, needed, shaped)
-    plan, code = tape.plan(fn, code, namer, ranks)
+    plan, code = tape.plan(fn, code, namer, ranks, keep)
     if stage == "tape":
         w = codegen.Writer(fn.loc.file, plan)
         w.backward(code, 0)
