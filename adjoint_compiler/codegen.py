@@ -255,8 +255,9 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
             w.emit(1, f"{', '.join(saved)}, = saved")
         for stack in (sorted(set(tape.stacks.values()) & set(saved)) if tape else []):
             w.emit(1, f"{stack} = list({stack})  # a pullback may run more than once")
-        for name, final in finals.items():
-            w.emit(1, f"{name}[...] = {final}  # the state the forward pass left")
+        for name, final in finals.items():  # (a list, or a value not known to be an array: rt.refill)
+            w.emit(1, f"{name}[...] = {final}  # the state the forward pass left" if name in arrays
+                   else f"rt.refill({name}, {final})  # the state the forward pass left")
         w.backward(backward, 1)
         w.emit(1, f"return {grad_tuple}")
     lines, line_locs = release(w.lines, w.line_locs, arrays)

@@ -268,6 +268,13 @@ def _data(b):
     return b.data if isinstance(b, Buffer) else b
 
 
+def _gdata(g):
+    """The array of an adjoint the write helpers read: a 0-d array's gradient may arrive as a
+    number (NumPy returns scalars from 0-d arithmetic); it is read as a 0-d array."""
+    g = _data(g)
+    return g if isinstance(g, (np.ndarray, list)) else np.asarray(g, dtype=np.result_type(g, float))
+
+
 def own(x):
     """A private copy of an argument the differentiated function writes into."""
     return Buffer(x) if isinstance(x, Buffer) else np.array(x, copy=True)
@@ -275,7 +282,15 @@ def own(x):
 
 def snapshot(x):
     """A copy of a returned array that the backward pass will restore in place."""
-    return x.copy() if isinstance(x, (np.ndarray, Buffer)) else x
+    return x.copy() if isinstance(x, (np.ndarray, Buffer)) else list(x) if isinstance(x, list) else x
+
+
+def refill(b, value):
+    """Put back every slot of an array or list (`b[...] = value`, `b[:] = value` for a list)."""
+    if isinstance(b, list):
+        b[:] = value
+    else:
+        b[...] = value
 
 
 def save_slots(b, idx=Ellipsis):
@@ -312,10 +327,18 @@ def _winners(shape, idx):
     return keep.reshape(flat.shape)
 
 
+def _slots(seq, idx) -> range:
+    """The positions `seq[idx]` selects in a list (an int or a slice)."""
+    return range(*idx.indices(len(seq))) if isinstance(idx, slice) else range(idx % len(seq), idx % len(seq) + 1)
+
+
 def written_adjoint(g, idx):
     """The gradient of the slots `b[idx] = v` overwrote (only the winning write of a duplicate
-    index); the rule then sums it over the dimensions `v` was broadcast along."""
-    g = _data(g)
+    index); the rule then sums it over the dimensions `v` was broadcast along. A list's gradient
+    is a list (None for a slot with no gradient)."""
+    if isinstance(g, list):
+        return g[idx] if not isinstance(idx, slice) else list(g[idx])
+    g = _gdata(g)
     picked = g[idx]
     if not isinstance(picked, np.ndarray):
         return picked  # one slot: a scalar, nothing to copy
@@ -329,14 +352,16 @@ def written_adjoint(g, idx):
 
 def overwritten_adjoint(g, idx):
     """The gradient of the array before `b[idx] = v`: the overwritten slots pass nothing."""
-    out = np.array(_data(g), copy=True)
+    if isinstance(g, list):
+        return zero_slots(list(g), idx)
+    out = np.array(_gdata(g), copy=True)
     out[idx] = _zero(out)
     return out
 
 
 def copied_adjoint(g, src, where=True):
     """The gradient of `src` in `copyto(b, src, where)`."""
-    g = _data(g)
+    g = _gdata(g)
     if g.dtype == object:
         return g.copy()
     picked = np.array(g, copy=True) if where is True else np.where(where, g, 0.0)
@@ -345,20 +370,28 @@ def copied_adjoint(g, src, where=True):
 
 def overcopied_adjoint(g, where=True):
     """The gradient of the array before `copyto(b, src, where)`."""
-    g = _data(g)
+    g = _gdata(g)
     if where is True:
         return np.full(g.shape, None, dtype=object) if g.dtype == object else np.zeros_like(g)
     return np.where(where, _zero(g) if g.dtype != object else None, g)
 
 
 def items_adjoint(g, items):
-    """The gradients of the items an iterator wrote into the first slots of a buffer."""
-    flat = _data(g).flat
-    return [zeros_like(x) if flat[k] is None else flat[k] for k, x in enumerate(items)]
+    """The gradients of the items an iterator wrote into the first slots of a buffer. As the write
+    did (`b.flat[:n] = items`), items that are arrays give their elements in C order: slot k
+    received element k of the stacked items. An array of items gets an array gradient."""
+    data = _gdata(g)
+    flat, n = data.flat, len(items)
+    if data.dtype == object or (not isinstance(items, np.ndarray) and all(np.ndim(x) == 0 for x in items)):
+        out = [zeros_like(x) if flat[k] is None else flat[k] for k, x in enumerate(items)]
+        return np.array(out, dtype=float) if isinstance(items, np.ndarray) and data.dtype != object else out
+    stacked = np.zeros(np.shape(items))
+    stacked.reshape(-1)[:n] = data.reshape(-1)[:n]
+    return stacked if isinstance(items, np.ndarray) else _rebuild(items, list(stacked))
 
 
 def overfilled_adjoint(g, items):
-    out = np.array(_data(g), copy=True)
+    out = np.array(_gdata(g), copy=True)
     out.flat[:len(items)] = _zero(out)
     return out
 
@@ -376,7 +409,10 @@ def add_at(a, idx, g):
 def written_total(g, idx):
     """The gradient of a scalar `v` in `b[idx] = v`: the sum of `written_adjoint(g, idx)`, read
     from the slots in place where no copy is needed."""
-    data = _data(g)
+    if isinstance(g, list):
+        picked = [g[k] for k in _slots(g, idx)] if idx is not Ellipsis else g
+        return sum(sum_to_scalar(v) for v in picked if v is not None)
+    data = _gdata(g)
     if data.dtype == object or _is_advanced(idx):
         return sum_to_scalar(written_adjoint(g, idx))
     return sum_to_scalar(data[idx])
@@ -387,7 +423,9 @@ def total_after_zeroing(g, idx):
     private `g` nobody reads afterwards: for a slice along the first axis (step up to 4), the sum of
     the slices around and between the selected rows (nothing written); otherwise zeroed in place
     and summed."""
-    data = _data(g)
+    data = _gdata(g)
+    if isinstance(data, list):
+        return written_total(zero_slots(g, idx), ...)
     if isinstance(idx, slice) and data.ndim and data.dtype != object and 0 < (idx.step or 1) <= 4:
         start, stop, step = idx.indices(data.shape[0])
         count = len(range(start, stop, step))
@@ -403,6 +441,12 @@ def total_after_zeroing(g, idx):
 
 def zero_slots(g, idx):
     """The overwritten slots of an adjoint array nobody else holds, zeroed in place. Returns `g`."""
+    if isinstance(g, list):
+        for k in _slots(g, idx):
+            g[k] = None
+        return g
+    if not isinstance(_data(g), np.ndarray):  # a number (the gradient of a 0-d array): a new 0-d array
+        g = _gdata(g).copy()
     g[idx] = None if g.dtype == object else 0
     return g
 

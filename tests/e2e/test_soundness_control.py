@@ -265,3 +265,206 @@ def test_zero_trip_loops(f, extra):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # inf * 0 in the zero-trip program's own arithmetic
         all_modes(f, V.copy(), *extra)
+
+
+# ---------------------------------------------------------------------------------------------
+# Writes into Python list slots: a list's gradient is a list (None where a slot has none)
+# ---------------------------------------------------------------------------------------------
+
+def list_repeat(x):
+    out = [0.0] * 3
+    for i in range(3):
+        out[i] = x[i] ** 2
+    return sum(out)
+
+
+def list_comprehension(x):
+    out = [0.0 for _ in range(len(x))]
+    for i in range(len(x)):
+        out[i] = x[i] * 2.0
+    return out[0] + out[2] * out[1]
+
+
+def list_of_array(x):
+    out = list(x)
+    out[1] = out[0] * out[2]
+    return sum(out)
+
+
+def list_literal_overwritten(x):
+    out = [x[0], x[1], 1.0]
+    out[2] = out[0] + out[1]
+    out[0] = 5.0
+    return out[0] * out[1] * out[2]
+
+
+def list_negative_index(x):
+    out = [0.0] * 3
+    out[-1] = x[0] ** 2
+    return np.sum(np.array(out) * x)
+
+
+def list_augmented(x):
+    out = [1.0] * 3
+    for i in range(3):
+        out[i] += x[i] * x[i]
+    return sum(out)
+
+
+def list_of_arrays(x):
+    rows = [np.zeros(3), np.zeros(3)]
+    rows[0] = x * 2.0
+    rows[1] = np.sin(x)
+    return np.sum(rows[0] * rows[1])
+
+
+def list_appended_then_set(x):
+    out = []
+    for i in range(3):
+        out.append(x[i])
+    out[1] = out[1] * out[2]
+    return sum(out)
+
+
+def list_carried(x):
+    out = [0.0, 0.0]
+    for i in range(3):
+        out[i % 2] = out[i % 2] + x[i]
+    return out[0] * out[1]
+
+
+def list_while(x):
+    out = [0.0] * 3
+    k = 0
+    while k < 3:
+        out[k] = np.sin(x[k])
+        k += 1
+    return out[0] * out[1] + out[2]
+
+
+def list_branch(x):
+    out = [0.0, 0.0]
+    if x[0] > 0:
+        out[0] = x[1] * 2.0
+    else:
+        out[1] = x[2]
+    return out[0] + out[1]
+
+
+def _fill(out, x):
+    for i in range(len(out)):
+        out[i] = x[i] * x[i]
+
+
+def list_helper_writes(x):
+    out = [0.0] * 3
+    _fill(out, x)
+    return out[0] + out[1] + out[2]
+
+
+def list_alias(x):
+    a = [0.0, 0.0]
+    b = a
+    a[0] = x[0] * 3.0
+    return b[0] + x[1]
+
+
+def list_slice_write(x):
+    out = [0.0] * 4
+    out[1:3] = [x[0], x[1] * 2.0]
+    return sum(out) * x[2]
+
+
+@pytest.mark.parametrize("f", [list_repeat, list_comprehension, list_of_array, list_literal_overwritten,
+                               list_negative_index, list_augmented, list_of_arrays, list_appended_then_set,
+                               list_carried, list_while, list_branch, list_helper_writes, list_alias,
+                               list_slice_write])
+def test_list_slot_writes(f):
+    all_modes(f, RNG.standard_normal(3) + 2.0)
+    all_modes(f, -RNG.standard_normal(3) - 2.0)
+
+
+def list_written_argument(x, out):
+    out[0] = x[0] * 2.0
+    return out[0] + out[1] * x[1]
+
+
+def test_list_argument_written():
+    all_modes(list_written_argument, V.copy(), [0.0, 1.0])
+
+
+# ---------------------------------------------------------------------------------------------
+# 0-d arrays written (their gradient may be a NumPy scalar) and iterators into copyto
+# ---------------------------------------------------------------------------------------------
+
+def zero_d_ellipsis(v):
+    a = np.zeros(())
+    a[...] = v[0]
+    return np.sum(a * v)
+
+
+def zero_d_empty_tuple(v):
+    a = np.zeros(())
+    a[()] = v[0]
+    return float(a) * v[1]
+
+
+def zero_d_twice(v):
+    a = np.array(2.0)
+    a[()] = v[0] * v[1]
+    b = a * 3.0
+    a[...] = v[2]
+    return b + a
+
+
+def zero_d_augmented(v):
+    a = np.zeros(())
+    a[...] += v[0]
+    a[()] *= v[1]
+    return float(a) * v[2]
+
+
+def zero_d_copyto(v):
+    a = np.zeros(())
+    np.copyto(a, v[1])
+    return float(a) * v[0]
+
+
+def islice_prefix(x):
+    b = np.zeros(2)
+    copyto(b, itertools.islice(x, 2))
+    return np.sum(b * x[:2])
+
+
+def islice_bounds(x):
+    b = np.zeros(2)
+    copyto(b, itertools.islice(x * 2.0, 1, 3))
+    return np.sum(b * x[1:])
+
+
+def islice_rows(x):
+    b = np.zeros((2, 3))
+    copyto(b, itertools.islice(x.reshape(2, 3), 2))  # rows: their elements fill the first slots
+    return np.sum(b * b)
+
+
+def islice_of_iter(x):
+    b = np.zeros(4)
+    copyto(b, itertools.islice(iter(x), 1, None, 2))
+    return np.sum(b * b) + b[0]
+
+
+def map_into_copyto(x):
+    b = np.zeros(3)
+    copyto(b, map(np.sin, x))
+    return np.sum(b * x)
+
+
+@pytest.mark.parametrize("f", [zero_d_ellipsis, zero_d_empty_tuple, zero_d_twice, zero_d_augmented,
+                               zero_d_copyto, islice_prefix, islice_bounds, islice_of_iter, map_into_copyto])
+def test_zero_d_writes_and_iterators(f):
+    all_modes(f, RNG.standard_normal(3))
+
+
+def test_islice_rows():
+    all_modes(islice_rows, RNG.standard_normal(6))
