@@ -52,3 +52,15 @@ class CompileError(AdjointCompilerError):
     def __init__(self, message: str, loc=None):
         super().__init__(_located(message, loc))
         self.loc = loc
+
+
+class ComplexError(AdjointCompilerError):
+    """A complex number in a differentiated function: not supported until complex rules exist."""
+
+    def __init__(self, message: str, loc=None):
+        super().__init__(_located(message, loc))
+        self.loc = loc
+
+
+class ComplexRuleError(ComplexError, MissingRuleError):
+    """A function that takes or gives complex values (`np.fft.fft`, `np.real`): no rule yet."""

@@ -19,6 +19,7 @@ from . import (
     composite,
     copies,
     cse,
+    dtypes,
     fence,
     frontend,
     hoist,
@@ -100,6 +101,7 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
     params = [a.id for a in source.node.args.posonlyargs + source.node.args.args + source.node.args.kwonlyargs]
     fn = ssa.build(source, normalized, namer, {p: ("num" if k.startswith("r") else k)
                                                for p, k in zip(params, kinds)})
+    dtypes.check(fn)  # complex values: refused at the user's line
     ranks, ndims = shapes.infer(fn, {v: (int(k[1:]) if k.startswith("r") else None)
                                      for v, k in zip(fn.params, kinds)})
     mutation.check_shared_updates(fn, ranks)

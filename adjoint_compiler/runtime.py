@@ -285,6 +285,22 @@ def snapshot(x):
     return x.copy() if isinstance(x, (np.ndarray, Buffer)) else list(x) if isinstance(x, list) else x
 
 
+def refuse_complex(values, where: str):
+    """Raise ComplexError if a returned value or gradient came out complex: a negative Python
+    float raised to a fractional power is complex (`(-8.0) ** 0.5`), which compile time cannot
+    see. `where` names the user's lines with such powers."""
+    for v in values:
+        if type(v) is complex or (isinstance(v, (np.ndarray, np.complexfloating)) and v.dtype.kind == "c") \
+                or (isinstance(v, (tuple, list)) and any(_is_complex(u) for u in v)):
+            from .errors import ComplexError
+            raise ComplexError("complex numbers are not supported yet: a value became complex at run time "
+                               f"(a negative number to a fractional power is complex in Python: {where})")
+
+
+def _is_complex(v) -> bool:
+    return type(v) is complex or getattr(getattr(v, "dtype", None), "kind", "") == "c"
+
+
 def refill(b, value):
     """Put back every slot of an array or list (`b[...] = value`, `b[:] = value` for a list)."""
     if isinstance(b, list):

@@ -468,3 +468,165 @@ def test_zero_d_writes_and_iterators(f):
 
 def test_islice_rows():
     all_modes(islice_rows, RNG.standard_normal(6))
+
+
+# ---------------------------------------------------------------------------------------------
+# Complex numbers: refused at the user's line (compile time), or when a value turns complex (run time)
+# ---------------------------------------------------------------------------------------------
+
+from adjoint_compiler.errors import ComplexError  # noqa: E402
+
+W_COMPLEX = np.array([1 + 1j, 2.0, 3.0])
+Z_COMPLEX = 2j
+P_COMPLEX = (1.0, 2j)
+
+
+def cx_literal(v):
+    return np.sum(np.abs(v * (1 + 2j)) ** 2)
+
+
+def cx_literal_add(v):
+    z = v + 1j
+    return np.sum(np.abs(z))
+
+
+def cx_exp(v):
+    return np.sum(np.abs(np.exp(1j * v)))
+
+
+def cx_astype(v):
+    z = v.astype(complex)
+    return np.sum(np.abs(z))
+
+
+def cx_astype_numpy(v):
+    return np.sum(np.abs(v.astype(np.complex128)))
+
+
+def cx_astype_string(v):
+    return np.sum(np.abs(v.astype("complex64")))
+
+
+def cx_dtype_keyword(v):
+    z = np.zeros(3, dtype=complex) + v
+    return np.sum(np.abs(z))
+
+
+def cx_dtype_positional(v):
+    z = np.zeros(3, "c16") + v
+    return np.sum(np.abs(z))
+
+
+def cx_array_dtype(v):
+    return np.sum(np.abs(np.array(v, dtype=np.complex64)))
+
+
+def cx_constructor(v):
+    return abs(complex(v[0], v[1]))
+
+
+def cx_scalar_type(v):
+    z = np.complex128(v[0])
+    return abs(z * z)
+
+
+def cx_fft(v):
+    return np.sum(np.abs(np.fft.fft(v)))
+
+
+def cx_rfft(v):
+    return np.sum(np.abs(np.fft.rfft(v)) ** 2)
+
+
+def cx_global_array(v):
+    return np.sum(np.abs(v * W_COMPLEX))
+
+
+def cx_global_number(v):
+    return np.sum(np.abs(v * Z_COMPLEX))
+
+
+def cx_global_tuple(v):
+    return np.sum(np.abs(v * P_COMPLEX[1]))
+
+
+def cx_real(v):
+    return np.sum(np.real(v) * v)
+
+
+def cx_imag(v):
+    return np.sum(np.imag(v) + v)
+
+
+def cx_real_attribute(v):
+    z = v * 1.0
+    return np.sum(z.real * v)
+
+
+def cx_conj(v):
+    return np.sum(v.conj() * v)
+
+
+def cx_angle(v):
+    return np.sum(np.angle(v) + v)
+
+
+def cx_emath(v):
+    return np.sum(np.abs(np.emath.sqrt(v - 2.0)))
+
+
+def _rotate(x):
+    return x * 1j
+
+
+def cx_in_helper(v):
+    return np.sum(np.abs(_rotate(v)))
+
+
+COMPLEX_REFUSED = [cx_literal, cx_literal_add, cx_exp, cx_astype, cx_astype_numpy, cx_astype_string,
+                   cx_dtype_keyword, cx_dtype_positional, cx_array_dtype, cx_constructor, cx_scalar_type,
+                   cx_fft, cx_rfft, cx_global_array, cx_global_number, cx_global_tuple, cx_real, cx_imag,
+                   cx_real_attribute, cx_conj, cx_angle, cx_emath, cx_in_helper]
+
+
+@pytest.mark.parametrize("f", COMPLEX_REFUSED)
+def test_complex_values_are_refused_at_their_line(f):
+    import inspect
+    v = np.array([1.0, 2.0, 3.0])
+    for call in (lambda: grad(f)(v), lambda: value_and_grad(f)(v), lambda: vjp(f, v)):
+        with pytest.raises(ComplexError, match="complex numbers are not supported yet") as info:
+            call()
+        assert isinstance(info.value, AdjointCompilerError)
+        loc = info.value.loc
+        target = _rotate if f is cx_in_helper else f
+        lines, start = inspect.getsourcelines(target)
+        assert loc is not None and loc.file == inspect.getsourcefile(target)
+        assert start < loc.line < start + len(lines)
+        assert str(loc.line) in str(info.value)
+
+
+def cx_power(x):
+    y = x - 5.0
+    return abs(y ** 0.5)
+
+
+def cx_power_unread(x):
+    y = x ** 0.5  # `grad` does not compute y: the gradient itself turns complex
+    return y * 3.0
+
+
+@pytest.mark.parametrize("f", [cx_power, cx_power_unread])
+def test_a_value_turning_complex_at_run_time_is_refused(f):
+    for call in (lambda: grad(f)(-2.0), lambda: value_and_grad(f)(-2.0), lambda: vjp(f, -2.0)[1](1.0)):
+        with pytest.raises(ComplexError, match="became complex at run time.*line"):
+            call()
+    all_modes(f, 7.0 if f is cx_power else 2.0)  # real where the base is positive
+
+
+def real_dtypes(v):
+    z = np.zeros(3, dtype=float) + v.astype("f8")
+    return np.sum(z ** 2) + np.sum(np.abs(v) ** 1.5)
+
+
+def test_real_dtypes_and_array_powers_are_not_refused():
+    all_modes(real_dtypes, np.array([1.0, -2.0, 3.0]))
