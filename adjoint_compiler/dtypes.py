@@ -34,7 +34,7 @@ _DTYPE_METHODS = {"astype", "view"}
 # positional index of the dtype parameter of NumPy constructors
 _DTYPE_POSITION = {np.zeros: 1, np.ones: 1, np.empty: 1, np.zeros_like: 1, np.ones_like: 1, np.empty_like: 1,
                    np.array: 1, np.asarray: 1, np.asanyarray: 1, np.full: 2, np.full_like: 2, np.eye: 3,
-                   np.identity: 1, np.arange: 3, np.linspace: 5, np.frombuffer: 1, np.fromiter: 1}
+                   np.identity: 1, np.dtype: 0, np.arange: 3, np.linspace: 5, np.frombuffer: 1, np.fromiter: 1}
 
 
 def complex_value(value, depth: int = 0) -> bool:

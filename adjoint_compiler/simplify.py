@@ -526,6 +526,8 @@ def _shape_sources(stmts, kinds: dict, read: set) -> dict:
             for item in sources.get(op, [op]) if isinstance(op, ir.Var) else []:
                 if not any(item is o for o in ops):
                     ops.append(item)
+        if not ops:  # made from constants alone (`np.array(2.0)`): their shape
+            ops = [op for op in (s.args[:1] if kind == "same" else s.args) if isinstance(op, ir.Const)]
         sources[s.target] = ops
         out[id(s)] = ops if s.target.name in read else None
     return out
