@@ -276,7 +276,10 @@ def _gdata(g):
 
 
 def own(x):
-    """A private copy of an argument the differentiated function writes into."""
+    """A private copy of an argument the differentiated function writes into (a list stays a
+    list: its slots are written, it may be appended to)."""
+    if isinstance(x, list):
+        return list(x)
     return Buffer(x) if isinstance(x, Buffer) else np.array(x, copy=True)
 
 

@@ -18,11 +18,17 @@ RNG = np.random.default_rng(1212)
 
 
 def _copy(args):
-    return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    return [a.copy() if isinstance(a, np.ndarray) else list(a) if isinstance(a, list) else a for a in args]
 
 
 def fd(f, args, i, eps=1e-6):
     x = args[i]
+    if isinstance(x, list):  # a list of numbers: one derivative per item
+        def at_item(k, t):
+            a = _copy(args)
+            a[i][k] = x[k] + t
+            return float(f(*a))
+        return np.array([(at_item(k, eps) - at_item(k, -eps)) / (2 * eps) for k in range(len(x))])
     if not isinstance(x, np.ndarray):
         def at(t):
             a = _copy(args)
@@ -51,7 +57,7 @@ def all_modes(f, *args, wrt=0):
     g3 = pullback(1.0)[wrt]
     g4 = pullback(1.0)[wrt]  # a pullback may run twice
     for b, a in zip(before, args):
-        if isinstance(b, np.ndarray):
+        if isinstance(b, (np.ndarray, list)):
             np.testing.assert_array_equal(a, b)
     np.testing.assert_allclose(value, want, rtol=1e-10)
     np.testing.assert_allclose(out, want, rtol=1e-10)
@@ -389,8 +395,25 @@ def list_written_argument(x, out):
     return out[0] + out[1] * x[1]
 
 
-def test_list_argument_written():
-    all_modes(list_written_argument, V.copy(), [0.0, 1.0])
+def list_argument_appended(x, out):
+    out[0] = x[0] * 2.0 * out[0]
+    out.append(x[1])
+    return sum(out) * x[2] + len(out)
+
+
+def list_argument_rebuilt(x, out):
+    for i in range(2):
+        out[i] = out[i] * x[i] * out[i]
+    out = out + [3.0]
+    return sum(out) * x[2]
+
+
+@pytest.mark.parametrize("f", [list_written_argument, list_argument_appended, list_argument_rebuilt])
+@pytest.mark.parametrize("wrt", [0, 1])
+def test_list_argument_written(f, wrt):
+    out = [0.5, 1.5]
+    all_modes(f, V.copy(), out, wrt=wrt)
+    assert out == [0.5, 1.5]  # the caller's list is not changed by computing a gradient
 
 
 # ---------------------------------------------------------------------------------------------
