@@ -37,7 +37,7 @@ def fd(f, args, i, eps=1e-6):
         return (at(eps) - at(-eps)) / (2 * eps)
     g = np.zeros(x.shape)
     for j in np.ndindex(x.shape):
-        def at(t):
+        def at(t, j=j):
             a = _copy(args)
             a[i] = x.astype(float)
             a[i][j] += t
@@ -497,7 +497,7 @@ def test_islice_rows():
 # Complex numbers: refused at the user's line (compile time), or when a value turns complex (run time)
 # ---------------------------------------------------------------------------------------------
 
-from adjoint_compiler.errors import ComplexError  # noqa: E402
+from adjoint_compiler.errors import ComplexError
 
 W_COMPLEX = np.array([1 + 1j, 2.0, 3.0])
 Z_COMPLEX = 2j

@@ -17,7 +17,6 @@ from __future__ import annotations
 import traceback
 
 import numpy as np
-
 from families import HEADER, Case, Result, _close, check_case, copy_args, family, fd_grad
 
 _SCALAR_OPS = ["{a} * 2.0", "np.sin({a})", "{a} * {a}", "{a} + 1.5", "np.tanh({a}) * 3.0", "-{a}", "{a} ** 2"]

@@ -10,8 +10,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import families  # noqa: E402
-import fam_control  # noqa: E402
+import fam_control
+import families
 
 NAMES = sorted(name for name, (_, gen) in families.FAMILIES.items() if gen.__module__ == "fam_control")
 
