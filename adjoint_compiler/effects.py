@@ -19,7 +19,7 @@ from . import ir
 # Deterministic, no side effects, the value depends only on the operands (indexing reads an array:
 # the callers check it is not written).
 PURE = {operator.add, operator.sub, operator.mul, operator.truediv, operator.neg, operator.pos,
-        ir.SQUARE, operator.getitem}
+        ir.SQUARE, operator.getitem, range}
 
 _ARITHMETIC = {operator.add, operator.sub, operator.mul, operator.neg, operator.pos, ir.SQUARE}
 # adjoints that pass the cotangent on unscaled (summed over broadcast axes): zero in, zero out
@@ -69,6 +69,8 @@ def may_raise(s, classes: dict) -> bool:
         return True
     if s.prim in _ARITHMETIC:
         return not _compatible(s.args, classes)
+    if s.prim is range:  # TypeError for a float bound
+        return not all(isinstance(a, ir.Const) and type(a.value) is int for a in s.args)
     if s.prim is operator.truediv and len(s.args) == 2:
         divisor = s.args[1]
         return not (_finite_number(divisor) and divisor.value != 0 and _compatible(s.args, classes))
@@ -81,7 +83,7 @@ def speculable(s, classes: dict) -> bool:
     that may be inf or nan scales the cotangent)."""
     if not pure(s) or may_raise(s, classes):
         return False
-    if s.prim in _PASS_THROUGH:
+    if s.prim in _PASS_THROUGH or s.prim is range:  # (a range has no adjoint)
         return True
     if s.prim is operator.mul:  # g * b and g * a: safe when the other factor is a finite literal
         return any(_finite_number(a) for a in s.args)

@@ -42,11 +42,19 @@ def hoist(fn: ir.Function, classes: dict | None = None, namer=None) -> None:
                 and s.args and all(isinstance(a, ir.Const) and type(a.value) is int for a in s.args):
             consts[s.target] = range(*(a.value for a in s.args))
 
+    guards: set = set()  # ids of the guards this pass made: they move on out of enclosing loops
+
+    def reads_of(s) -> set:
+        if isinstance(s, ir.Assign):
+            return {v for op in s.args for v in ir.operand_vars(op)}
+        inner = ir.defined_in(s.body)  # a guard: what its condition and body read from outside
+        return {v for t in [s, *ir.walk(s.body)] for op in ir.stmt_operands(t)
+                for v in ir.operand_vars(op)} - inner - set(s.outputs)
+
     def movable(s, inside: set) -> bool:
-        if not pure(s):
+        if not (pure(s) or (isinstance(s, ir.If) and id(s) in guards)):
             return False
-        reads = [v for op in s.args for v in ir.operand_vars(op)]
-        return all(v not in inside and arrays.find(v) not in written for v in reads)
+        return all(v not in inside and arrays.find(v) not in written for v in reads_of(s))
 
     def block(stmts) -> list:
         out = []
@@ -68,15 +76,15 @@ def hoist(fn: ir.Function, classes: dict | None = None, namer=None) -> None:
         late: set = set()  # targets of guarded statements: whatever reads them is guarded too
         for t in s.body:
             if movable(t, inside):
-                reads = {v for op in t.args for v in ir.operand_vars(op)}
-                if sure or (speculable(t, classes) and not reads & late):
+                defined = set(ir.defined_by(t))
+                if sure or (isinstance(t, ir.Assign) and speculable(t, classes) and not reads_of(t) & late):
                     free.append(t)
-                    inside.discard(t.target)
+                    inside -= defined
                     continue
-                if guardable:
+                if guardable:  # (a guard from an inner loop moves into this loop's guard)
                     guarded.append(t)
-                    late.add(t.target)
-                    inside.discard(t.target)
+                    late |= defined
+                    inside -= defined
                     continue
             kept.append(t)
         s.body = kept
@@ -84,17 +92,18 @@ def hoist(fn: ir.Function, classes: dict | None = None, namer=None) -> None:
             return free
         read = {v for t in ir.walk([s]) for op in ir.stmt_operands(t) for v in ir.operand_vars(op)}
         outputs, mapping = [], {}
-        for t in guarded:
-            if t.target not in read:
+        for v in [v for t in guarded for v in ir.defined_by(t)]:
+            if v not in read:
                 continue
-            out = ir.Var(namer.fresh(t.target.name), t.target.kind)
-            if t.target in classes:
-                classes[out] = classes[t.target]
+            out = ir.Var(namer.fresh(v.name), v.kind)
+            if v in classes:
+                classes[out] = classes[v]
             outputs.append(out)
-            mapping[t.target] = out
+            mapping[v] = out
         ir.substitute([s], mapping)
-        guard = ir.If(s.iterable, guarded, [], outputs, [t for t in mapping],
+        guard = ir.If(s.iterable, guarded, [], outputs, list(mapping),
                       [ir.Const(None)] * len(outputs), s.loc)
+        guards.add(id(guard))
         return free + [guard]
 
     fn.body = block(fn.body)

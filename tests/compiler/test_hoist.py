@@ -98,3 +98,19 @@ def test_effects_allow_list():
     assert not speculable(_assign(operator.mul, x, y), scalars)  # 0 * inf
     assert speculable(_assign(operator.mul, x, ir.Const(3.0)), scalars)
     assert not speculable(_assign(operator.mul, x, ir.Const(float("inf"))), scalars)
+
+
+def nested_invariant(p, n, m):
+    s = 0.0
+    for i in range(n):
+        for j in range(m):
+            s = s + p[0] * p[1]
+    return s
+
+
+def test_an_inner_guard_moves_out_of_the_outer_loop_under_its_guard():
+    text = ssa(nested_invariant, ("r1", "r0", "r0"))
+    outer = text.index("    for i in")
+    assert text.index("if range_n:") < text.index("range(m)") < text.index("if range_m:") \
+        < text.index("p[0]") < outer  # p[0] runs only if both loops run at least once
+    assert "p[0]" not in text[outer:] and "range(m)" not in text[outer:]

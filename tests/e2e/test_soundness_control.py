@@ -653,3 +653,26 @@ def real_dtypes(v):
 
 def test_real_dtypes_and_array_powers_are_not_refused():
     all_modes(real_dtypes, np.array([1.0, -2.0, 3.0]))
+
+
+def zt_nested(p, n, m):
+    s = 0.0
+    for i in range(n):
+        for j in range(m):
+            s = s + p[0] * p[1] + p[2] / p[0] + p[7] * 0.0
+    return s + np.sum(p)
+
+
+def zt_nested_partial(p, n, m):
+    s = 0.0
+    for i in range(n):
+        s = s + p[i]
+        for j in range(m):
+            s = s * p[5] + p[j]
+    return s + np.sum(p)
+
+
+@pytest.mark.parametrize("n,m", [(0, 0), (0, 2), (2, 0)])
+@pytest.mark.parametrize("f", [zt_nested, zt_nested_partial])
+def test_zero_trip_nested_loops(f, n, m):
+    all_modes(f, V.copy(), n, m)
