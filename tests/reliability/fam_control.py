@@ -127,6 +127,20 @@ def guarded_reads(ch) -> Case:
 
 
 @family("zero_trip")
+def nested_guards(ch) -> Case:
+    """Invariant reads in nested loops with 0..2 trips each; risky ones only where a loop is empty."""
+    n, m = ch.int(0, 2), ch.int(0, 2)
+    safe = ch.choice(["p[0] * p[1]", "p[2] / p[0]", "p[1] + 0.5", "np.sin(p[0])", "p[0] * dt"])
+    risky = ch.choice(["p[7]", "p[0] / (p[1] * 0.0)", "p[1, 1]"]) if n * m == 0 else safe
+    inner = ch.choice(["range(m)", "range(m + 0)", "range(i, i + m)"])
+    lines = ["def f(p, dt, n, m):", "    s = 0.0", "    for i in range(n):",
+             f"        s = s + {ch.choice(['p[i]', '0.0', safe])}", f"        for j in {inner}:",
+             f"            s = s * 0.5 + {safe} + {risky} * 0.0", "    return s + np.sum(p) * dt"]
+    return Case("\n".join(lines) + "\n", [_arr(ch, (3,), 0.5, 1.5), ch.float(0.2, 0.9), n, m],
+                wrt=ch.choice([0, 1]), must_work=True)
+
+
+@family("zero_trip")
 def running_invariants(ch) -> Case:
     """Invariant work in a loop that runs 0..3 times: hoisted or not, the same numbers."""
     n = ch.int(0, 3)
