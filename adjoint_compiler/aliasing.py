@@ -165,3 +165,8 @@ def may_alias(stmt: ir.Assign, ranks: dict | None = None) -> list:
 def _immutable(value) -> bool:
     return isinstance(value, (int, float, complex, bool, str, type(None), tuple)) and not isinstance(value, np.ndarray) \
         or callable(value) or isinstance(value, type(np))
+
+
+def makes_list(stmt: ir.Assign) -> bool:
+    """Whether `stmt` surely makes a new Python list (whose slots are never another array's memory)."""
+    return stmt.prim in (ir.BUILD_LIST, ir.REPEAT, ir.CONCAT) or stmt.prim is list

@@ -12,6 +12,7 @@ the result and a `pullback` closure, for vjp).
 """
 from __future__ import annotations
 
+import operator
 import os
 
 from . import ir
@@ -163,6 +164,21 @@ class Writer:
                 self.new_block()
 
 
+def complex_powers(fn: ir.Function, arrays: frozenset) -> str:
+    """The user's lines where a power may turn a real number complex ('' if none): `x ** y` or
+    `pow(x, y)` of a value not known to be an array (NumPy arrays stay real; a negative Python
+    float to a fractional power is complex), with an exponent that is not an integer literal."""
+    lines = []
+    for s in ir.walk(fn.body):
+        if isinstance(s, ir.Assign) and s.prim in (operator.pow, pow) and len(s.args) == 2 \
+                and s.target is not None and s.target.name not in arrays \
+                and not (isinstance(s.args[1], ir.Const) and type(s.args[1].value) is int):
+            where = f"{os.path.basename(s.loc.file)} line {s.loc.line}"
+            if where not in lines:
+                lines.append(where)
+    return ", ".join(lines)
+
+
 def code_names(code, want, reads: bool = True) -> set:
     """Names `want` finds in the backward code's statements, plus (for reads) the names `if`
     conditions and loop headers read."""
@@ -205,6 +221,8 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
     result = operand(fn.result)
     grad_tuple = "(" + ", ".join(grads) + ("," if len(grads) == 1 else "") + ")"
     restored = code_names(backward, lambda s: stores(s)[0] | stores(s)[1], reads=False)
+    powers = complex_powers(fn, arrays)
+    guard = f"rt.refuse_complex({grad_tuple}, {powers!r})" if powers else None
     if mode != "split":
         w.emit(0, f"def {fn.name}_grad({params}):")
         w.forward(fn.body, 1, keep, needed)
@@ -217,6 +235,8 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
         if not seeded:  # (a seeded result's 1.0 is part of the backward code)
             w.emit(1, f"{result_bar} = rt.seed({result})" if result_bar else f"rt.seed({result})")
         w.backward(backward, 1)
+        if guard:
+            w.emit(1, guard)
         w.emit(1, f"return {result}, {grad_tuple}" if mode == "joint" else f"return {grad_tuple}")
     else:
         forward_names = {p.name for p in fn.params} | {v.name for v in ir.defined_in(fn.body)}
@@ -230,6 +250,17 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
         saved = sorted((read & forward_names) | set(finals.values()))
         saved_tuple = "(" + ", ".join(saved) + ("," if len(saved) == 1 else "") + ")"
         w.emit(0, f"def {fn.name}_vjp({params}):")
+        # A saved value that only some paths define (a branch, a loop that may run zero times) is
+        # bound first: the pullback reads it only on the paths that defined it.
+        surely = {p.name for p in fn.params} | {s.target.name for s in fn.body
+                                                if isinstance(s, ir.Assign) and s.target is not None}
+        stacks = set(tape.stacks.values()) if tape else set()
+        maybe = [n for n in saved if n not in surely and n not in finals.values()]
+        if [n for n in maybe if n not in stacks]:
+            w.emit(1, " = ".join(n for n in maybe if n not in stacks) + " = None  # (set on some paths)")
+        for n in maybe:
+            if n in stacks:
+                w.emit(1, f"{n} = []")
         w.forward(fn.body, 1, keep, needed)
         w.new_block()
         for name, final in finals.items():
@@ -244,9 +275,12 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
             w.emit(1, f"{', '.join(saved)}, = saved")
         for stack in (sorted(set(tape.stacks.values()) & set(saved)) if tape else []):
             w.emit(1, f"{stack} = list({stack})  # a pullback may run more than once")
-        for name, final in finals.items():
-            w.emit(1, f"{name}[...] = {final}  # the state the forward pass left")
+        for name, final in finals.items():  # (a list, or a value not known to be an array: rt.refill)
+            w.emit(1, f"{name}[...] = {final}  # the state the forward pass left" if name in arrays
+                   else f"rt.refill({name}, {final})  # the state the forward pass left")
         w.backward(backward, 1)
+        if guard:
+            w.emit(1, guard)
         w.emit(1, f"return {grad_tuple}")
     lines, line_locs = release(w.lines, w.line_locs, arrays)
     return "\n".join(lines) + "\n", line_locs

@@ -12,10 +12,8 @@ that value. Neither the forward nor the backward pass repeats it, and the tape k
 """
 from __future__ import annotations
 
-import operator
-
 from . import ir
-from .hoist import PURE, _constant_index
+from .effects import pure
 from .mutation import same_arrays
 
 
@@ -35,9 +33,7 @@ def eliminate(fn: ir.Function) -> None:
     mapping: dict = {}
 
     def candidate(s) -> bool:
-        if not (isinstance(s, ir.Assign) and s.target is not None and not s.kwargs and s.target.kind == "num"):
-            return False
-        if not (s.prim in PURE or (s.prim is operator.getitem and _constant_index(s.args[1]))):
+        if not (pure(s) and s.target.kind == "num"):
             return False
         reads = [v for op in s.args for v in ir.operand_vars(op)] + [s.target]
         return all(arrays.find(v) not in written for v in reads)
@@ -60,6 +56,7 @@ def eliminate(fn: ir.Function) -> None:
                 s.body, s.orelse = block(s.body, seen), block(s.orelse, seen)
                 s.body_results = [_sub(r, mapping) for r in s.body_results]
                 s.orelse_results = [_sub(r, mapping) for r in s.orelse_results]
+                _merge_outputs(s, mapping, lambda v: arrays.find(v) not in written)
             elif isinstance(s, ir.Loop):
                 s.inits = [_sub(i, mapping) for i in s.inits]
                 s.iterable = _sub(s.iterable, mapping)
@@ -79,3 +76,20 @@ def _sub(op, mapping: dict):
     if isinstance(op, ir.Struct):
         return ir.Struct(op.kind, tuple(_sub(i, mapping) for i in op.items))
     return mapping.get(op, op) if isinstance(op, ir.Var) else op
+
+
+def _merge_outputs(s: ir.If, mapping: dict, unwritten) -> None:
+    """Outputs of one `if` that yield the same operands on both branches are one value (the
+    guards `hoist` builds yield one per hoisted copy of `p[0]`)."""
+    first: dict = {}
+    keep = []
+    for k, out in enumerate(s.outputs):
+        key = (_key(s.body_results[k]), _key(s.orelse_results[k]))
+        if key in first and out.kind == first[key].kind and unwritten(out):
+            mapping[out] = first[key]
+            continue
+        first.setdefault(key, out)
+        keep.append(k)
+    s.outputs = [s.outputs[k] for k in keep]
+    s.body_results = [s.body_results[k] for k in keep]
+    s.orelse_results = [s.orelse_results[k] for k in keep]

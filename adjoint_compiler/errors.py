@@ -57,3 +57,15 @@ class CompileError(AdjointCompilerError):
 class ArgumentError(AdjointCompilerError, TypeError, ValueError):
     """An argument (or a pullback's cotangent) a gradient cannot accept: complex values, a
     cotangent of the wrong structure or shape, a non-numeric value to differentiate."""
+
+
+class ComplexError(AdjointCompilerError):
+    """A complex number in a differentiated function: not supported until complex rules exist."""
+
+    def __init__(self, message: str, loc=None):
+        super().__init__(_located(message, loc))
+        self.loc = loc
+
+
+class ComplexRuleError(ComplexError, MissingRuleError):
+    """A function that takes or gives complex values (`np.fft.fft`, `np.real`): no rule yet."""

@@ -71,7 +71,8 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
     shares: dict = {}  # Var -> {root of another array it may share memory with: (Var, made at)}
     made_at: dict = {}  # Var -> position in `order` from which its value is current
     if_aliases: dict = {}  # Var -> position after the `if` that may have made it another name's array
-    carried: dict = {}  # loop param -> (its loop's position, its value at the end of an iteration)
+    carried: dict = {}
+    lists: dict = {}  # Var -> whether it surely is a Python list  # loop param -> (its loop's position, its value at the end of an iteration)
 
     def aliases_of(op, relation: str) -> dict:
         """{root: (the value, how the new value relates to it)} for a value made from `op`."""
@@ -97,6 +98,7 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
             sides.append(side)
             if isinstance(s, ir.Assign) and s.target is not None:
                 made_at[s.target] = len(order) - 1
+                lists[s.target] = aliasing.makes_list(s) or (s.prim in ir.WRITES and lists.get(s.args[0], False))
                 # a write's version, or `x op= e`'s, is the same array: it keeps what it shares
                 found = dict(shares.get(s.args[0], {})) if s.prim in ir.WRITES or s.in_place else {}
                 if s.prim not in ir.WRITES:
@@ -144,8 +146,10 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
         in_place = s.in_place and (ranks or {}).get(s.args[0]) != 0
         if s.prim in ir.WRITES or in_place:
             base = s.args[0]
-            # what the written memory may be part of (an append changes the list, not its items)
-            others = {} if s.into_copy or s.prim is ir.CONCAT else shares.get(base, {})
+            # what the written memory may be part of: nothing for a list (its slots, or an append,
+            # change the list, not the items it shares with others; no list is a view of another)
+            others = {} if s.into_copy or s.prim is ir.CONCAT or base.kind == "seq" or lists.get(base) \
+                else shares.get(base, {})
             if others:
                 other, relation = next(iter(others.values()))
                 what = "a write into" if s.prim in ir.WRITES else "an in-place update of"

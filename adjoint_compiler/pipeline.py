@@ -19,6 +19,7 @@ from . import (
     composite,
     copies,
     cse,
+    dtypes,
     fence,
     frontend,
     hoist,
@@ -111,11 +112,12 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
     params = [a.id for a in source.node.args.posonlyargs + source.node.args.args + source.node.args.kwonlyargs]
     fn = ssa.build(source, normalized, namer, {p: ("num" if k.startswith("r") else k)
                                                for p, k in zip(params, kinds)})
+    dtypes.check(fn)  # complex values: refused at the user's line
     ranks, ndims = shapes.infer(fn, {v: (int(k[1:]) if k.startswith("r") else None)
                                      for v, k in zip(fn.params, kinds)})
     mutation.check_shared_updates(fn, ranks)
     views = mutation.check(fn, ndims)
-    hoist.hoist(fn)
+    hoist.hoist(fn, ranks, namer)
     cse.eliminate(fn)
     origins: dict = {}
     namespace = bind_globals(fn, namer, origins)  # before any code is printed: it may rename globals
@@ -150,7 +152,7 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
     shaped = needed - values  # read only for their shapes
     needed &= values
     keep, recipes = forward_needed(fn, needed, shaped)
-    plan, code = tape.plan(fn, code, namer, ranks)
+    plan, code = tape.plan(fn, code, namer, ranks, keep)
     if stage == "tape":
         w = codegen.Writer(fn.loc.file, plan)
         w.backward(code, 0)

@@ -279,20 +279,48 @@ def _data(b):
     return b.data if isinstance(b, Buffer) else b
 
 
-def _slots(g):
-    """The gradient of a written array as an array: a 0-d array's gradient may be a scalar."""
+def _gdata(g):
+    """The array of an adjoint the write helpers read: a 0-d array's gradient may arrive as a
+    number (NumPy returns scalars from 0-d arithmetic); it is read as a 0-d array."""
     g = _data(g)
-    return np.asarray(g) if isinstance(g, (float, int, np.generic)) else g
+    return g if isinstance(g, (np.ndarray, list)) else np.asarray(g, dtype=np.result_type(g, float))
 
 
 def own(x):
-    """A private copy of an argument the differentiated function writes into."""
+    """A private copy of an argument the differentiated function writes into (a list stays a
+    list: its slots are written, it may be appended to)."""
+    if isinstance(x, list):
+        return list(x)
     return Buffer(x) if isinstance(x, Buffer) else np.array(x, copy=True)
 
 
 def snapshot(x):
     """A copy of a returned array that the backward pass will restore in place."""
-    return x.copy() if isinstance(x, (np.ndarray, Buffer)) else x
+    return x.copy() if isinstance(x, (np.ndarray, Buffer)) else list(x) if isinstance(x, list) else x
+
+
+def refuse_complex(values, where: str):
+    """Raise ComplexError if a returned value or gradient came out complex: a negative Python
+    float raised to a fractional power is complex (`(-8.0) ** 0.5`), which compile time cannot
+    see. `where` names the user's lines with such powers."""
+    for v in values:
+        if type(v) is complex or (isinstance(v, (np.ndarray, np.complexfloating)) and v.dtype.kind == "c") \
+                or (isinstance(v, (tuple, list)) and any(_is_complex(u) for u in v)):
+            from .errors import ComplexError
+            raise ComplexError("complex numbers are not supported yet: a value became complex at run time "
+                               f"(a negative number to a fractional power is complex in Python: {where})")
+
+
+def _is_complex(v) -> bool:
+    return type(v) is complex or getattr(getattr(v, "dtype", None), "kind", "") == "c"
+
+
+def refill(b, value):
+    """Put back every slot of an array or list (`b[...] = value`, `b[:] = value` for a list)."""
+    if isinstance(b, list):
+        b[:] = value
+    else:
+        b[...] = value
 
 
 def save_slots(b, idx=Ellipsis):
@@ -339,11 +367,19 @@ def _integer_storage(into) -> bool:
     return getattr(dtype, "kind", "O") in "biu"
 
 
+def _slots(seq, idx) -> range:
+    """The positions `seq[idx]` selects in a list (an int or a slice)."""
+    return range(*idx.indices(len(seq))) if isinstance(idx, slice) else range(idx % len(seq), idx % len(seq) + 1)
+
+
 def written_adjoint(g, idx, into=None):
     """The gradient of the slots `b[idx] = v` overwrote (only the winning write of a duplicate
     index); the rule then sums it over the dimensions `v` was broadcast along. Nothing when `b`
-    (`into`) holds integers or booleans."""
-    g = _slots(g)
+    (`into`) holds integers or booleans. A list's gradient is a list (None for a slot with no
+    gradient)."""
+    if isinstance(g, list):
+        return g[idx] if not isinstance(idx, slice) else list(g[idx])
+    g = _gdata(g)
     picked = g[idx]
     if _integer_storage(into):
         return np.zeros(np.shape(picked)) if isinstance(picked, np.ndarray) else 0.0
@@ -359,7 +395,9 @@ def written_adjoint(g, idx, into=None):
 
 def overwritten_adjoint(g, idx):
     """The gradient of the array before `b[idx] = v`: the overwritten slots pass nothing."""
-    out = np.array(_slots(g), copy=True)
+    if isinstance(g, list):
+        return zero_slots(list(g), idx)
+    out = np.array(_gdata(g), copy=True)
     out[idx] = _zero(out)
     return out
 
@@ -367,7 +405,7 @@ def overwritten_adjoint(g, idx):
 def copied_adjoint(g, src, where=True, into=None):
     """The gradient of `src` in `copyto(b, src, where)`: nothing when `b` (`into`) holds integers
     or booleans."""
-    g = _slots(g)
+    g = _gdata(g)
     if _integer_storage(into):
         return unbroadcast(np.zeros(g.shape), src)
     if g.dtype == object:
@@ -378,7 +416,7 @@ def copied_adjoint(g, src, where=True, into=None):
 
 def overcopied_adjoint(g, where=True):
     """The gradient of the array before `copyto(b, src, where)`."""
-    g = _slots(g)
+    g = _gdata(g)
     if where is True:
         return np.full(g.shape, None, dtype=object) if g.dtype == object else np.zeros_like(g)
     return np.where(where, _zero(g) if g.dtype != object else None, g)
@@ -386,15 +424,23 @@ def overcopied_adjoint(g, where=True):
 
 def items_adjoint(g, items, into=None):
     """The gradients of the items an iterator wrote into the first slots of a buffer (none into
-    integers or booleans)."""
+    integers or booleans). As the write did (`b.flat[:n] = items`), items that are arrays give
+    their elements in C order: slot k received element k of the stacked items. An array of items
+    gets an array gradient."""
     if _integer_storage(into):
-        return [zeros_like(x) for x in items]
-    flat = _slots(g).flat
-    return [zeros_like(x) if flat[k] is None else flat[k] for k, x in enumerate(items)]
+        return np.zeros(np.shape(items)) if isinstance(items, np.ndarray) else [zeros_like(x) for x in items]
+    data = _gdata(g)
+    flat, n = data.flat, len(items)
+    if data.dtype == object or (not isinstance(items, np.ndarray) and all(np.ndim(x) == 0 for x in items)):
+        out = [zeros_like(x) if flat[k] is None else flat[k] for k, x in enumerate(items)]
+        return np.array(out, dtype=float) if isinstance(items, np.ndarray) and data.dtype != object else out
+    stacked = np.zeros(np.shape(items))
+    stacked.reshape(-1)[:n] = data.reshape(-1)[:n]
+    return stacked if isinstance(items, np.ndarray) else _rebuild(items, list(stacked))
 
 
 def overfilled_adjoint(g, items):
-    out = np.array(_slots(g), copy=True)
+    out = np.array(_gdata(g), copy=True)
     out.flat[:len(items)] = _zero(out)
     return out
 
@@ -414,7 +460,10 @@ def written_total(g, idx, into=None):
     from the slots in place where no copy is needed."""
     if _integer_storage(into):
         return 0.0
-    data = _slots(g)
+    if isinstance(g, list):
+        picked = [g[k] for k in _slots(g, idx)] if idx is not Ellipsis else g
+        return sum(sum_to_scalar(v) for v in picked if v is not None)
+    data = _gdata(g)
     if data.dtype == object or _is_advanced(idx):
         return sum_to_scalar(written_adjoint(g, idx))
     return sum_to_scalar(data[idx])
@@ -427,7 +476,9 @@ def total_after_zeroing(g, idx, into=None):
     and summed."""
     if _integer_storage(into):
         return 0.0
-    data = _slots(g)
+    data = _gdata(g)
+    if isinstance(data, list):
+        return written_total(zero_slots(g, idx), ...)
     if isinstance(idx, slice) and data.ndim and data.dtype != object and 0 < (idx.step or 1) <= 4:
         start, stop, step = idx.indices(data.shape[0])
         count = len(range(start, stop, step))
@@ -443,8 +494,12 @@ def total_after_zeroing(g, idx, into=None):
 
 def zero_slots(g, idx):
     """The overwritten slots of an adjoint array nobody else holds, zeroed in place. Returns `g`."""
-    if not isinstance(g, np.ndarray):  # the gradient of a 0-d array, held as a scalar
-        g = np.array(_slots(g), dtype=float)
+    if isinstance(g, list):
+        for k in _slots(g, idx):
+            g[k] = None
+        return g
+    if not isinstance(_data(g), np.ndarray):  # a number (the gradient of a 0-d array): a new 0-d array
+        g = _gdata(g).copy()
     g[idx] = None if g.dtype == object else 0
     return g
 

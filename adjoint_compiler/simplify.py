@@ -275,6 +275,12 @@ def header_reads(loop) -> set:
     return {loop.trips.name} if counted(loop) else {v.name for v in ir.operand_vars(loop.iterable)}
 
 
+def _rebound_by_header(loop) -> set:
+    """Names the header of a reverse loop binds at the top of each iteration: the target of
+    `for t in reversed(items)` (a counted reverse loop binds none: its target is popped)."""
+    return set() if counted(loop) or loop.target is None else {loop.target.name}
+
+
 def restore_code(write: ir.Assign) -> Code:
     """`b[idx] = b_saved`: the array holds again what it held before the write."""
     base, saved = write.args[0], write.args[-1]
@@ -412,12 +418,13 @@ def prune(stmts, live: set) -> tuple:
             out = set(live)
             while True:
                 body, live_in = prune(s.body, out)
+                live_in -= _rebound_by_header(s.loop)
                 if live | live_in <= out:
                     break
                 out |= live_in
             if not any(not isinstance(b, Mark) for b in body):
                 continue
-            live = live | live_in | header_reads(s.loop)
+            live = live | (live_in - _rebound_by_header(s.loop)) | header_reads(s.loop)
             kept.append(BLoop(s.loop, body, s.loc))
         elif isinstance(s, Code):
             rebound, written = stores(s.stmt)
@@ -519,7 +526,7 @@ def forward_needed(fn: ir.Function, needed: set, shaped: set | None = None) -> t
                     needed.update(v.name for v in ir.operand_vars(i) + ir.operand_vars(n))
             block(s.body)
             if any(id(b) in keep for b in s.body) or any(p.name in needed for p in s.params) \
-                    or (s.trips is not None and s.trips.name in needed):
+                    or any(v is not None and v.name in needed for v in (s.trips, s.target)):
                 keep.add(id(s))
                 for op in (s.iterable, s.cond, s.stop):
                     needed.update(v.name for v in ir.operand_vars(op))
@@ -546,6 +553,8 @@ def _shape_sources(stmts, kinds: dict, read: set) -> dict:
             for item in sources.get(op, [op]) if isinstance(op, ir.Var) else []:
                 if not any(item is o for o in ops):
                     ops.append(item)
+        if not ops:  # made from constants alone (`np.array(2.0)`): their shape
+            ops = [op for op in (s.args[:1] if kind == "same" else s.args) if isinstance(op, ir.Const)]
         sources[s.target] = ops
         out[id(s)] = ops if s.target.name in read else None
     return out

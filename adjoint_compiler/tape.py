@@ -119,8 +119,10 @@ def _scalar_recipes(loop: ir.Loop, read: set, classes: dict, written) -> tuple:
     return recovered, recomputed, needed
 
 
-def plan(fn: ir.Function, code: list, namer, classes: dict | None = None) -> tuple:
-    """(Plan, backward code with the pops in place)."""
+def plan(fn: ir.Function, code: list, namer, classes: dict | None = None, kept: set | None = None) -> tuple:
+    """(Plan, backward code with the pops in place). `kept` holds the ids of the primal statements
+    the forward pass runs (all when None): a statement that does not run pushes nothing, so
+    nothing is popped for it (its values are rebound by the backward pass itself, or unread)."""
     from .mutation import same_arrays
     from .printing import expression
 
@@ -159,8 +161,13 @@ def plan(fn: ir.Function, code: list, namer, classes: dict | None = None) -> tup
             result.stacks[name] = namer.fresh(f"{name}_stack")
         return result.stacks[name]
 
+    def runs(s) -> bool:
+        return kept is None or id(s) in kept
+
     def walk(stmts, outer):
         for s in stmts:
+            if not runs(s):
+                continue
             if outer is not None:
                 # versions made by writes share one array: writes restore their slots themselves
                 names = [v.name for v in ir.defined_by(s) if v.name in read and v.storage is None

@@ -1,0 +1,345 @@
+"""Family generators for control flow and storage (issue 12, families 14 and 10).
+
+- `dead_loops`: nested loops (for over ranges, rows, enumerate; while; break/continue) whose inner
+  or outer body computes nothing the gradient reads forward (`grad` drops it);
+- `zero_trip`: loops that may run zero times around reads that would raise or overflow if they
+  ran anyway (`p[5]`, `a / b` with b = 0, mismatched shapes, `math.log` of a negative number);
+- `list_slots`: Python lists written slot by slot (`out = [0.0] * n; out[i] = ...`);
+- `zero_d`: 0-d arrays written (`a[...] = v`, `a[()] = v`, `np.copyto(a, v)`);
+- `iterators`: `itertools.islice`, `iter`, `map` and generators into `copyto`;
+- `complex`: complex values in many spellings (refused), and real programs that look like them.
+
+`check_modes(case)` checks a case in `grad` and `vjp` too (families.check_case uses value_and_grad
+only, and `grad` drops forward values the adjoint does not read).
+"""
+from __future__ import annotations
+
+import traceback
+
+import numpy as np
+from families import HEADER, Case, Result, _close, check_case, copy_args, family, fd_grad
+
+_SCALAR_OPS = ["{a} * 2.0", "np.sin({a})", "{a} * {a}", "{a} + 1.5", "np.tanh({a}) * 3.0", "-{a}", "{a} ** 2"]
+
+
+def _term(ch, a: str) -> str:
+    return ch.choice(_SCALAR_OPS).format(a=a)
+
+
+def _arr(ch, shape, lo=-1.5, hi=1.5):
+    return np.array([ch.float(lo, hi) for _ in range(int(np.prod(shape)))]).reshape(shape)
+
+
+# ---------------------------------------------------------------------------------------------
+# dead_loops
+# ---------------------------------------------------------------------------------------------
+
+def _loop_header(ch, var: str, extent: str, outer: str | None, depth: int):
+    """(header lines, element expression builder) for one loop level over `extent` items."""
+    kind = ch.choice(["range", "range_shape", "triangle", "while", "while_true"] if outer else
+                     ["range", "range_shape", "rows", "enumerate", "while"])
+    ind = "    " * depth
+    if kind == "range":
+        return [f"{ind}for {var} in range({extent}):"], None
+    if kind == "range_shape":
+        return [f"{ind}for {var} in range(x.shape[{0 if outer is None else 1}]):"], None
+    if kind == "triangle" and outer:
+        return [f"{ind}for {var} in range(min({outer} + 1, x.shape[1])):"], None
+    if kind == "rows":
+        return [f"{ind}for {var}, row_{var} in enumerate(x):"], None
+    if kind == "enumerate":
+        return [f"{ind}for {var}, _unused_{var} in enumerate(x):"], None
+    if kind == "while":
+        return [f"{ind}{var} = 0", f"{ind}while {var} < {extent}:"], f"{ind}    {var} = {var} + 1"
+    return [f"{ind}{var} = 0", f"{ind}while True:"], \
+        f"{ind}    {var} += 1\n{ind}    if {var} >= {extent}:\n{ind}        break"
+
+
+@family("dead_loops")
+def nested(ch) -> Case:
+    rows, cols = ch.int(1, 3), ch.int(1, 4)
+    lines = ["def f(x):", "    s = 0.0"]
+    head, tail_i = _loop_header(ch, "i", str(rows), None, 1)
+    lines += head
+    if ch.coin(0.3):
+        lines.append(f"        s = s + {_term(ch, 'x[i, 0]')}")
+    deeper = ch.coin(0.3)
+    head, tail_j = _loop_header(ch, "j", str(cols), "i", 2)
+    lines += head
+    ind = "            "
+    if ch.coin(0.25):
+        lines += [f"{ind}if j == {ch.int(0, cols - 1)}:", f"{ind}    {ch.choice(['continue', 'break'])}"] \
+            if not tail_j else []
+    if deeper:
+        lines += [f"{ind}for k in range({ch.int(1, 2)}):", f"{ind}    s = s + {_term(ch, 'x[i, j]')} * 0.5"]
+    else:
+        update = ch.choice([f"s = s + {_term(ch, 'x[i, j]')}", "s = s + x[i, j]", "s = s * 0.5 + x[i, j]",
+                            "s = s + x[i, j] * x[i, 0]"])
+        lines.append(f"{ind}{update}")
+    if tail_j:
+        lines.append(tail_j)
+    if ch.coin(0.3):
+        lines.append(f"        s = s * {ch.float(0.5, 1.5)}")
+    if tail_i:
+        lines.append(tail_i)
+    lines.append("    return s")
+    return Case("\n".join(lines) + "\n", [_arr(ch, (rows, cols))], must_work=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# zero_trip
+# ---------------------------------------------------------------------------------------------
+
+_RISKY = [  # (setup lines, expression that would raise or overflow, extra args and their names)
+    ([], "p[{big}]", [], []),
+    (["    a = p[0]", "    b = p[1] * 0.0"], "a / b", [], []),
+    ([], "p[1, 2] * 3.0", [], []),
+    ([], "p[i0]", [7], ["i0"]),
+    (["    xs = [p[0], p[1]]"], "xs[{big}]", [], []),
+    ([], "np.sum(p + q)", [np.ones(2)], ["q"]),
+    ([], "np.sum(p / q)", [np.zeros(2)], ["q"]),
+    (["    a = p[0] - 10.0"], "math.log(a)", [], []),
+    (["    big = p[0] * 1e308 * 1e10"], "big * p[1]", [], []),
+    (["    t = (p[0], p[1])"], "t[{big}] * p[0]", [], []),
+    ([], "p[{big}] / p[0]", [], []),
+]
+
+
+@family("zero_trip")
+def guarded_reads(ch) -> Case:
+    setup, risky, extra, names = ch.choice(_RISKY)
+    n = ch.choice(["n", "n * 1", "len(p) - 3 + n"])  # zero trips
+    risky = risky.format(big=ch.int(3, 9))
+    loop = ch.choice(["for", "while", "for_slice", "for_break"])
+    body = [f"s = s + {risky}"] if ch.coin() else [f"t = {risky}", "s = s + t * 2.0"]
+    lines = ["import math", "", f"def f(p, n{''.join(', ' + a for a in names)}):", "    s = 0.0"] + setup
+    if loop == "for":
+        lines.append(f"    for i in range({n}):")
+    elif loop == "for_slice":
+        lines.append(f"    for e in p[:{n}]:")
+    elif loop == "for_break":
+        lines += [f"    for i in range({ch.int(1, 3)}):", f"        if i >= {n}:", "            break"]
+    else:
+        lines += ["    k = 0", f"    while k < {n}:", "        k = k + 1"]
+    lines += ["        " + b for b in body]
+    lines.append(f"    return s + np.sum({ch.choice(['p', 'p * p', 'np.sin(p)'])})")
+    return Case("\n".join(lines) + "\n", [_arr(ch, (3,), 0.5, 1.5), 0] + extra, must_work=True)
+
+
+@family("zero_trip")
+def nested_guards(ch) -> Case:
+    """Invariant reads in nested loops with 0..2 trips each; risky ones only where a loop is empty."""
+    n, m = ch.int(0, 2), ch.int(0, 2)
+    safe = ch.choice(["p[0] * p[1]", "p[2] / p[0]", "p[1] + 0.5", "np.sin(p[0])", "p[0] * dt"])
+    risky = ch.choice(["p[7]", "p[0] / (p[1] * 0.0)", "p[1, 1]"]) if n * m == 0 else safe
+    inner = ch.choice(["range(m)", "range(m + 0)", "range(i, i + m)"])
+    lines = ["def f(p, dt, n, m):", "    s = 0.0", "    for i in range(n):",
+             f"        s = s + {ch.choice(['p[i]', '0.0', safe])}", f"        for j in {inner}:",
+             f"            s = s * 0.5 + {safe} + {risky} * 0.0", "    return s + np.sum(p) * dt"]
+    return Case("\n".join(lines) + "\n", [_arr(ch, (3,), 0.5, 1.5), ch.float(0.2, 0.9), n, m],
+                wrt=ch.choice([0, 1]), must_work=True)
+
+
+@family("zero_trip")
+def running_invariants(ch) -> Case:
+    """Invariant work in a loop that runs 0..3 times: hoisted or not, the same numbers."""
+    n = ch.int(0, 3)
+    inv = ch.choice(["p[0] * dt", "p[1] / dt", "0.5 * dt", "p[0] + p[1]", "-p[2]", "dt * dt", "p[0] * 2.0"])
+    lines = ["def f(p, dt, n):", "    u = p[2]", "    for _ in range(n):",
+             f"        u = u * 0.9 + {inv} * {ch.choice(['u', '1.0', 'p[1]'])}",
+             "    return u + dt * p[0]"]
+    return Case("\n".join(lines) + "\n", [_arr(ch, (3,), 0.5, 1.5), ch.float(0.2, 0.9), n],
+                wrt=ch.choice([0, 1]), must_work=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# list_slots
+# ---------------------------------------------------------------------------------------------
+
+_MAKE_LIST = ["[0.0] * {n}", "[0.0 for _ in range({n})]", "list(np.zeros({n}))", "[1.0] * {n}",
+              "list(x)", "[x[k] * 1.0 for k in range({n})]"]
+
+
+@family("list_slots")
+def slot_writes(ch) -> Case:
+    n = ch.int(2, 4)
+    make = ch.choice(_MAKE_LIST).format(n=n)
+    lines = ["def f(x):", f"    out = {make}"]
+    style = ch.choice(["loop", "constant", "negative", "augmented", "recurrence", "branch", "while", "append"])
+    if style == "loop":
+        lines += [f"    for i in range({n}):", f"        out[i] = {_term(ch, 'x[i]')}"]
+    elif style == "constant":
+        k = ch.int(0, n - 1)
+        lines += [f"    out[{k}] = {_term(ch, 'x[0]')} + out[{n - 1 - k}]"]
+    elif style == "negative":
+        lines += [f"    out[-1] = {_term(ch, 'x[1]')}", "    out[0] = out[-1] * x[0]"]
+    elif style == "augmented":
+        lines += [f"    for i in range({n}):", f"        out[i] += {_term(ch, 'x[i]')}"]
+    elif style == "recurrence":
+        lines += ["    out[0] = x[0]", f"    for i in range(1, {n}):", "        out[i] = out[i - 1] * x[i] + 0.5"]
+    elif style == "branch":
+        lines += ["    if x[0] > 0:", f"        out[0] = {_term(ch, 'x[1]')}", "    else:",
+                  f"        out[1] = {_term(ch, 'x[0]')}"]
+    elif style == "while":
+        lines += ["    i = 0", f"    while i < {n}:", f"        out[i] = {_term(ch, 'x[i]')}", "        i += 1"]
+    else:
+        lines = ["def f(x):", "    out = []", f"    for i in range({n}):", "        out.append(x[i])",
+                 f"    out[{ch.int(0, n - 1)}] = {_term(ch, 'x[0]')}"]
+    if ch.coin(0.3):
+        lines.append(f"    out[{ch.int(0, n - 1)}] = {ch.float(-1, 1)}")
+    result = ch.choice(["sum(out)", "out[0] * out[-1] + out[1]", "np.sum(np.array(out) * x)",
+                        "sum(o * o for o in out)", "np.sum(np.array(out) ** 2)"])
+    lines.append(f"    return {result}")
+    return Case("\n".join(lines) + "\n", [_arr(ch, (n,))], must_work=True)
+
+
+@family("list_slots")
+def lists_of_arrays(ch) -> Case:
+    n = ch.int(2, 3)
+    lines = ["def f(x):", f"    rows = {ch.choice(['[np.zeros(3)] * ' + str(n), '[x * 0.0 for _ in range(' + str(n) + ')]'])}",
+             f"    for i in range({n}):", f"        rows[i] = {ch.choice(['x * x[i]', 'np.sin(x) + i', 'x[i] * 2.0 + x'])}",
+             f"    return np.sum(rows[0] * rows[{n - 1}])"]
+    return Case("\n".join(lines) + "\n", [_arr(ch, (3,))], must_work=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# zero_d
+# ---------------------------------------------------------------------------------------------
+
+@family("zero_d")
+def zero_d_writes(ch) -> Case:
+    make = ch.choice(["np.zeros(())", "np.array(2.0)", "np.asarray(0.5).copy()", "np.ones(())", "np.empty(())"])
+    lines = ["def f(v):", f"    a = {make}"]
+    for _ in range(ch.int(1, 3)):
+        write = ch.choice(["a[...] = {e}", "a[()] = {e}", "a[...] += {e}", "a[()] *= {e}", "np.copyto(a, {e})",
+                           "a[...] = a * {e}"])
+        if write.startswith(("a[...] +=", "a[()] *=", "a[...] = a")) and make == "np.empty(())":
+            write = "a[...] = {e}"
+        lines.append("    " + write.format(e=_term(ch, f"v[{ch.int(0, 2)}]")))
+        if ch.coin(0.3):
+            lines.append(f"    b{len(lines)} = a * 1.0")
+    lines.append(f"    return {ch.choice(['float(a) * v[1]', 'np.sum(a * v)', 'a[()] + v[2]', 'float(a)'])}")
+    return Case("\n".join(lines) + "\n", [_arr(ch, (3,))], must_work=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# iterators
+# ---------------------------------------------------------------------------------------------
+
+@family("iterators")
+def into_copyto(ch) -> Case:
+    size = ch.int(2, 4)
+    src = ch.choice([
+        "itertools.islice(x, {k})", "itertools.islice(x * 2.0, 1, {k1})", "itertools.islice(iter(x), 0, {k2}, 2)",
+        "iter(x[:{k}])", "map(np.sin, x[:{k}])", "(x[i] * x[i] for i in range({k}))",
+        "itertools.islice((v * 3.0 for v in x), {k})", "itertools.islice(x.reshape(2, 3), 1)"])
+    k = ch.int(1, size)
+    src = src.format(k=k, k1=k + 1, k2=2 * k - 1)
+    dst = ch.choice([f"np.zeros({size})", f"Buffer(np.zeros({size}))", f"np.ones({size})"])
+    read = "b.copy()" if dst.startswith("Buffer") else "b"
+    lines = ["import itertools", "", "def f(x):", f"    b = {dst}", f"    copyto(b, {src})",
+             f"    return np.sum({read} * {read}) + np.sum({read}) * x[0]"]
+    return Case("\n".join(lines) + "\n", [_arr(ch, (6,))], must_work=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# complex
+# ---------------------------------------------------------------------------------------------
+
+_COMPLEX = [
+    "z = v * (1 + 2j)\n    return np.sum(np.abs(z) ** 2)",
+    "z = v + 1j\n    return np.sum(np.abs(z))",
+    "return np.sum(np.abs(np.exp(1j * v)))",
+    "z = v.astype({ctype})\n    return np.sum(np.abs(z * z))",
+    "z = np.zeros(3, dtype={ctype}) + v\n    return np.sum(np.abs(z))",
+    "z = np.array(v, dtype={ctype})\n    return np.sum(np.abs(z))",
+    "return abs(complex(v[0], v[1]))",
+    "return abs(np.complex128(v[0]) ** 2)",
+    "return np.sum(np.abs(np.fft.fft(v)))",
+    "return np.sum(np.abs(np.fft.rfft(v)) ** 2)",
+    "return np.sum(np.abs(v * W))",
+    "return np.sum(np.abs(v * Z))",
+    "return np.sum(np.real(v * 1.0) * v)",
+    "return np.sum((v * 1.0).real * v)",
+    "return np.sum(np.angle(v) + v)",
+    "return np.sum(np.abs(np.emath.sqrt(v - 2.0)))",
+    "return np.sum(np.abs(rot(v)))",
+    "return abs((s - 0.0) ** 0.5) * v[0] + np.sum(v)",
+    "t = s ** 1.5\n    return np.sum(v) * 2.0 + abs(t)",
+]
+
+
+@family("complex")
+def complex_values(ch) -> Case:
+    body = ch.choice(_COMPLEX).format(ctype=ch.choice(["complex", "np.complex128", "'complex64'", "'c16'",
+                                                       "np.dtype('complex128')"]))
+    src = ("W = np.array([1 + 1j, 2.0, 3.0])\nZ = 2j\n\n\ndef rot(x):\n    return x * 1j\n\n\n"
+           f"def f(v, s):\n    {body}\n")
+    return Case(src, [_arr(ch, (3,)), ch.float(-2.0, -0.5)])
+
+
+@family("complex")
+def real_lookalikes(ch) -> Case:
+    body = ch.choice(["z = v.astype({rtype})\n    return np.sum(z * z)",
+                      "z = np.zeros(3, dtype={rtype}) + v\n    return np.sum(z ** 2)",
+                      "return np.sum(np.abs(v) ** 1.5)",
+                      "return np.sum(np.array(v, dtype={rtype}) * v)",
+                      "return s ** 2 * np.sum(v)"])
+    body = body.format(rtype=ch.choice(["float", "np.float64", "'float64'", "'f8'"]))
+    return Case(f"def f(v, s):\n    {body}\n", [_arr(ch, (3,)), ch.float(0.5, 2.0)], must_work=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# grad and vjp modes
+# ---------------------------------------------------------------------------------------------
+
+def _mode_gradients(f, case: Case) -> Result | None:
+    from adjoint_compiler import AdjointCompilerError, grad, vjp
+
+    args = case.args
+    try:
+        expected = f(*copy_args(args))
+    except Exception:
+        return Result("generator_error", traceback.format_exc(limit=3))
+    fd = fd_grad(f, args, case.wrt)
+    for mode in ("grad", "vjp"):
+        before = copy_args(args)
+        try:
+            if mode == "grad":
+                g = grad(f, wrt=case.wrt)(*args)
+            else:
+                value, pullback = vjp(f, *args)
+                g = pullback(1.0)[case.wrt]
+                if not _close(value, expected, 1e-9, 1e-11):
+                    return Result("wrong", f"vjp value {value!r}, running the function gives {expected!r}")
+        except AdjointCompilerError as exc:
+            return Result("refused", f"{mode}: {type(exc).__name__}: {exc}")
+        except Exception:
+            return Result("crash", f"{mode}: " + traceback.format_exc())
+        for k, (b, a) in enumerate(zip(before, args)):
+            if isinstance(b, np.ndarray) and not np.array_equal(a, b):
+                return Result("wrong", f"{mode}: argument {k} changed")
+        if not _close(g, fd):
+            alt = [fd_grad(f, args, case.wrt, eps) for eps in (1e-5, 1e-7)]
+            if not any(_close(g, a) for a in alt):
+                return Result("wrong", f"{mode}: gradient {g!r}, finite differences {fd!r}")
+    return None
+
+
+def check_modes(case: Case) -> Result:
+    """`families.check_case`, then the same case through `grad` and `vjp` (as check_case judges)."""
+    import fuzzgen
+
+    first = check_case(case)
+    if first.status != "pass":
+        return first
+    mod = fuzzgen.load(HEADER + case.source, "fam")
+    try:
+        bad = _mode_gradients(getattr(mod, case.fname), case)
+    finally:
+        fuzzgen.unload(mod)
+    if bad is None:
+        return Result("pass")
+    if bad.status == "refused" and case.must_work:
+        return Result("wrong", "refused, but this construct must work: " + bad.detail)
+    return bad
