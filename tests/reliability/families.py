@@ -22,6 +22,7 @@ global rebound, a helper redefined, a rule re-registered must take effect.
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 import traceback
 
@@ -61,15 +62,8 @@ class Result:
 
 
 def copy_args(args):
-    out = []
-    for a in args:
-        if isinstance(a, np.ndarray):
-            out.append(a.copy())
-        elif isinstance(a, (list, tuple)):
-            out.append(type(a)(copy_args(a)))
-        else:
-            out.append(a)
-    return out
+    """Fresh copies of the arguments; an object passed twice stays one object (aliasing kept)."""
+    return copy.deepcopy(list(args))
 
 
 def fd_grad(f, args, i, eps=1e-6):
