@@ -58,6 +58,7 @@ def _one_family(job):
 
 def run_families(args) -> int:
     """`--families`: N programs spread over every family generator; counts per generator."""
+    _init([])
     names = sorted(families.load_all())
     jobs = [(names[k % len(names)], args.start + k // len(names)) for k in range(args.n)]
     t0 = time.time()
