@@ -100,8 +100,8 @@ def view_kind(stmt: ir.Assign) -> str | None:
 
 
 def _getitem_kind(base, index) -> str | None:
-    if not isinstance(base, ir.Var) or base.is_buffer or base.kind == "seq":
-        return None  # Buffer reads are copies; an element of a tuple or list is an alias (below)
+    if not isinstance(base, ir.Var) or base.is_buffer or base.kind != "num":
+        return None  # Buffer reads are copies; an item of what may be a tuple or list is an alias
     parts = index.items if isinstance(index, ir.Struct) and index.kind == "tuple" else (index,)
     for q in parts:
         if isinstance(q, (ir.Const, ir.Global)) and isinstance(q.value, (list, np.ndarray)):
@@ -125,8 +125,8 @@ def is_fresh(stmt: ir.Assign, ranks: dict | None = None) -> bool:
         base = stmt.args[0]
         if isinstance(base, ir.Var) and base.is_buffer:
             return True
-        if isinstance(base, ir.Var) and base.kind == "seq":
-            return False
+        if isinstance(base, ir.Var) and base.kind != "num":
+            return False  # an item of what may be a tuple or list: the item itself
         return True  # advanced indexing
     if isinstance(p, ir.Prim):
         return p in FRESH_PRIMS

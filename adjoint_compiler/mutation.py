@@ -40,9 +40,10 @@ def check_shared_updates(fn: ir.Function, classes: dict) -> None:
     would change both names; the IR would not. Rejected unless the value is surely a scalar."""
     for value, name, other, loc in fn.shared_updates:
         if classes.get(value) != 0:
-            raise MutationError(f"`{name}` is updated in place here, but `{other}` names the same array or list, "
+            holder = f"`{other}` names" if other else "another value (an item of the sequence looped over) is"
+            raise MutationError(f"`{name}` is updated in place here, but {holder} the same array or list, "
                                 f"and would change too; write `{name} = {name} + ...` (a new value) or copy "
-                                f"it first (`{other} = {name}.copy()`)", loc)
+                                f"it first (`{name} = {name}.copy()`)", loc)
 
 
 def same_arrays(body) -> _Arrays:

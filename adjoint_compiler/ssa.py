@@ -274,7 +274,9 @@ class SSABuilder:
             others += [k for k, v in builder.env.items() if v is old and not (builder is self and k == name)]
             builder = builder.parent
         if isinstance(old, ir.Var) and others:
-            self.shared_updates.append((old, name, others[0], self.loc(at)))
+            written = {n.id for n in gast.walk(self.source.node) if isinstance(n, gast.Name)}
+            users = [k for k in others if k in written]  # the user's names, not normalize's temporaries
+            self.shared_updates.append((old, name, users[0] if users else None, self.loc(at)))
 
     # -- writes into arrays --------------------------------------------------------------------
     def is_write_call(self, call) -> bool:
@@ -359,8 +361,8 @@ class SSABuilder:
     def record_view(self, stmt: ir.Assign) -> None:
         kind = aliasing.view_kind(stmt)
         source = stmt.args[0] if stmt.args else None
-        if kind is None or not isinstance(source, ir.Var) or source.is_buffer:
-            return
+        if kind is None or not isinstance(source, ir.Var) or source.is_buffer or source.kind != "num":
+            return  # (a value that may be a list has no views: what it holds is aliased, see mutation)
         step = (stmt.prim, tuple(stmt.args[1:]), dict(stmt.kwargs), stmt.callee)
         parent = self.views.get(source)
         if parent is None:
