@@ -113,6 +113,7 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
                 inner = ir.defined_in(s.body) | ir.defined_in(s.orelse)
                 for out, *ends in zip(s.outputs, s.body_results, s.orelse_results):
                     made_at[out] = len(order) - 1
+                    lists[out] = all(lists.get(end, False) for end in ends)
                     for end in ends:
                         if not isinstance(end, ir.Var):
                             continue
@@ -125,6 +126,7 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
                 for p, init, nxt in zip(s.params, s.inits, s.nexts):
                     made_at[p] = len(order) - 1
                     carried[p] = (len(order) - 1, nxt)
+                    lists[p] = lists.get(init, False)
                     define(p, aliases_of(init, "may share memory with") if not (isinstance(init, ir.Var) and arrays.find(init) is
                                                        arrays.find(p)) else shares.get(init, {}))
                 for _ in range(2):  # what a carried value may share after one iteration

@@ -243,6 +243,7 @@ class SSABuilder:
         elif isinstance(s, gast.Assign):
             if getattr(s, "in_place", False):
                 self.note_in_place(s.targets[0].id, s)
+                self.supersede(self.env.get(s.targets[0].id))  # an array is updated, not replaced
             self.assign(s.targets[0].id, s.value, s, out)
             if getattr(s, "in_place", False) and isinstance(self.env.get(s.targets[0].id), ir.Var) and out \
                     and isinstance(out[-1], ir.Assign) and out[-1].target is self.env[s.targets[0].id]:
@@ -342,10 +343,7 @@ class SSABuilder:
         out.append(ir.Assign(saved, ir.SAVE, [base] + (rest[:1] if prim is ir.SETITEM else []), {}, loc))
         new = ir.Var(base.name, base.kind, base.storage or base, base.is_buffer, base.user)
         out.append(ir.Assign(new, prim, [base] + rest + [saved], {}, loc, into_copy=into_copy))
-        old = base
-        while old is not None and old not in self.written:
-            self.written.add(old)
-            old = self.entered.get(old)
+        self.supersede(base)
         self.rebind_everywhere(base, new)
         self.reread_views(new, at, out, known)
         return new
@@ -507,6 +505,12 @@ class SSABuilder:
             v = self.env.get(k)
             if isinstance(v, ir.Var) and v in merged.outputs:
                 self.views[v] = View(base, view.steps, False)
+
+    def supersede(self, old) -> None:
+        """`old` (and the values a loop took it from) is an array written since."""
+        while isinstance(old, ir.Var) and old not in self.written:
+            self.written.add(old)
+            old = self.entered.get(old)
 
     def current(self, op) -> bool:
         """Whether `op` is not an array written since (a tuple or dict display holding it would

@@ -273,3 +273,46 @@ def list_of_copies(A):
 @pytest.mark.parametrize("f, arg", [(tuple_read_before_write, V), (list_of_copies, Y)])
 def test_containers_without_stale_reads_work(f, arg):
     check(f, arg)
+
+
+# -- found by the family generators -------------------------------------------------------------
+
+def tuple_then_updated_in_place(A):
+    B = A.copy()
+    c = (B, 1.0)
+    B *= 1.5
+    return np.sum(c[0] ** 2) + np.sum(B * A)
+
+
+def row_of_a_list_updated(A):
+    B = A * 1.0
+    rows = list(B)
+    r = rows[0]
+    r -= 2.0
+    return np.mean(B ** 3) + np.sum(rows[0])
+
+
+@pytest.mark.parametrize("f", [tuple_then_updated_in_place, row_of_a_list_updated])
+def test_items_of_containers_updated_in_place_are_refused(f):
+    with pytest.raises(MutationError):
+        grad(f)(Y)
+
+
+def number_in_a_tuple_then_incremented(x):
+    s = (x, 2.0)
+    x += 1.0
+    return s[0] * s[1] + x
+
+
+def list_of_zeros_written_in_a_while_loop(x):
+    out = list(np.zeros(2))
+    i = 0
+    while i < 2:
+        out[i] = np.sin(x[i])
+        i += 1
+    return out[0] * out[-1] + out[1]
+
+
+def test_numbers_and_list_slots_are_not_arrays_shared():
+    check(number_in_a_tuple_then_incremented, 0.7)
+    check(list_of_zeros_written_in_a_while_loop, V[:2])
