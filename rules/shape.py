@@ -32,6 +32,11 @@ alias("ravel", np.ravel)
 alias("flatten", np.ravel)
 
 
+@adjoint("view")  # `x.view()`: the same values (a view of another dtype has no rule)
+def view(y, a):
+    a_bar += y_bar
+
+
 @adjoint(np.squeeze)
 def squeeze(y, a, axis=None):
     a_bar += np.reshape(y_bar, np.shape(a))

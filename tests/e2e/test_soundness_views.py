@@ -166,6 +166,13 @@ def view_read_after_base_written(a):
     return np.sum(v ** 2)
 
 
+def view_method_written(a):
+    a = a * 1.0
+    v = a.view()
+    v[0] = 0.0
+    return np.sum(a ** 2)
+
+
 def copy_from_reshape_is_not_a_view(A):
     B = A.T * 1.0            # not C-contiguous: reshape copies
     r = B.reshape(-1)
@@ -176,7 +183,7 @@ def copy_from_reshape_is_not_a_view(A):
 @pytest.mark.parametrize("f, arg", [
     (flipped_then_written, V), (contiguous_alias_written, V), (asanyarray_alias_written, V),
     (index_held_in_a_variable, V), (tuple_of_slices_built_at_run_time, Y), (swap_through_an_element, V),
-    (view_read_after_base_written, V), (copy_from_reshape_is_not_a_view, Y),
+    (view_read_after_base_written, V), (copy_from_reshape_is_not_a_view, Y), (view_method_written, V),
 ])
 def test_views_decided_by_allow_list(f, arg):
     value, _ = value_and_grad(f)(arg)
