@@ -159,6 +159,18 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
                     f"follow; write into `{_describe(other)}` itself, or make `{_name_of(base)}` a copy "
                     f"first (`.copy()`)", s.loc)
             writes.append((k, arrays.find(base), s, loops))
+        elif s.item_of is not None and (ranks or {}).get(s.args[0]) != 0:
+            # `xs[i] op= v`: Python runs `op=` on the item itself, then stores it back; an array item
+            # that another value may hold (a view of an array, an array bound to a name) changes too
+            held = {r: w for r, w in shares.get(s.item_of, {}).items()
+                    if r is not arrays.find(s.item_of) and not (isinstance(w[0], ir.Var) and (
+                        lists.get(w[0]) or (ranks or {}).get(w[0]) == 0))}  # numbers are never changed
+            if held:
+                other, relation = next(iter(held.values()))
+                raise MutationError(
+                    f"cannot differentiate an in-place update of an item of the list `{_name_of(s.item_of)}`: "
+                    f"it may hold the array `{_describe(other)}`, which would change too; write "
+                    f"`{_name_of(s.item_of)}[i] = {_name_of(s.item_of)}[i] + ...` (a new array) instead", s.loc)
     if writes:
         for k, (s, loops) in enumerate(order):
             reads = [v for op in ir.stmt_operands(s) for v in ir.operand_vars(op)] \
