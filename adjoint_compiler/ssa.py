@@ -602,6 +602,10 @@ class SSABuilder:
             if a is b:
                 merged[name] = a
                 continue
+            if isinstance(a, _Dict) or isinstance(b, _Dict):
+                raise UnsupportedSyntaxError(f"the dict `{name}` is made or changed in a branch of this `if`; a "
+                                             "dict is resolved at compile time: make it before the `if`, or keep "
+                                             "its values in variables of their own", self.loc(s))
             kind = a.kind if isinstance(a, ir.Var) and isinstance(b, ir.Var) and a.kind == b.kind else (
                 "num" if _numeric(a) and _numeric(b) else "any")
             out_var = ir.Var(self.namer.fresh("result"), kind) if name == RETURN else self.version(name, kind)

@@ -3064,3 +3064,522 @@ def unpack_pair_then_aug(x):
         s, t = t, s + t * x[i]
         s *= 2
     return s
+
+
+# ---------------------------------------------------------------- batch 4: state vectors split into views
+def rhs_oscillators(du, u, k):
+    n = u.shape[0] // 2
+    x = u[:n]
+    v = u[n:]
+    dx = du[:n]
+    dv = du[n:]
+    dx[:] = v
+    dv[:] = -k * x
+    dv[1:] += 0.1 * (x[:-1] - x[1:])
+
+
+@case(_u(6), 2.0, wrt=(0, 1))
+def oscillators_euler(u0, k):
+    u = u0.copy()
+    du = np.zeros_like(u)
+    for _ in range(3):
+        rhs_oscillators(du, u, k)
+        u += 0.05 * du
+    return np.sum(u ** 2)
+
+
+@case(_u(6))
+def oscillators_leapfrog_views(u0):
+    u = u0.copy()
+    x = u[:3]
+    v = u[3:]
+    for _ in range(3):
+        v -= 0.05 * x
+        x += 0.1 * v
+        v -= 0.05 * x
+    return np.sum(u * u0)
+
+
+@case(_u(6))
+def oscillators_symplectic_copy(u0):
+    x = u0[:3].copy()
+    v = u0[3:].copy()
+    for _ in range(3):
+        v = v - 0.1 * np.sin(x)
+        x = x + 0.1 * v
+    return np.sum(x ** 2) + np.sum(v)
+
+
+def f_scipy_style(t, y):
+    dy = np.empty_like(y)
+    dy[0] = y[1]
+    dy[1] = -np.sin(y[0]) - 0.1 * y[1]
+    return dy
+
+
+@case(_u(2))
+def scipy_style_rk4(y0):
+    y = y0.copy()
+    h = 0.1
+    t = 0.0
+    for _ in range(3):
+        k1 = f_scipy_style(t, y)
+        k2 = f_scipy_style(t + h / 2, y + h / 2 * k1)
+        k3 = f_scipy_style(t + h / 2, y + h / 2 * k2)
+        k4 = f_scipy_style(t + h, y + h * k3)
+        y += h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+        t += h
+    return y[0] ** 2 + y[1]
+
+
+@case(_u(2))
+def scipy_style_store_all(y0):
+    ys = np.zeros((4, 2))
+    ys[0] = y0
+    for n in range(3):
+        ys[n + 1] = ys[n] + 0.1 * f_scipy_style(0.0, ys[n])
+    return np.sum(ys[:, 0] * np.arange(4.0))
+
+
+@case(_u(3))
+def buffer_integrator(u0):
+    traj = Buffer.zeros((4, 3))
+    traj[0] = u0
+    for n in range(3):
+        prev = traj[n]
+        traj[n + 1] = prev - 0.1 * prev ** 3
+    return np.sum(traj[:] ** 2)
+
+
+@case(_u(3))
+def buffer_state_aug(u0):
+    s = Buffer(u0)
+    for n in range(3):
+        s[:] = s[:] * 0.9
+        s[0] += 0.1 * s[2]
+    return np.sum(s[:] ** 2)
+
+
+def ufunc_into(a, out):
+    np.sin(a, out)
+
+
+@case(_u(2, 3))
+def out_positional_in_helper_rows(x):
+    Y = np.zeros((2, 3))
+    for i in range(2):
+        ufunc_into(x[i], Y[i])
+    return np.sum(Y * x)
+
+
+@case(_u(2, 3))
+def out_in_loop_rows_inplace(x):
+    Y = x.copy()
+    for r in Y:
+        np.multiply(r, r[0], out=r)
+    return np.sum(Y)
+
+
+@case(_u(4))
+def out_overlap_reverse(x):
+    y = x.copy()
+    np.negative(y, out=y[::-1])
+    return np.sum(y * np.arange(4.0))
+
+
+@case(_u(4))
+def out_modf_tuple(x):
+    frac = np.zeros(4)
+    whole = np.zeros(4)
+    np.modf(x * 3, out=(frac, whole))
+    return np.sum(frac * x)
+
+
+@case(_u(4), _u(4))
+def out_dot(x, y):
+    M = np.outer(x, y)
+    z = np.zeros(4)
+    np.dot(M, y, out=z)
+    return np.sum(z ** 2)
+
+
+@case(_u(4))
+def out_add_reduce(x):
+    M = np.outer(x, x)
+    s = np.zeros(4)
+    np.add.reduce(M, axis=0, out=s)
+    return np.sum(s ** 2)
+
+
+@case(_u(4))
+def where_kw_without_out(x):
+    y = np.exp(x, where=x > 1.0, out=np.zeros(4))
+    return np.sum(y)
+
+
+@case(_u(3, 3))
+def aug_transpose_self_refused_or_right(A):
+    B = A.copy()
+    B += B.T.copy()
+    B -= np.diag(np.diag(B))
+    return np.sum(B * A)
+
+
+@case(_u(3, 3))
+def aug_overlapping_self_view(A):
+    B = A.copy()
+    B[1:] += B[:-1]
+    B[:, 1:] *= B[:, :-1]
+    return np.sum(B)
+
+
+@case(_u(3, 3))
+def rows_iter_with_prev(A):
+    B = A.copy()
+    prev = B[0]
+    for r in B[1:]:
+        r += 0.5 * prev
+        prev = r
+    return np.sum(B ** 2)
+
+
+@case(_u(3, 3))
+def rows_iter_with_prev_copy(A):
+    B = A.copy()
+    prev = B[0].copy()
+    for r in B[1:]:
+        r += 0.5 * prev
+        prev = r.copy()
+    return np.sum(B ** 2)
+
+
+@case(_u(4))
+def same_array_two_names_write(x):
+    a = x.copy()
+    b = a
+    b[0] = 10.0 * x[1]
+    return np.sum(a ** 2)
+
+
+@case(_u(4))
+def same_array_two_names_aug(x):
+    a = x.copy()
+    b = a
+    b += 1.0
+    return np.sum(a ** 2)
+
+
+@case(_u(4))
+def same_array_branch_alias(x):
+    a = x.copy()
+    if x[0] > 1.0:
+        b = a
+    else:
+        b = a.copy()
+    b[0] = 0.0
+    return np.sum(a ** 2)
+
+
+@case(_u(4))
+def name_rebound_after_view(x):
+    a = x.copy()
+    v = a[1:]
+    a = np.zeros(4)
+    v[0] = 3.0
+    a[2] = x[0]
+    return np.sum(a) + np.sum(v)
+
+
+@case(_u(2, 3))
+def arg_row_view_passed_twice(x):
+    Y = x.copy()
+    axpy(Y[0], 2.0, Y[1])
+    axpy(Y[1], 0.5, Y[0])
+    return np.sum(Y ** 2)
+
+
+@case(_u(4))
+def int_index_array_write_float(x):
+    idx = np.array([0, 2])
+    idx[0] = x[0]  # truncates to int
+    y = np.zeros(4)
+    y[idx] = x[1:3]
+    return np.sum(y * np.arange(4.0))
+
+
+@case(_u(4, lo=0.0, hi=250.0))
+def uint8_wraparound(x):
+    img = np.zeros(4, dtype=np.uint8)
+    img[:] = x
+    img += 10  # wraps
+    return np.sum(img.astype(float) * x) / 1000.0
+
+
+@case(_u(4))
+def bool_mask_aug_int(x):
+    m = x > 1.0
+    c = np.zeros(4, dtype=int)
+    c[m] += 1
+    return np.sum(c * x)
+
+
+# ---------------------------------------------------------------- batch 5
+@case(_u(2, 3))
+def vjp_out_is_written_row(x):
+    Y = x.copy()
+    r = Y[0]
+    Y[0] *= 2.0
+    Y[1] = r * x[1]
+    return Y
+
+
+@case(_u(3))
+def vjp_out_tuple_of_views(x):
+    y = x.copy()
+    y[1:] += y[:-1]
+    return y[:2], y[::-1]
+
+
+@case(_u(3))
+def vjp_rhs_returns_du(u):
+    du = np.zeros(3)
+    du[0] = -u[0]
+    du[1:] = u[:-1] - u[1:]
+    du *= 2.0
+    return du
+
+
+@case(_u(2, 3))
+def reshape_in_loop_write(x):
+    Y = x.copy()
+    for k in range(2):
+        flat = Y.reshape(-1)
+        flat[k * 2] += 1.0
+        flat *= 0.9
+    return np.sum(Y ** 2)
+
+
+@case(_u(2, 3))
+def transpose_reshape_in_loop(x):
+    Y = x.copy()
+    for k in range(2):
+        flat = Y.T.reshape(-1)  # a copy
+        flat[0] = 10.0
+        Y = Y + flat.reshape(3, 2).T * 0.1
+    return np.sum(Y ** 2)
+
+
+@case(_u(3, 3))
+def loop_over_columns_index(x):
+    Y = x.copy()
+    for j in range(3):
+        c = Y[:, j]
+        c /= np.linalg.norm(c)
+        for k in range(j + 1, 3):
+            Y[:, k] -= np.dot(c, Y[:, k]) * c
+    return np.sum(Y * x)
+
+
+@case(_u(3, 3))
+def gram_schmidt_rows_copy(x):
+    Q = np.zeros((3, 3))
+    for i in range(3):
+        v = x[i].copy()
+        for j in range(i):
+            v -= np.dot(Q[j], x[i]) * Q[j]
+        Q[i] = v / np.linalg.norm(v)
+    return np.sum(Q * x)
+
+
+@case(_u(4))
+def cumulative_view_shift(x):
+    y = x.copy()
+    a = y[1:]
+    b = y[:-1]
+    for _ in range(2):
+        a += 0.5 * b
+    return np.sum(y ** 2)
+
+
+@case(_u(4))
+def view_of_arg_written_in_loop(x):
+    for i in range(3):
+        x[i + 1] += x[i] * 0.5
+    return np.sum(x ** 2)
+
+
+@case(_u(2, 3))
+def arg_row_loop_normalize(x):
+    for i in range(x.shape[0]):
+        x[i] = x[i] / x[i].sum()
+    return np.sum(x ** 2)
+
+
+@case(_u(4))
+def np_copy_of_view_then_write_base(x):
+    y = x.copy()
+    c = np.copy(y[1:3])
+    y[1] = 0.0
+    return np.sum(c ** 2) + np.sum(y)
+
+
+@case(_u(4))
+def slice_assign_from_list_of_scalars(x):
+    y = np.zeros(4)
+    y[:] = [x[0], x[1] * 2, x[2] ** 2, 1.0]
+    return np.sum(y * x)
+
+
+@case(_u(4))
+def array_from_list_of_scalars_then_write(x):
+    y = np.array([x[0], x[1], 0.0, 0.0])
+    y[2:] = x[2:] * y[:2]
+    return np.sum(y ** 2)
+
+
+@case(_u(4))
+def write_0d_view(x):
+    y = x.copy()
+    e = y[1:2].reshape(())
+    e[...] = 5.0 * x[0]
+    return np.sum(y ** 2)
+
+
+@case(_u(4))
+def write_scalar_slot_from_0d(x):
+    y = np.zeros(4)
+    y[0] = np.sum(x)
+    y[1] = np.array(x[1])
+    y[2] = x[2:3][0]
+    return np.sum(y * np.arange(4.0))
+
+
+# ---------------------------------------------------------------- dicts in branches and loops
+@case(_u(3))
+def dict_made_in_branches(x):
+    if x[0] > 1.0:
+        d = {"a": x * 2}
+    else:
+        d = {"a": x * 3}
+    return np.sum(d["a"])
+
+
+@case(_u(3))
+def dict_read_in_branches(x):
+    d = {"a": x * 2}
+    if x[0] > 1.0:
+        y = d["a"] * 2
+    else:
+        y = d["a"] + 1
+    return np.sum(y)
+
+
+@case(_u(3))
+def dict_read_in_loop(x):
+    d = {"a": x * 2}
+    for i in range(2):
+        x = x + d["a"]
+    return np.sum(x)
+
+
+@case(_u(3))
+def dict_in_one_branch(x):
+    if x[0] > 1.0:
+        d = {"a": x * 2}
+        s = np.sum(d["a"])
+    else:
+        s = 0.0
+    return s
+
+
+@case(_u(3))
+def dict_state_loop(x):
+    state = {"u": x.copy(), "v": np.zeros(3)}
+    for i in range(3):
+        state["v"] += state["u"] * 0.1
+        state["u"] -= state["v"]
+    return np.sum(state["u"] ** 2)
+
+
+# ---------------------------------------------------------------- Buffer reads are copies
+@case(_u(3))
+def buffer_copyto_into_read(x):
+    b = Buffer.zeros((2, 3))
+    copyto(b[0], x)  # b[0] is a copy: b unchanged
+    return np.sum(b[:] ** 2) + np.sum(x)
+
+
+@case(_u(3))
+def buffer_read_written(x):
+    b = Buffer.zeros((2, 3))
+    r = b[0]
+    r[:] = x
+    return np.sum(b[:] ** 2) + np.sum(r * x)
+
+
+def buffer_fill_row(buf, v):
+    buf[1] = v * 2
+
+
+@case(_u(3))
+def buffer_written_in_helper(x):
+    b = Buffer.zeros((2, 3))
+    buffer_fill_row(b, x)
+    return np.sum(b[:] ** 2)
+
+
+@case(_u(3))
+def buffer_aug_cyclic(x):
+    b = Buffer(x)
+    for i in range(3):
+        b[i] *= b[(i + 1) % 3]
+    return np.sum(b[:])
+
+
+@case(_u(3))
+def buffer_read_updated(x):
+    b = Buffer(x)
+    r = b[:]
+    r *= 2
+    return np.sum(b[:]) + np.sum(r)
+
+
+@case(_u(3))
+def buffer_reversed_into_itself(x):
+    b = Buffer(x)
+    b[:] = b[::-1]
+    return np.sum(b[:] * np.arange(3.0))
+
+
+@case(_u(3))
+def buffer_reads_in_list_then_write(x):
+    b = Buffer(x)
+    L = [b[0], b[1]]
+    b[0] = 5.0
+    return L[0] + L[1] + np.sum(b[:])
+
+
+# ---------------------------------------------------------------- lists of numbers updated in place
+@case(_u(4))
+def list_of_elements_aug(x):
+    out = list(x)
+    for i in range(4):
+        out[i] += np.tanh(x[i]) * 3.0
+    out[3] = -0.18
+    return out[0] * out[-1] + out[1]
+
+
+@case(_u(4))
+def list_of_zeros_aug(x):
+    out = list(np.zeros(4))
+    for i in range(2):
+        out[i] += x[i] * 2.0
+    return sum(o * o for o in out)
+
+
+@case(_u(4))
+def list_of_matrix_rows_aug(x):
+    M = x.reshape(2, 2).copy()
+    out = list(M)
+    out[0] += 1.0
+    return np.sum(M)

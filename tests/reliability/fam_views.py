@@ -247,3 +247,24 @@ def f(A):
     return np.sum(v ** 2) + {_result(ch, "B", "A")}
 """
     return Case(src, [arg])
+
+
+@family("containers")
+def gen_dict_in_control(ch):
+    """A dict display made, rebound or updated inside an `if` or a loop, read after it."""
+    arg, rows, cols = _base(ch)
+    make = ch.choice([
+        "if A[0, 0] > 1.0:\n        d = {'b': B * 2.0}\n    else:\n        d = {'b': B + 1.0}",
+        "d = {'b': B}\n    if A[0, 0] > 1.0:\n        d = {'b': B * 3.0}",
+        "d = {'b': B * 1.0}\n    for k in range(2):\n        d['b'] = d['b'] * 0.5",
+        "d = {'b': B * 1.0}\n    for k in range(2):\n        d['b'] += 0.5",
+        "d = {'b': B * 1.0}\n    if A[0, 0] > 1.0:\n        d['b'] *= 2.0",
+        "d = {'b': B * 1.0}\n    for k in range(2):\n        B = B + d['b']",
+    ])
+    src = f"""
+def f(A):
+    B = {ch.choice(COPIES).format(a="A")}
+    {make}
+    return np.sum(d['b'] ** 2) + {_result(ch, "B", "A")}
+"""
+    return Case(src, [arg])

@@ -27,7 +27,7 @@ MUST_WORK = {
     "copyto_where", "copyto_1n", "int_storage_slice", "uint8_image", "write_1n_into_n", "write_row_matmul",
     "buffer_row_1n", "alias_step_same", "alias_axpy_shift", "helper_loop_writes_transposed_view",
     "helper_while_writes_flipped_view", "helper_normalizes_columns", "list_of_scalars_aug",
-    "dict_scalar_then_update",
+    "dict_scalar_then_update", "list_of_elements_aug", "list_of_zeros_aug",
 }
 NAMES = [f.__name__ for f, _, _ in cases.CASES]
 
