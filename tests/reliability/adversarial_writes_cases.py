@@ -3583,3 +3583,81 @@ def list_of_matrix_rows_aug(x):
     out = list(M)
     out[0] += 1.0
     return np.sum(M)
+
+
+# ---------------------------------------------------------------- rows through zip, enumerate, reversed
+
+@case(np.array([[1.5, 2.0, 3.0], [0.5, 1.2, 2.2], [1.1, 0.7, 0.3]]))
+def zip_rows_both_updated(x):
+    P = x.copy(); Q = x * 2
+    for p, q in zip(P, Q):
+        p += q
+        q *= p[0]
+    return np.sum(P ** 2) + np.sum(Q)
+
+
+@case(np.array([[1.5, 2.0, 3.0], [0.5, 1.2, 2.2], [1.1, 0.7, 0.3]]))
+def enumerate_columns_updated(x):
+    P = x.copy()
+    for i, col in enumerate(P.T):
+        col *= i + 1
+    return np.sum(P ** 2)
+
+
+@case(np.array([[1.5, 2.0, 3.0], [0.5, 1.2, 2.2], [1.1, 0.7, 0.3]]))
+def reversed_list_rows_updated(x):
+    P = x.copy()
+    for r in reversed(list(P)):
+        r += 1.0
+    return np.sum(P ** 2)
+
+
+@case(np.array([[1.5, 2.0, 3.0], [0.5, 1.2, 2.2], [1.1, 0.7, 0.3]]))
+def enumerate_zip_rows_written(x):
+    P = x.copy(); Q = x.copy()
+    for i, (p, q) in enumerate(zip(P, Q)):
+        p[:] = q * i
+    return np.sum(P ** 2)
+
+
+@case(np.array([[1.5, 2.0, 3.0], [0.5, 1.2, 2.2], [1.1, 0.7, 0.3]]))
+def strided_rows_written(x):
+    P = x.copy()
+    for r in P[::2]:
+        r[::2] = r[1::2].sum()
+    return np.sum(P * x)
+
+
+@case(np.array([[1.5, 2.0, 3.0], [0.5, 1.2, 2.2], [1.1, 0.7, 0.3]]))
+def filtered_rows_updated(x):
+    P = x.copy()
+    rows = [r for r in P if r[0] > 1.0]
+    for r in rows:
+        r *= 2
+    return np.sum(P)
+
+
+@case(np.array([[1.5, 2.0, 3.0], [0.5, 1.2, 2.2], [1.1, 0.7, 0.3]]))
+def row_rebound_then_updated(x):
+    P = x.copy()
+    for r in P:
+        r = r / 2
+        r += 1
+    return np.sum(P)
+
+
+@case(np.array([[1.5, 2.0, 3.0], [0.5, 1.2, 2.2], [1.1, 0.7, 0.3]]))
+def zip_source_into_rows(x):
+    P = np.zeros_like(x)
+    for src, dst in zip(x, P):
+        dst[...] = src ** 2
+    return np.sum(P * x)
+
+
+@case(np.array([[1.5, 2.0, 3.0], [0.5, 1.2, 2.2], [1.1, 0.7, 0.3]]))
+def swap_rows_then_center(x):
+    P = x.copy()
+    P[0], P[1] = P[1].copy(), P[0].copy()
+    for r in P:
+        r -= r.mean()
+    return np.sum(P * x)
