@@ -73,6 +73,7 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
     made_at: dict = {}  # Var -> position in `order` from which its value is current
     if_aliases: dict = {}  # Var -> position after the `if` that may have made it another name's array
     carried: dict = {}
+    made_by: dict = {}  # Var -> the statement that made it
     lists: dict = {}  # Var -> whether it surely is a Python list  # loop param -> (its loop's position, its value at the end of an iteration)
 
     def aliases_of(op, relation: str) -> dict:
@@ -99,6 +100,7 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
             sides.append(side)
             if isinstance(s, ir.Assign) and s.target is not None:
                 made_at[s.target] = len(order) - 1
+                made_by[s.target] = s
                 lists[s.target] = aliasing.makes_list(s) or (s.prim in ir.WRITES and lists.get(s.args[0], False))
                 # a write's version, or `x op= e`'s, is the same array: it keeps what it shares
                 found = dict(shares.get(s.args[0], {})) if s.prim in ir.WRITES or s.in_place else {}
@@ -125,6 +127,7 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
             elif isinstance(s, ir.Loop):
                 for p, init, nxt in zip(s.params, s.inits, s.nexts):
                     made_at[p] = len(order) - 1
+                    made_by[p] = init  # (a loop-carried list: made by what made its value on entry)
                     carried[p] = (len(order) - 1, nxt)
                     lists[p] = lists.get(init, False)
                     define(p, aliases_of(init, "may share memory with") if not (isinstance(init, ir.Var) and arrays.find(init) is
@@ -162,6 +165,18 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
                     f"follow; write into `{_describe(other)}` itself, or make `{_name_of(base)}` a copy "
                     f"first (`.copy()`)", s.loc)
             writes.append((k, arrays.find(base), s, loops))
+        elif s.item_of is not None and (ranks or {}).get(s.args[0]) != 0 and not _holds_numbers(s.item_of, made_by, ranks):
+            # `xs[i] op= v`: Python runs `op=` on the item itself, then stores it back; an array item
+            # that another value may hold (a view of an array, an array bound to a name) changes too
+            held = {r: w for r, w in shares.get(s.item_of, {}).items()
+                    if r is not arrays.find(s.item_of) and not (isinstance(w[0], ir.Var) and (
+                        lists.get(w[0]) or (ranks or {}).get(w[0]) == 0))}  # numbers are never changed
+            if held:
+                other, relation = next(iter(held.values()))
+                raise MutationError(
+                    f"cannot differentiate an in-place update of an item of the list `{_name_of(s.item_of)}`: "
+                    f"it may hold the array `{_describe(other)}`, which would change too; write "
+                    f"`{_name_of(s.item_of)}[i] = {_name_of(s.item_of)}[i] + ...` (a new array) instead", s.loc)
     if writes:
         for k, (s, loops) in enumerate(order):
             reads = [v for op in ir.stmt_operands(s) for v in ir.operand_vars(op)] \
@@ -197,6 +212,21 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
         if arrays.find(p) in names_of_root:
             out.setdefault(p.name, set()).update(names_of_root[arrays.find(p)])
     return out
+
+
+def _holds_numbers(seq, made_by: dict, ranks) -> bool:
+    """Whether `seq` is a list or tuple of the elements of a 1-d array (`list(x)`): numbers."""
+    stmt, seen = made_by.get(seq), set()
+    while id(stmt) not in seen:  # back through slot writes and loops to the list's making
+        seen.add(id(stmt))
+        if isinstance(stmt, ir.Var):
+            stmt = made_by.get(stmt)
+        elif isinstance(stmt, ir.Assign) and stmt.prim in ir.WRITES:
+            stmt = made_by.get(stmt.args[0])
+        else:
+            break
+    return isinstance(stmt, ir.Assign) and stmt.prim in (list, tuple) and len(stmt.args) == 1 \
+        and isinstance(stmt.args[0], ir.Var) and (ranks or {}).get(stmt.args[0]) == 1
 
 
 def _exclusive(a: dict, b: dict) -> bool:

@@ -290,6 +290,10 @@ class Normalizer:
                 read = self.atom(gast.copy_location(gast.Subscript(value=base, slice=index, ctx=gast.Load()),
                                                     s), out)
                 new = self.atom(gast.copy_location(gast.BinOp(left=read, op=s.op, right=right), s), out)
+                if out and isinstance(out[-1], gast.Assign) and isinstance(base, gast.Name):
+                    # Python runs `read op= right` on the item itself: an array held in a list is
+                    # updated in place (ssa checks nothing else holds it)
+                    out[-1].item_update_of = base.id
                 out.append(self.write(base, index, new, s))
                 return
             if not isinstance(s.target, gast.Name):

@@ -555,7 +555,14 @@ def sum_to_scalar(g):
 
 # -- writes through views (ssa writes the base array at the view's slots) ---------------------------
 def shares_memory(value, array) -> bool:
-    """Whether `value` is an array whose memory lies in `array`'s (a view of it, or it)."""
+    """Whether `value` is an array whose memory lies in `array`'s (a view of it, or it). An array
+    taken out of a list, tuple or dict may be any other array's memory (`list(B)` holds B's rows):
+    an update of it cannot be followed (MutationError)."""
+    if isinstance(value, np.ndarray) and isinstance(array, (list, tuple, dict)):
+        from .errors import MutationError
+        raise MutationError("an array taken out of a list, tuple or dict is updated in place: it may be "
+                            "(a view of) another array, which Python would change too, and the gradient "
+                            "cannot follow it; copy it first (`.copy()`), or write into the array it came from")
     return isinstance(value, np.ndarray) and isinstance(array, np.ndarray) and np.may_share_memory(value, array)
 
 

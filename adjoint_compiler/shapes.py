@@ -61,6 +61,12 @@ class Shapes:
         if p in (operator.matmul, np.matmul, np.dot) and len(ranks) == 2 and ranks[0] in (1, 2) \
                 and ranks[1] in (1, 2):
             return ranks[0] + ranks[1] - 2
+        if p in (np.zeros, np.ones, np.empty, np.full) and s.args and self.rank(s.args[0]) == 0 \
+                and _integral(s.args[0], self.ints) and len(s.args) == (2 if p is np.full else 1) \
+                and _numeric_dtype(s.kwargs.get("dtype")):
+            return 1  # a length: a 1-d array of numbers
+        if p is np.arange and _numeric_dtype(s.kwargs.get("dtype")):
+            return 1
         if p is operator.getitem and ranks[0] is not None:
             parts = s.args[1].items if isinstance(s.args[1], ir.Struct) and s.args[1].kind == "tuple" \
                 else (s.args[1],)
@@ -188,6 +194,16 @@ def _reduced_rank(s: ir.Assign, rank: int):
     if axis.value is None:
         return 0
     return rank - (len(axis.value) if isinstance(axis.value, tuple) else 1)
+
+
+def _numeric_dtype(op) -> bool:
+    """A `dtype=` keyword absent, or naming a number type (never `object`)."""
+    if op is None:
+        return True
+    try:
+        return isinstance(op, (ir.Const, ir.Global)) and np.dtype(op.value).kind in "biuf"
+    except TypeError:
+        return False
 
 
 def _integral(op, ints: set) -> bool:

@@ -66,6 +66,7 @@ class SSABuilder:
         self.views: dict = {}  # view Var -> View (shared with inlined builders)
         self.written: set = set()  # versions of arrays written since (and loop values they entered as)
         self.entered: dict = {}  # a loop-carried value -> its value on entry
+        self.kept: set = set()  # loop-carried values each trip of whose loop keeps the same array
         self.nesting = 0  # how many branches and loops of this function enclose the statement
 
     def version(self, name: str, kind: str = "num") -> ir.Var:
@@ -113,7 +114,7 @@ class SSABuilder:
         sub.inlined = self.inlined
         sub.shared_updates = self.shared_updates
         sub.views = self.views
-        sub.written, sub.entered = self.written, self.entered
+        sub.written, sub.entered, sub.kept = self.written, self.entered, self.kept
         self.inlined.append(func)
         for pname, param in sig.parameters.items():
             if pname in bound.arguments:
@@ -243,11 +244,14 @@ class SSABuilder:
         elif isinstance(s, gast.Assign):
             if getattr(s, "in_place", False):
                 self.note_in_place(s.targets[0].id, s)
-                self.supersede(self.env.get(s.targets[0].id))  # an array is updated, not replaced
             self.assign(s.targets[0].id, s.value, s, out)
             if getattr(s, "in_place", False) and isinstance(self.env.get(s.targets[0].id), ir.Var) and out \
                     and isinstance(out[-1], ir.Assign) and out[-1].target is self.env[s.targets[0].id]:
                 out[-1].in_place = True
+            holder = self.env.get(getattr(s, "item_update_of", None) or "")
+            if isinstance(holder, ir.Var) and holder.kind != "num" and not holder.is_buffer and out \
+                    and isinstance(out[-1], ir.Assign) and out[-1].target is self.env[s.targets[0].id]:
+                out[-1].item_of = holder  # `xs[i] op= v` on a list updates the item in place (mutation)
         elif isinstance(s, gast.Expr) and self.is_write_call(s.value):
             self.write_call(s.value, s, out)
         elif isinstance(s, gast.Expr):
@@ -273,10 +277,14 @@ class SSABuilder:
         builder, others = self, []
         while builder is not None:
             others += [k for k, v in builder.env.items() if v is old and not (builder is self and k == name)]
+            others += [f"{k}[{key!r}]" for k, v in builder.env.items() if isinstance(v, _Dict)
+                       for key, item in v.items.items() if item is old]  # a dict holds the same array
+            others += [f"{t.display}[{k}]" for t, items in builder.tuples.items()
+                       for k, item in enumerate(items) if item is old]  # so does a tuple display
             builder = builder.parent
         if isinstance(old, ir.Var) and others:
             written = {n.id for n in gast.walk(self.source.node) if isinstance(n, gast.Name)}
-            users = [k for k in others if k in written]  # the user's names, not normalize's temporaries
+            users = [k for k in others if k.split("[")[0] in written]  # the user's names, not temporaries
             self.shared_updates.append((old, name, users[0] if users else None, self.loc(at)))
 
     # -- writes into arrays --------------------------------------------------------------------
@@ -512,6 +520,18 @@ class SSABuilder:
             self.written.add(old)
             old = self.entered.get(old)
 
+    def same_array(self, value, array) -> bool:
+        """Whether `value` surely is the array `array` (a version written in place, the array
+        after a loop that wrote it in place)."""
+        seen = set()
+        while isinstance(value, ir.Var) and id(value) not in seen:
+            seen.add(id(value))
+            if value is array or value.storage is array:
+                return True
+            value = value.storage or value
+            value = self.entered.get(value) if value in self.kept else None
+        return False
+
     def current(self, op) -> bool:
         """Whether `op` is not an array written since (a tuple or dict display holding it would
         hold the written array, not this older version)."""
@@ -557,7 +577,7 @@ class SSABuilder:
             if -len(items) <= args[1].value < len(items) and self.current(items[args[1].value]):
                 self.env[name] = items[args[1].value]
                 return
-        kind = "seq" if prim in (ir.BUILD_TUPLE, ir.BUILD_LIST, ir.CONCAT, ir.REPEAT) else (
+        kind = "seq" if prim in (ir.BUILD_TUPLE, ir.BUILD_LIST, ir.CONCAT, ir.REPEAT, list, tuple) else (
             "num" if _numeric_result(prim) else "any")
         if prim is operator.getitem and isinstance(args[0], ir.Var) and args[0].kind != "num":
             kind = "any"
@@ -587,6 +607,10 @@ class SSABuilder:
             if a is b:
                 merged[name] = a
                 continue
+            if isinstance(a, _Dict) or isinstance(b, _Dict):
+                raise UnsupportedSyntaxError(f"the dict `{name}` is made or changed in a branch of this `if`; a "
+                                             "dict is resolved at compile time: make it before the `if`, or keep "
+                                             "its values in variables of their own", self.loc(s))
             kind = a.kind if isinstance(a, ir.Var) and isinstance(b, ir.Var) and a.kind == b.kind else (
                 "num" if _numeric(a) and _numeric(b) else "any")
             out_var = ir.Var(self.namer.fresh("result"), kind) if name == RETURN else self.version(name, kind)
@@ -661,10 +685,23 @@ class SSABuilder:
         if written or _updates_in_place(cond_nodes + body_nodes):
             # a write through a view (made in the loop, perhaps), or into a view's base: any array
             # may change (those that do not are no loop-carried values, below)
+            bound = {id(v) for v in self.env.values()}
+            for n, v in list(self.env.items()):
+                view = self.views.get(v) if isinstance(v, ir.Var) else None
+                if view is not None and id(view.base) not in bound:
+                    # the base of a view passed to an inlined function: no name here holds it, but
+                    # a write through the view makes a new version of it each trip
+                    self.env[f"{n} base"] = view.base
+                    bound.add(id(view.base))
             header = set(_loads(s.iter)) if is_for else set()
             carried += [n for n, v in self.env.items() if n not in carried and n != target_name and n not in header
                         and isinstance(v, ir.Var) and v.kind != "seq" and not n.startswith("__")]
         before = self.env
+        for n in carried:
+            if isinstance(before.get(n), _Dict):
+                raise UnsupportedSyntaxError(f"the dict `{n}` is updated in this loop; a dict is resolved at "
+                                             "compile time and cannot be a loop-carried value: keep its "
+                                             "arrays in variables of their own", self.loc(s))
         params = []
         for n in carried:
             init = before.get(n, ir.Const(None))
@@ -706,6 +743,15 @@ class SSABuilder:
             raise CompileError(f"`{missing[0]}` is assigned in this loop only on some paths",
                                self.loc(s))
         loop.nexts = [self.env[n] for n in carried]
+        for p, init in zip(params, inits):  # a carried view's base must stay one array across trips
+            view = self.views.get(p)
+            if view is None or view.base not in params or loop.nexts[params.index(p)] is p:
+                continue  # (a view the loop leaves alone stays a view of the array it was made from)
+            if not self.same_array(loop.nexts[params.index(view.base)], view.base):
+                raise MutationError(f"`{carried[params.index(p)]}` is a view of `{carried[params.index(view.base)]}`, "
+                                    f"which this loop rebinds to a new array: the view would keep the old one; "
+                                    f"copy the view first (`.copy()`), or update `{carried[params.index(view.base)]}` "
+                                    "in place", self.loc(s))
         if s.stop_flag:
             stop_value = self.env[s.stop_flag]
         for p, nxt in zip(params, loop.nexts):
@@ -731,7 +777,8 @@ class SSABuilder:
             if n not in carried:
                 self.env.pop(n, None)
         for p, init, nxt in zip(params, inits, loop.nexts):
-            if isinstance(init, ir.Var) and isinstance(nxt, ir.Var) and nxt.storage is p:
+            if isinstance(init, ir.Var) and isinstance(nxt, ir.Var) and nxt is not p and self.same_array(nxt, p):
+                self.kept.add(p)
                 if carried[params.index(p)] in assigned and any(
                         v is init for k, v in before.items() if k != carried[params.index(p)]):
                     raise MutationError(f"`{carried[params.index(p)]}` shares its array with another name, "

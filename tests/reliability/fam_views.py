@@ -160,3 +160,111 @@ def f(A):
     return {_result(ch, "B", "A")} + np.sum(rows[0])
 """
     return Case(src, [arg])
+
+
+@family("containers")
+def gen_slot_updated(ch):
+    """`c[i] op= e` on a list or dict slot: Python runs `op=` on the item itself, so an array item
+    that is a row of `B` (or is `B`) changes `B` too; a number or a fresh array does not."""
+    arg, rows, cols = _base(ch)
+    put = ch.choice(["c = list(B)", "c = [B[0], B[-1]]", "c = [B, B * 2.0]", "c = [B.copy(), A[0] * 1.0]",
+                     "c = [0.0] * 3", "c = [np.sum(B), np.sum(A), 1.0]", "c = [r for r in B]",
+                     "c = {'b': B, 'z': 1.0}"])
+    key = "'b'" if put.startswith("c = {") else ch.choice(["0", "-1", "1 if len(c) > 1 else 0"])
+    op = ch.choice(UPDATES)
+    value = ch.choice(["1.5", "np.mean(A)", "A[0, 0]"])
+    src = f"""
+def f(A):
+    B = {ch.choice(COPIES).format(a="A")}
+    {put}
+    c[{key}] {op} {value}
+    return {_result(ch, "B", "A")} + np.sum(np.asarray(c[{key}]) ** 2)
+"""
+    return Case(src, [arg], must_work=put in ("c = [0.0] * 3", "c = [np.sum(B), np.sum(A), 1.0]"))
+
+
+@family("containers")
+def gen_dict_then_update(ch):
+    """A dict display holding a name's value, then `name op= e`: the dict sees the update when the
+    value is an array (the same object), not when it is a number."""
+    arg, rows, cols = _base(ch)
+    value = ch.choice(["B", "B[0]", "float(np.sum(B))", "np.sum(B)"])
+    op = ch.choice(UPDATES)
+    src = f"""
+def f(A):
+    B = {ch.choice(COPIES).format(a="A")}
+    v = {value}
+    d = {{'v': v, 'k': 2.0}}
+    v {op} {ch.float(0.5, 1.5)}
+    return np.sum(np.asarray(d['v']) ** 2) * d['k'] + np.sum(np.asarray(v)) + {_result(ch, "B", "A")}
+"""
+    return Case(src, [arg])
+
+
+@family("views")
+def gen_helper_loop_through_view(ch):
+    """A helper that writes into its parameter in a loop (for, while, over rows, nested), called with
+    a view of the caller's array: every trip writes the caller's array."""
+    arg, rows, cols = _base(ch)
+    body = ch.choice([
+        "for i in range(M.shape[0]):\n        M[i] = M[i] * w + {c}",
+        "i = 0\n    while i < M.shape[0]:\n        M[i] += w * {c}\n        i += 1",
+        "for r in M:\n        r {op} (np.sum(r) * 0.1 + {c})",
+        "for i in range(M.shape[0]):\n        for j in range(M.shape[1]):\n            M[i, j] = M[i, j] * w + {c}",
+        "for i in range(M.shape[0]):\n        if i % 2 == 0:\n            M[i] *= w\n        else:\n            M[i] -= {c}",
+    ]).format(c=ch.float(0.1, 1.0), op=ch.choice(UPDATES))
+    view = ch.choice(["B.T", "B[::-1]", "B[:, ::-1]", "B[1:]", "B[:, 1:]", "B.reshape(B.shape)", "np.flip(B)",
+                      "B"])
+    src = f"""
+def helper(M, w):
+    {body}
+
+
+def f(A):
+    B = {ch.choice(COPIES).format(a="A")}
+    helper({view}, {ch.choice(["1.5", "np.mean(A)", "A[0, 0]"])})
+    return {_result(ch, "B", "A")}
+"""
+    return Case(src, [arg])
+
+
+@family("views")
+def gen_base_rebound_in_loop(ch):
+    """A view made before a loop that updates it, while the loop rebinds (or updates) its base:
+    a rebound base is a new array the view does not see."""
+    arg, rows, cols = _base(ch)
+    view = ch.choice(["B[0]", "B[:, 0]", "B[1:]", "B.T", "B[::-1]"])
+    update = ch.choice(UPDATES)
+    rebind = ch.choice(["B = B + np.sum(v) * 0.1", "B = B * 0.5", "B += 0.25", "B[0] = B[0] * 0.5",
+                        "B = np.tanh(B)"])
+    src = f"""
+def f(A):
+    B = {ch.choice(COPIES).format(a="A")}
+    v = {view}
+    for k in range({ch.int(1, 3)}):
+        v {update} {ch.float(0.5, 1.5)}
+        {rebind}
+    return np.sum(v ** 2) + {_result(ch, "B", "A")}
+"""
+    return Case(src, [arg])
+
+
+@family("containers")
+def gen_dict_in_control(ch):
+    """A dict display made, rebound or updated inside an `if` or a loop, read after it."""
+    arg, rows, cols = _base(ch)
+    make = ch.choice([
+        "if A[0, 0] > 1.0:\n        d = {'b': B * 2.0}\n    else:\n        d = {'b': B + 1.0}",
+        "d = {'b': B}\n    if A[0, 0] > 1.0:\n        d = {'b': B * 3.0}",
+        "d = {'b': B * 1.0}\n    for k in range(2):\n        d['b'] = d['b'] * 0.5",
+        "d = {'b': B * 1.0}\n    for k in range(2):\n        d['b'] += 0.5",
+        "d = {'b': B * 1.0}\n    if A[0, 0] > 1.0:\n        d['b'] *= 2.0",
+        "d = {'b': B * 1.0}\n    for k in range(2):\n        B = B + d['b']",
+    ])
+    src = f"""
+def f(A):
+    B = {ch.choice(COPIES).format(a="A")}
+    {make}
+    return np.sum(d['b'] ** 2) + {_result(ch, "B", "A")}
+"""
+    return Case(src, [arg])
