@@ -1000,6 +1000,38 @@ def dir_len(x):
 def eval_scale(x): return np.sum(x * eval('SCALE_G'))
 
 
+# -- float32 arguments: the gradient is float32 and right to float32 precision ---------------------
+V32 = V.astype(np.float32)
+M32 = M.astype(np.float32)
+
+
+@case(M32, eps=1e-2, rtol=2e-2)
+def f32_softmax(m):
+    e = np.exp(m - m.max(axis=1, keepdims=True))
+    return np.sum(e / e.sum(axis=1, keepdims=True) * np.arange(3.0, dtype=np.float32))
+@case(V32, eps=1e-2, rtol=2e-2)
+def f32_norm(v): return np.linalg.norm(v)
+@case(M32, V32, eps=1e-2, rtol=2e-2)
+def f32_matvec(m, v): return np.sum(np.tanh(m @ v))
+@case(V32, eps=1e-2, rtol=2e-2)
+def f32_times_f64(v): return np.sum(v * np.arange(3.0))
+@case(V32, eps=1e-2, rtol=2e-2)
+def f32_mean(v): return np.mean(v ** 2)
+@case(V32, eps=1e-2, rtol=2e-2)
+def f32_write(v):
+    out = np.zeros(3, dtype=np.float32)
+    out[1:] = v[:2] * 2
+    return np.sum(out * v)
+@case(V32, eps=1e-2, rtol=2e-2)
+def f32_cumsum(v): return np.sum(np.cumsum(v) ** 2)
+@case(np.float32(0.7), eps=1e-2, rtol=2e-2)
+def f32_scalar_full(s): return np.sum(np.full(3, s) ** 2)
+@case(V32, eps=1e-2, rtol=2e-2)
+def f32_where(v): return np.sum(np.where(v > 0, v, 0.1 * v))
+@case(V32, eps=1e-2, rtol=2e-2)
+def f32_int_pow(v): return np.sum(v ** 3)
+
+
 # The programs refused with a located error (a missing rule or keyword, syntax not handled, complex
 # values); every other program must give the right value and gradient.
 REFUSED = {
