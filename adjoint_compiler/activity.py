@@ -11,6 +11,7 @@ useful (reach the result through differentiable operations). Only active values 
 """
 from __future__ import annotations
 
+import builtins
 import inspect
 import numbers
 import operator
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import frontend, ir, registry
-from .errors import AdjointCompilerError, MissingRuleError
+from .errors import AdjointCompilerError, MissingRuleError, UnsupportedSyntaxError
 from .template import Rule
 
 
@@ -242,11 +243,24 @@ def _rule_error(stmt):
     return None
 
 
+# Builtins whose result depends on the calling frame (the generated code's, once compiled).
+_FRAME_BUILTINS = tuple(getattr(builtins, n) for n in ("globals", "locals", "vars", "eval", "exec", "dir",
+                                                         "breakpoint", "super", "compile", "__import__"))
+
+
+def _frame_dependent(prim) -> bool:
+    return any(prim is b for b in _FRAME_BUILTINS)
+
+
 def bind_rules(fn: ir.Function) -> None:
     """Bind each statement to its rule where it has one that accepts its arguments. A statement
     with none keeps `rule = None`: that is an error only if one of its operands is varied (see
     `analyze`), for a statement on constants needs no gradient."""
     for stmt in ir.walk(fn.body):
+        if isinstance(stmt, ir.Assign) and _frame_dependent(stmt.prim):
+            raise UnsupportedSyntaxError(
+                f"`{stmt.prim.__name__}()` reads the frame it is called from, which is the generated code's, not "
+                "your function's; name the global, attribute or value directly", stmt.loc)
         if isinstance(stmt, ir.Assign) and stmt.rule is None:
             rule, args = _lookup(stmt)
             if rule is None:

@@ -24,7 +24,7 @@ import numpy as np
 from . import diskcache, frontend, guard, registry
 from . import runtime as rt
 from .buffer import Buffer
-from .errors import ArgumentError, MutationError
+from .errors import ArgumentError, ArgumentIndexError, MutationError
 from .frontend import SourceError, _unwrap
 from .pipeline import compile_gradient
 
@@ -90,6 +90,12 @@ def _is_complex(value) -> bool:
 def _check_real(func, values) -> None:
     """Refuse complex arguments: their values flow into intermediates the rules treat as real."""
     for i, v in enumerate(values):
+        if isinstance(v, (np.matrix, np.ma.MaskedArray)):
+            names = _param_names(func)
+            name = names[i] if i < len(names) else str(i)
+            raise ArgumentError(f"{_name(func)}: argument `{name}` is a {type(v).__name__}, whose operators "
+                                "differ from an ndarray's (`*` of np.matrix is a product of matrices, a masked array "
+                                "skips masked slots); pass a plain array (`np.asarray(...)`)")
         if type(v) is not float and _is_complex(v):
             names = _param_names(func)
             name = names[i] if i < len(names) else str(i)
@@ -158,10 +164,10 @@ def _check_aliasing(func, entry, values) -> None:
 def _normalize_wrt(wrt):
     if isinstance(wrt, (int, np.integer)) and not isinstance(wrt, bool):
         return (int(wrt),), False
-    if isinstance(wrt, (tuple, list)) and wrt and all(isinstance(i, int) and not isinstance(i, bool)
+    if isinstance(wrt, (tuple, list)) and wrt and all(isinstance(i, (int, np.integer)) and not isinstance(i, bool)
                                                       for i in wrt):
-        return tuple(wrt), True
-    raise TypeError(f"wrt must be an int or a non-empty tuple of ints, got {wrt!r}")
+        return tuple(int(i) for i in wrt), True
+    raise ArgumentError(f"wrt must be an int or a non-empty tuple of ints, got {wrt!r}")
 
 
 _POSITIONAL: dict = {}  # function -> its parameter count, when all are plain positional parameters
@@ -175,14 +181,14 @@ def _bind(func, args, kwargs):
     target = _unwrap(func)
     frontend.check_first_order(target)
     if not callable(target):
-        raise TypeError(f"{target!r} is not callable")
+        raise ArgumentError(f"{target!r} is not callable")
     try:
         sig = inspect.signature(target)
         if all(p.kind is p.POSITIONAL_OR_KEYWORD for p in sig.parameters.values()):
             _POSITIONAL[func] = len(sig.parameters)
         bound = sig.bind(*args, **kwargs)
     except TypeError as exc:
-        raise TypeError(f"{getattr(target, '__name__', target)}: {exc}") from None
+        raise ArgumentError(f"{getattr(target, '__name__', target)}: {exc}") from None
     except ValueError:
         raise SourceError(f"cannot differentiate {target!r}: it has no Python signature or source") from None
     bound.apply_defaults()
@@ -198,7 +204,7 @@ def compiled(func, wrt: tuple, values: list, mode: str):
     n = len(values)
     for i in wrt:
         if not -n <= i < n:
-            raise IndexError(f"wrt={i} is out of range: {getattr(func, '__name__', func)} takes {n} arguments")
+            raise ArgumentIndexError(f"wrt={i} is out of range: {getattr(func, '__name__', func)} takes {n} arguments")
     if any(i < 0 for i in wrt):
         return compiled(func, tuple(i % n for i in wrt), values, mode)
     with _CACHE_LOCK:
@@ -299,8 +305,34 @@ def _own(g, inputs, seen):
     return g
 
 
+def _through_partial(func, wrt: tuple, args, kwargs):
+    """A `functools.partial` as the function it wraps: `(target, wrt, args, kwargs)` where the
+    partial's bound arguments are ordinary arguments of `target` (read at each call, never baked
+    in) and each `wrt` position, counted among the partial's own parameters, is moved to the
+    position of that parameter in `target`."""
+    if not isinstance(func, functools.partial):
+        return func, wrt, args, kwargs
+    target = func.func
+    try:
+        mine = list(inspect.signature(func).parameters)
+        theirs = list(inspect.signature(_unwrap(target)).parameters)
+    except (TypeError, ValueError):
+        raise SourceError(f"cannot differentiate {func!r}: the signature of the function it wraps cannot be "
+                          "read") from None
+    n = len(mine)
+    moved = []
+    for i in wrt:
+        if not -n <= i < n:
+            raise ArgumentIndexError(f"wrt={i} is out of range: {func!r} takes {n} arguments")
+        if mine[i] not in theirs:
+            raise SourceError(f"cannot differentiate {func!r} with respect to its parameter `{mine[i]}`")
+        moved.append(theirs.index(mine[i]))
+    return target, tuple(moved), tuple(func.args) + tuple(args), {**func.keywords, **kwargs}
+
+
 def _run(func, wrt_t, as_tuple, args, kwargs, mode):
     """Run the compiled 'joint' (value and gradient) or 'grad' (gradient only) function."""
+    func, wrt_t, args, kwargs = _through_partial(func, wrt_t, args, kwargs)
     values = _bind(func, args, kwargs)
     for v in values:  # complex arguments are refused before anything is compiled for them
         if type(v) is not float and type(v) is not int and (type(v) is not np.ndarray or v.dtype.kind == "c"):
@@ -357,8 +389,8 @@ def _named_after(wrapper, func):
 
 def vjp(func, *args):
     """`(out, pullback)`: `pullback(out_bar)` returns one gradient per positional argument."""
-    values = _bind(func, args, {})
-    wrt = tuple(range(len(args)))
+    func, wrt, args, kwargs = _through_partial(func, tuple(range(len(args))), args, {})
+    values = _bind(func, args, kwargs)
     for i in wrt:
         _check_numeric(values[i], f"argument {i} of {getattr(func, '__name__', func)}")
     _check_real(func, values)

@@ -17,6 +17,7 @@ import hashlib
 import inspect
 import os
 import pickle
+import types
 from pathlib import Path
 
 _HERE = Path(__file__).resolve().parent
@@ -43,6 +44,8 @@ _DIGEST = None
 
 def _locate(func):
     """(module, qualname) of a module-level function, or None."""
+    if not isinstance(func, types.FunctionType):
+        return None
     if "<locals>" in func.__qualname__ or "<lambda>" in func.__qualname__:
         return None
     return func.__module__, func.__qualname__
@@ -53,8 +56,10 @@ def _key(func, wrt, kinds, mode) -> str | None:
     from .guard import source_digest
     from .registry import USER_RULES
 
+    if _locate(func) is None:
+        return None
     source = source_digest(func)
-    if source is None or _locate(func) is None:
+    if source is None:
         return None
     _DIGEST = _DIGEST or _compiler_digest()
     key = (_DIGEST, source, _locate(func), wrt, kinds, mode, list(USER_RULES))

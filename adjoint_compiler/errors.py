@@ -59,6 +59,10 @@ class ArgumentError(AdjointCompilerError, TypeError, ValueError):
     cotangent of the wrong structure or shape, a non-numeric value to differentiate."""
 
 
+class ArgumentIndexError(ArgumentError, IndexError):
+    """A `wrt` position out of the range of the function's parameters."""
+
+
 class ComplexError(AdjointCompilerError):
     """A complex number in a differentiated function: not supported until complex rules exist."""
 

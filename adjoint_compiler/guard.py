@@ -260,7 +260,7 @@ def _name_of(obj):
 def source_digest(func) -> str | None:
     try:
         text = inspect.getsource(func.__code__)
-    except (OSError, TypeError):
+    except (OSError, TypeError, AttributeError):
         return None
     return hashlib.sha256(text.encode()).hexdigest()
 

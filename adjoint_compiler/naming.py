@@ -6,9 +6,13 @@ so dumps are identical across processes.
 """
 from __future__ import annotations
 
+import builtins
 import re
 
 MAX_NAME = 20
+# Names generated code reads for itself: its imports and the builtins. A user's variable of one of
+# these names is printed under a fresh name (`rt` -> `rt_2`), so it never shadows what the code reads.
+GENERATED_READS = frozenset({"np", "rt"} | set(dir(builtins)))
 
 
 def sanitize(text: str) -> str:

@@ -12,7 +12,9 @@ import os
 from dataclasses import dataclass, field
 
 import gast
+import numpy as np
 
+from . import runtime as rt
 from . import (
     activity,
     codegen,
@@ -65,6 +67,11 @@ class Compiled:
     guard: object = None  # guard.Guard: what the code baked in, re-checked at each call (set by api)
 
 
+# Names the generated module binds itself (its imports) or reads as builtins: a user's global of
+# that name holding anything else is renamed, so the generated code never reads the wrong object.
+_TAKEN = {**vars(builtins), "np": np, "rt": rt}
+
+
 def bind_globals(fn: ir.Function, namer, origins: dict | None = None) -> dict:
     """The namespace of the generated code: each global root name the IR reads, with its value.
     Two functions inlined from different modules may use one name for different objects; the
@@ -85,7 +92,7 @@ def bind_globals(fn: ir.Function, namer, origins: dict | None = None) -> dict:
         key = (root, id(value))
         if key in renamed:
             root = renamed[key]
-        elif root in namespace and namespace[root] is not value:
+        elif (root in namespace and namespace[root] is not value) or _TAKEN.get(root, value) is not value:
             renamed[key] = root = namer.fresh(root)
         namespace[root] = value
         origins[root] = op.origin

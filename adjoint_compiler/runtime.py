@@ -9,6 +9,7 @@ import numpy as np
 
 from . import buffer as _buffer
 from .buffer import Buffer
+from .errors import ArgumentError
 
 _SCALARS = (float, int, complex, bool, np.generic)
 
@@ -27,7 +28,7 @@ def seed(y):
         return 1.0
     if isinstance(y, np.ndarray) and y.size == 1 and y.dtype.kind in "fciu":
         return 1.0 if y.ndim == 0 else np.ones(y.shape)
-    raise TypeError(f"grad needs a function that returns a scalar, but it returned {describe(y)}; "
+    raise ArgumentError(f"grad needs a function that returns a scalar, but it returned {describe(y)}; "
                     "use vjp for array or tuple outputs")
 
 

@@ -22,7 +22,7 @@ import numpy as np
 from . import aliasing, fence, frontend, ir, registry
 from .errors import CompileError, MissingRuleError, MutationError, UnsupportedSyntaxError
 from .frontend import LIBRARIES, Source, SourceError
-from .naming import Namer
+from .naming import GENERATED_READS, Namer
 from .normalize import COPYTO_ITEMS as COPYTO_ITEMS_NAME
 from .normalize import OUT_WRITE as OUT_WRITE_NAME
 from .normalize import normalize
@@ -71,7 +71,7 @@ class SSABuilder:
 
     def version(self, name: str, kind: str = "num") -> ir.Var:
         """The next SSA version of a user (or normalize) name: `x`, then `x_2`, `x_3`, ..."""
-        if name not in self.seen and (self.own is None or name in self.own):
+        if name not in self.seen and (self.own is None or name in self.own) and name not in GENERATED_READS:
             self.seen.add(name)
             self.namer.reserve(name)
             return ir.Var(name, kind, user=name)

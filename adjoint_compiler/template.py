@@ -15,6 +15,7 @@ accepts None (an `out=` array is a write).
 """
 from __future__ import annotations
 
+import builtins
 import copy
 import inspect
 import textwrap
@@ -199,7 +200,30 @@ def parse_template(template, what: str) -> Rule:
                         root = root.value
                     if isinstance(root, gast.Name) and _bar_base(root.id) in set(params):
                         diff.add(_bar_base(root.id))
+    _check_free_names(body, known | local_names, what)
     return Rule(what, result, params, defaults, varargs, body, diff, local_names, kwonly)
+
+
+_GENERATED_SCOPE = frozenset({"np", "rt"} | set(dir(builtins)))
+
+
+def _check_free_names(body: list, bound: set, what: str) -> None:
+    """Refuse a template that reads a name other than its parameters, their adjoints, its own
+    locals, `np`, `rt` and the builtins: the generated code that runs it has no other name, and a
+    global of the same name in the differentiated function's module would be another object."""
+    for s in body:
+        for node in gast.walk(s):
+            if isinstance(node, (gast.comprehension, gast.Lambda)):
+                raise RuleError(f"rule for {what}: comprehensions and lambdas are not supported in a rule "
+                                "template; write the loop as NumPy operations or a runtime helper")
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+                base = _bar_base(node.id)
+                if node.id in bound or base in bound or node.id in _GENERATED_SCOPE:
+                    continue
+                raise RuleError(f"rule for {what} reads `{node.id}`, which is none of its parameters: a rule "
+                                f"template sees only its parameters, their `_bar` adjoints, its own locals, `np` "
+                                f"and the builtins. Compute `{node.id}` from the parameters, or make it a "
+                                "parameter of the primal function")
 
 
 def nondiff_rule(what: str) -> Rule:

@@ -135,3 +135,49 @@ def gen_rule_reregistered(ch) -> Case:
     then = (f"OPAQUE = lambda x: {forward[second]}\n"
             f"import fuzzgen as _fz\n_fz.load('{rule}', 'rule').register(opaque)")
     return Case(src, [_arg(ch)], must_work=True, then=then)
+
+
+@family("caching")
+def gen_partial(ch) -> Case:
+    """A `functools.partial` differentiated (or called by the function) with its bound values
+    changed by rebuilding it: the bound values are arguments, never baked in."""
+    k, k2 = ch.float(-2.0, 2.0), ch.float(-2.0, 2.0)
+    expr = _use(ch, "k", "x")
+    kind = ch.choice(["keyword", "positional", "inside"])
+    if kind == "keyword":
+        src = f"import functools\n\ndef g(x, k):\n    return np.sum({expr})\n\nf = functools.partial(g, k={k})\n"
+        then = f"f = functools.partial(g, k={k2})"
+    elif kind == "positional":
+        src = f"import functools\n\ndef g(k, x):\n    return np.sum({expr})\n\nf = functools.partial(g, {k})\n"
+        then = f"f = functools.partial(g, {k2})"
+    else:
+        src = (f"import functools\n\ndef g(x, k):\n    return {expr}\n\nh = functools.partial(g, k={k})\n\n"
+               "def f(x):\n    return np.sum(h(x) * 1.5)\n")
+        then = f"h = functools.partial(g, k={k2})"
+    return Case(src, [_arg(ch)], must_work=(kind != "inside"), then=then)
+
+
+@family("caching")
+def gen_generated_names(ch) -> Case:
+    """User names that the generated code also uses (`np`, `rt`, builtins), as globals, locals or
+    parameters, some holding another object than the generated code's own."""
+    kind = ch.choice(["np_other", "rt_global", "rt_local", "rt_param", "builtin_local", "builtin_global"])
+    expr = _use(ch, "c", "x")
+    if kind == "np_other":
+        src = (f"import types\nimport numpy\nc = {ch.float(0.5, 2.0)}\n"
+               f"np = types.SimpleNamespace(sin=numpy.{ch.choice(['cos', 'tanh', 'exp'])}, sum=numpy.sum, "
+               "cos=numpy.sin, tanh=numpy.tanh, exp=numpy.exp)\n\n"
+               f"def f(x):\n    return np.sum(np.sin({expr}))\n")
+    elif kind == "rt_global":
+        src = f"rt = {ch.float(0.5, 2.0)}\nc = 1.5\n\ndef f(x):\n    return np.sum({expr} * rt)\n"
+    elif kind == "rt_local":
+        src = f"c = 1.5\n\ndef f(x):\n    rt = {expr}\n    return np.sum(rt * rt)\n"
+    elif kind == "rt_param":
+        src = f"c = 1.5\n\ndef f(rt):\n    x = rt * 1.0\n    return np.sum({expr} * rt)\n"
+    elif kind == "builtin_local":
+        name = ch.choice(["sum", "abs", "float", "len", "max", "range", "tuple"])
+        src = f"c = 1.5\n\ndef f(x):\n    {name} = {expr}\n    return np.sum({name} ** 2)\n"
+    else:
+        name = ch.choice(["abs", "float", "len", "max", "tuple"])
+        src = f"{name} = {ch.float(0.5, 2.0)}\nc = 1.5\n\ndef f(x):\n    return np.sum({expr} * {name})\n"
+    return Case(src, [_arg(ch)], must_work=True)
