@@ -68,6 +68,23 @@ def clip_above(a, lo, hi, min=None, max=None):
     return _scalar(np.logical_not(np.logical_or(below, inside)) * 1.0)
 
 
+def chain(g, d):
+    """`g * d`, exactly 0 wherever the cotangent `g` is 0, even where the local derivative `d` is
+    infinite: a path that contributes nothing (a branch not taken, a loop run zero times, an entry
+    `np.where` did not select) contributes nothing, never `0 * inf = nan`. Used by the rules whose
+    derivative is infinite at the edge of the function's domain (`sqrt`, `log`, `arcsin`, `x ** p`
+    with p < 1 at 0...), where a two-sided derivative through that path does not exist anyway."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = g * d
+    if np.ndim(out) == 0:
+        if out == out or g != 0:  # not nan, or nan from a cotangent that is not zero
+            return out
+        return type(out)(0.0) if isinstance(out, np.generic) else 0.0
+    if np.isnan(out).any():
+        out = np.where(np.broadcast_to(np.equal(g, 0), out.shape), 0.0, out)
+    return out
+
+
 def log_of_base(base):
     """log(base) for `math.log(x, base)`; 1.0 for the natural log."""
     return 1.0 if base is None else np.log(base)

@@ -659,6 +659,10 @@ class SSABuilder:
             carried += [n for n, v in self.env.items() if n not in carried and n != target_name and n not in header
                         and isinstance(v, ir.Var) and v.kind != "seq" and not n.startswith("__")]
         before = self.env
+        for n in carried:
+            if isinstance(before.get(n), _Dict):  # a dict is resolved statically: never carried
+                raise UnsupportedSyntaxError(f"the dict `{n}` is changed in a loop; keep the values in "
+                                             "separate variables or an array", self.loc(s))
         params = []
         for n in carried:
             init = before.get(n, ir.Const(None))

@@ -39,7 +39,7 @@ def truediv(z, x, y):
 
 @adjoint(operator.pow)
 def pow(z, x, y):
-    x_bar += rt.unbroadcast(z_bar * rt.pow_base_derivative(x, y), x)
+    x_bar += rt.unbroadcast(rt.chain(z_bar, rt.pow_base_derivative(x, y)), x)
     y_bar += rt.unbroadcast(z_bar * rt.pow_exponent_derivative(z, x), y)
 
 

@@ -48,12 +48,12 @@ def tan(y, x):
 
 @adjoint(np.arcsin, math.asin)
 def arcsin(y, x):
-    x_bar += y_bar / np.sqrt(1.0 - x * x)
+    x_bar += rt.chain(y_bar, 1.0 / np.sqrt(1.0 - x * x))
 
 
 @adjoint(np.arccos, math.acos)
 def arccos(y, x):
-    x_bar += -y_bar / np.sqrt(1.0 - x * x)
+    x_bar += rt.chain(y_bar, -1.0 / np.sqrt(1.0 - x * x))
 
 
 @adjoint(np.arctan, math.atan)
@@ -106,12 +106,12 @@ def arcsinh(y, x):
 
 @adjoint(np.arccosh, math.acosh)
 def arccosh(y, x):
-    x_bar += y_bar / np.sqrt(x * x - 1.0)
+    x_bar += rt.chain(y_bar, 1.0 / np.sqrt(x * x - 1.0))
 
 
 @adjoint(np.arctanh, math.atanh)
 def arctanh(y, x):
-    x_bar += y_bar / (1.0 - x * x)
+    x_bar += rt.chain(y_bar, 1.0 / (1.0 - x * x))
 
 
 # -- exponentials and logarithms ------------------------------------------------------------------
@@ -132,28 +132,28 @@ def exp2(y, x):
 
 @adjoint(np.log)
 def log(y, x):
-    x_bar += y_bar / x
+    x_bar += rt.chain(y_bar, 1.0 / x)
 
 
 @adjoint(math.log)
 def math_log(y, x, base=None):
-    x_bar += y_bar / (x * rt.log_of_base(base))
+    x_bar += rt.chain(y_bar, 1.0 / (x * rt.log_of_base(base)))
     base_bar += -y_bar * y / (base * np.log(base))
 
 
 @adjoint(np.log1p, math.log1p)
 def log1p(y, x):
-    x_bar += y_bar / (1.0 + x)
+    x_bar += rt.chain(y_bar, 1.0 / (1.0 + x))
 
 
 @adjoint(np.log2, math.log2)
 def log2(y, x):
-    x_bar += y_bar / (x * np.log(2.0))
+    x_bar += rt.chain(y_bar, 1.0 / (x * np.log(2.0)))
 
 
 @adjoint(np.log10, math.log10)
 def log10(y, x):
-    x_bar += y_bar / (x * np.log(10.0))
+    x_bar += rt.chain(y_bar, 1.0 / (x * np.log(10.0)))
 
 
 @adjoint(np.logaddexp)
@@ -181,7 +181,7 @@ def erfc(y, x):
 # -- powers ---------------------------------------------------------------------------------------
 @adjoint(np.sqrt, math.sqrt)
 def sqrt(y, x):
-    x_bar += y_bar / (2.0 * y)
+    x_bar += rt.chain(y_bar, 0.5 / y)
 
 
 @adjoint(np.cbrt, *([math.cbrt] if hasattr(math, "cbrt") else []))
