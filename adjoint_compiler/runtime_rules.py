@@ -71,17 +71,26 @@ def clip_above(a, lo, hi, min=None, max=None):
 def chain(g, d):
     """`g * d`, exactly 0 wherever the cotangent `g` is 0, even where the local derivative `d` is
     infinite: a path that contributes nothing (a branch not taken, a loop run zero times, an entry
-    `np.where` did not select) contributes nothing, never `0 * inf = nan`. Used by the rules whose
-    derivative is infinite at the edge of the function's domain (`sqrt`, `log`, `arcsin`, `x ** p`
-    with p < 1 at 0...), where a two-sided derivative through that path does not exist anyway."""
-    with np.errstate(invalid="ignore", over="ignore"):
-        out = g * d
-    if np.ndim(out) == 0:
+    `np.where` did not select, a slot later overwritten) contributes nothing, never `0 * inf = nan`.
+    Used by the rules whose local derivative is infinite at some point (`sqrt`, `log`, `arcsin`,
+    `cbrt`, `x ** p` with p < 1 at 0, division by 0...)."""
+    with np.errstate(invalid="ignore"):  # 0 * inf; the caller's setting for overflow stands
+        return _zero_cotangent_gives_zero(g, g * d)
+
+
+def chain_div(g, d):
+    """`g / d`, exactly 0 wherever `g` is 0 (as `chain`); never raises for a Python zero `d`."""
+    with np.errstate(invalid="ignore"):
+        return _zero_cotangent_gives_zero(g, np.true_divide(g, d))
+
+
+def _zero_cotangent_gives_zero(g, out):
+    if isinstance(out, float) or (isinstance(out, np.generic) and out.dtype.kind == "f"):
         if out == out or g != 0:  # not nan, or nan from a cotangent that is not zero
             return out
-        return type(out)(0.0) if isinstance(out, np.generic) else 0.0
-    if np.isnan(out).any():
-        out = np.where(np.broadcast_to(np.equal(g, 0), out.shape), 0.0, out)
+        return out.dtype.type(0.0) if isinstance(out, np.generic) else 0.0
+    if isinstance(out, np.ndarray) and out.dtype.kind == "f" and np.isnan(out).any():
+        out = np.where(np.broadcast_to(np.equal(g, 0), out.shape), out.dtype.type(0.0), out)
     return out
 
 

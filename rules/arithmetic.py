@@ -22,25 +22,25 @@ def sub(z, x, y):
 
 @adjoint(operator.mul)
 def mul(z, x, y):
-    x_bar += rt.unbroadcast(z_bar * y, x)
-    y_bar += rt.unbroadcast(z_bar * x, y)
+    x_bar += rt.unbroadcast(rt.chain(z_bar, y), x)
+    y_bar += rt.unbroadcast(rt.chain(z_bar, x), y)
 
 
 @adjoint(SQUARE)
 def square(y, x):
-    x_bar += 2.0 * x * y_bar
+    x_bar += rt.chain(y_bar, 2.0 * x)
 
 
 @adjoint(operator.truediv)
 def truediv(z, x, y):
-    x_bar += rt.unbroadcast(z_bar / y, x)
-    y_bar += rt.unbroadcast(-z_bar * z / y, y)
+    x_bar += rt.unbroadcast(rt.chain_div(z_bar, y), x)
+    y_bar += rt.unbroadcast(rt.chain(z_bar, -z / y), y)
 
 
 @adjoint(operator.pow)
 def pow(z, x, y):
     x_bar += rt.unbroadcast(rt.chain(z_bar, rt.pow_base_derivative(x, y)), x)
-    y_bar += rt.unbroadcast(z_bar * rt.pow_exponent_derivative(z, x), y)
+    y_bar += rt.unbroadcast(rt.chain(z_bar, rt.pow_exponent_derivative(z, x)), y)
 
 
 @adjoint(operator.mod)

@@ -1950,3 +1950,389 @@ def average_weights(x):
 @case(A(3))
 def median_free_sort(x):
     return np.sum(np.sort(x)[1:] * 2.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# third round: intermediates of matched forms reused, odd argument kinds, in-place broadcasting
+# ---------------------------------------------------------------------------------------------
+
+@case(A(4) * 3)
+def sigmoid_denominator_reused(z):
+    d = 1 + np.exp(-z)
+    s = 1 / d
+    return np.sum(s * np.arange(4.0)) + np.sum(np.log(d))
+
+
+@case(A(4) * 3)
+def softmax_exp_reused(z):
+    e = np.exp(z)
+    t = np.sum(e)
+    p = e / t
+    return np.sum(p * np.arange(4.0)) + t * 0.1 + e[1]
+
+
+@case(A(4) * 3)
+def logsumexp_sum_reused(z):
+    m = np.max(z)
+    s = np.sum(np.exp(z - m))
+    return m + np.log(s) + s
+
+
+@case(A(4) * 3, A(4))
+def logsumexp_shift_other_max(z, w):
+    m = np.max(w)
+    return m + np.log(np.sum(np.exp(z - m)))
+
+
+@case(A(4) * 3, A(4), wrt=1)
+def logsumexp_shift_other_max_wrt_w(z, w):
+    m = np.max(w)
+    return m + np.log(np.sum(np.exp(z - m)))
+
+
+@case(A(4) * 3)
+def softmax_shift_by_mean(z):
+    e = np.exp(z - np.mean(z))
+    return np.sum(e / np.sum(e) * np.arange(4.0))
+
+
+@case(A(4) * 3)
+def logsumexp_shift_no_add_back(z):
+    m = np.max(z)
+    return np.log(np.sum(np.exp(z - m)))
+
+
+@case(A(4) * 3)
+def logsumexp_add_back_twice(z):
+    m = np.max(z)
+    return 2 * m + np.log(np.sum(np.exp(z - m)))
+
+
+@case(A(4) * 3)
+def log_sigmoid_reused_exp(z):
+    e = np.exp(-z)
+    return np.sum(np.log(1 + e)) + np.sum(e ** 2) * 0.01
+
+
+@case(A(4) * 3)
+def softplus_minus(z):
+    return np.sum(np.log(1 + np.exp(z)) - z)
+
+
+@case(A(2, 3) * 3)
+def softmax_then_index(z):
+    e = np.exp(z - z.max(-1, keepdims=True))
+    p = e / e.sum(-1, keepdims=True)
+    return p[0, 1] + p[1, 2] * 2
+
+
+@case(A(1, 4))
+def row_vector_keepdims_same_shape(x):
+    return np.sum((x - np.sum(x, axis=0, keepdims=True)) ** 2 + x * np.mean(x, axis=0))
+
+
+@case(A(4, 1))
+def column_vector_mean_axis1(x):
+    return np.sum(x * np.mean(x, axis=1) + x ** 2)
+
+
+@case(A(1))
+def length_one_center(x):
+    return np.sum((x - np.mean(x)) ** 2 + x * 3)
+
+
+@case(np.array(0.7))
+def zero_d_array_argument(x):
+    return np.sin(x) * x ** 2
+
+
+@case(0.7)
+def python_float_argument_loop(x):
+    s = 0.0
+    for k in range(3):
+        s = s + x ** k
+    return s
+
+
+@case(A(4))
+def none_index_variants(x):
+    return np.sum(x[None] * x[..., None] + x[:, np.newaxis] ** 2)
+
+
+@case(A(2, 3))
+def middle_newaxis(x):
+    return np.sum(x[:, np.newaxis, :] * x[np.newaxis, :, :] * np.arange(3.0))
+
+
+@case(A(4))
+def reshape_minus_one_column(x):
+    return np.sum(x.reshape(-1, 1) - x)
+
+
+@case(A(3), A(3))
+def inplace_scale_rows(x, w):
+    y = np.ones((3, 3)) * x
+    y *= w[:, None]
+    return np.sum(y ** 2)
+
+
+@case(A(3), A(3), wrt=1)
+def inplace_scale_rows_wrt_w(x, w):
+    y = np.ones((3, 3)) * x
+    y *= w[:, None]
+    return np.sum(y ** 2)
+
+
+@case(A(3, 3))
+def inplace_subtract_mean(x):
+    y = x.copy()
+    y -= y.mean(axis=0)
+    return np.sum(y ** 3)
+
+
+@case(A(3, 3))
+def inplace_divide_keepdims(x):
+    y = np.exp(x)
+    y /= y.sum(axis=1, keepdims=True)
+    return np.sum(y * np.arange(9.0).reshape(3, 3))
+
+
+@case(A(3))
+def dot_1d(x):
+    return x @ x + np.dot(x, x) + np.inner(x, x)
+
+
+@case(A(3), A(3, 2))
+def vec_mat_chain(x, W):
+    return np.sum((x @ W) ** 2)
+
+
+@case(A(2, 3, 4), A(4, 2))
+def batched_matmul(x, W):
+    return np.sum(np.tanh(x @ W))
+
+
+@case(A(2, 3, 4), A(2, 4, 5))
+def batched_matmul_both(x, W):
+    return np.sum(np.matmul(x, W) ** 2)
+
+
+@case(A(3, 4), A(4), wrt=1)
+def matvec_broadcast_grad(M, v):
+    return np.sum(M @ v) + np.sum(M * v)
+
+
+def _rk4(f, y, h):
+    k1 = f(y)
+    k2 = f(y + 0.5 * h * k1)
+    k3 = f(y + 0.5 * h * k2)
+    k4 = f(y + h * k3)
+    return y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+
+
+def _decay(y):
+    return -0.5 * y + np.sin(y)
+
+
+@case(A(2))
+def rk4_loop(y0):
+    y = y0
+    for _ in range(3):
+        y = _rk4(_decay, y, 0.1)
+    return np.sum(y ** 2)
+
+
+@case(A(3), 0.1)
+def euler_param_grad(y0, h):
+    y = y0
+    for _ in range(4):
+        y = y + h * (-y ** 3)
+    return np.sum(y)
+
+
+@case(A(3), 0.1, wrt=1)
+def euler_param_grad_h(y0, h):
+    y = y0
+    for _ in range(4):
+        y = y + h * (-y ** 3)
+    return np.sum(y)
+
+
+@case(A(5))
+def bubble_pass(x):
+    v = [x[i] for i in range(5)]
+    for i in range(4):
+        if v[i] > v[i + 1]:
+            v[i], v[i + 1] = v[i + 1], v[i]
+    return v[-1] * 2 + v[0]
+
+
+@case(A(4))
+def running_max(x):
+    m = x[0]
+    for v in x[1:]:
+        if v > m:
+            m = v
+    return m
+
+
+@case(A(4))
+def running_max_builtin(x):
+    m = -np.inf
+    for v in x:
+        m = max(m, v)
+    return m
+
+
+@case(A(4))
+def argmin_gather(x):
+    return x[np.argmin(x)] + x[int(np.argmax(x))] * 2
+
+
+@case(A(5))
+def boolean_mask_sum(x):
+    return np.sum(x[x > 0] ** 2) + np.sum(x[np.abs(x) < 0.5])
+
+
+@case(A(5))
+def fancy_index_dup(x):
+    return np.sum(x[[0, 0, 2]] * np.array([1.0, 2.0, 3.0]))
+
+
+@case(A(3, 3))
+def fancy_rows_cols(x):
+    return np.sum(x[[0, 2]][:, [1, 2]] ** 2)
+
+
+@case(np.array([-2.0, -0.5, 1.5]))
+def negative_base_int_float_power(x):
+    return np.sum(np.power(x, 2.0) + x ** 4.0 + (-x) ** 3)
+
+
+@case(np.array([-2.0, -0.5, 1.5]), np.array([2.0, 3.0, 1.0]), wrt=0)
+def negative_base_array_exponent(x, y):
+    return np.sum(x ** y)
+
+
+@case(np.array([0.0, 0.5, 1.5]), 3.0, wrt=1)
+def exponent_grad_at_zero_base(x, p):
+    return np.sum(x ** p)
+
+
+@case(np.array([0.0, 0.5, 1.5]), expect=lambda x: 1.5 * np.sqrt(x))
+def power_three_halves_at_zero(x):
+    return np.sum(x ** 1.5)
+
+
+@case(np.array([0.0, 0.5, 1.5]))
+def float_power(x):
+    return np.sum(np.float_power(x, 2) + np.float_power(x + 1, 0.5))
+
+
+@case(A(3))
+def exp_of_log_abs(x):
+    return np.sum(np.exp(np.log(np.abs(x) + 1.0)))
+
+
+# ---------------------------------------------------------------------------------------------
+# a zero cotangent through an infinite local derivative (division by 0, cbrt at 0, ...)
+# ---------------------------------------------------------------------------------------------
+
+_PAD = np.array([True, True, False])
+
+
+@case(np.array([1.0, 2.0, 3.0]), np.array([2.0, 4.0, 0.0]), works=True)
+def masked_division_padding(a, b):
+    return np.sum(np.where(_PAD, a / b, 0.0))
+
+
+@case(np.array([1.0, 2.0, 3.0]), np.array([2.0, 4.0, 0.0]), wrt=1, works=True)
+def masked_division_padding_wrt_b(a, b):
+    return np.sum(np.where(_PAD, a / b, 0.0))
+
+
+@case(np.array([0.0, 2.0]), works=True)
+def division_in_branch_not_taken(x):
+    r = x[1] / x[0]
+    if x[1] > 5.0:
+        return r
+    return x[1] ** 2 + x[0]
+
+
+@case(np.array([0.0, 2.0]), works=True)
+def reciprocal_unselected(x):
+    return np.sum(np.where(_PAD[:2] & (x > 1.0), np.reciprocal(x), x))
+
+
+@case(np.array([0.0, 2.0]), works=True)
+def cbrt_in_branch_not_taken(x):
+    c = np.cbrt(x[0])
+    if x[1] > 5.0:
+        return c
+    return x[0] * 3.0 + x[1]
+
+
+@case(0.0, 2.0, works=True)
+def python_float_log_not_taken(a, b):
+    t = np.log(a)
+    if b > 5.0:
+        return t
+    return a * b
+
+
+@case(0.0, 2.0, works=True)
+def python_float_division_not_taken(a, b):
+    t = np.float64(b) / a
+    if b > 5.0:
+        return t
+    return a * b + b
+
+
+@case(np.array([1.0, 0.5, 2.0]), 0, works=True)
+def arctanh_in_zero_trip_loop(x, n):
+    s = np.sum(x)
+    t = np.arctanh(x[0])
+    for _ in range(n):
+        s = s + t
+    return s
+
+
+@case(np.array([1.0, 3.0, 2.0]), works=True)
+def log1p_at_minus_one_unselected(x):
+    return np.sum(np.where(x > 0.5, x, np.log1p(x - 2.0)))
+
+
+@case(np.array([1.0, 2.0, 3.0]), np.array([2.0, 4.0, 0.0]), works=True)
+def masked_exp_of_ratio(a, b):
+    return np.sum(np.where(_PAD, np.exp(a / b), 0.0))
+
+
+@case(np.array([1.0, 2.0, 0.0]), np.array([2.0, 4.0, 3.0]), works=True)
+def masked_log_times_other(x, y):
+    return np.sum(np.where(_PAD, np.log(x) * y, 0.0))
+
+
+@case(np.array([1.0, 2.0, 0.0]), np.array([2.0, 4.0, 3.0]), wrt=1, works=True)
+def masked_log_times_other_wrt_y(x, y):
+    return np.sum(np.where(_PAD, np.log(x) * y, 0.0))
+
+
+@case(np.array([1.0, 2.0, 0.0]), works=True)
+def masked_sin_of_reciprocal(x):
+    return np.sum(np.where(_PAD, np.sin(1.0 / x) + np.tanh(2.0 / x) ** 2, x))
+
+
+@case(np.array([1.0, 2.0, 0.0]), 0, works=True)
+def log_product_zero_trip(x, n):
+    t = np.log(x) * x
+    s = np.sum(x ** 2)
+    for i in range(n):
+        s = s + t[i]
+    return s
+
+
+@case(np.array([1.0, 2.0, 0.0]), works=True)
+def overwritten_slot_of_log(x):
+    y = np.log(x) * 2.0
+    y[2] = 5.0
+    return np.sum(y * x)
