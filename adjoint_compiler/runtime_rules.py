@@ -72,16 +72,24 @@ def chain(g, d):
     """`g * d`, exactly 0 wherever the cotangent `g` is 0, even where the local derivative `d` is
     infinite: a path that contributes nothing (a branch not taken, a loop run zero times, an entry
     `np.where` did not select, a slot later overwritten) contributes nothing, never `0 * inf = nan`.
-    Used by the rules whose local derivative is infinite at some point (`sqrt`, `log`, `arcsin`,
-    `cbrt`, `x ** p` with p < 1 at 0, division by 0...)."""
+    Used by the elementwise rules (`sqrt`, `log`, `arcsin`, `cbrt`, `*`, `/`, `x ** p`...)."""
+    if isinstance(d, _PLAIN) and isinstance(g, _PLAIN):  # the scalar fast path: no errstate
+        if g == 0 and not math.isfinite(d):
+            return g * 0.0
+        return g * d
     with np.errstate(invalid="ignore"):  # 0 * inf; the caller's setting for overflow stands
         return _zero_cotangent_gives_zero(g, g * d)
 
 
 def chain_div(g, d):
     """`g / d`, exactly 0 wherever `g` is 0 (as `chain`); never raises for a Python zero `d`."""
+    if isinstance(d, _PLAIN) and isinstance(g, _PLAIN) and d != 0 and math.isfinite(d):
+        return g / d
     with np.errstate(invalid="ignore"):
         return _zero_cotangent_gives_zero(g, np.true_divide(g, d))
+
+
+_PLAIN = (float, int)  # np.float64 is a float; bool is an int
 
 
 def _zero_cotangent_gives_zero(g, out):

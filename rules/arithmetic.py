@@ -21,14 +21,14 @@ def sub(z, x, y):
 
 
 @adjoint(operator.mul)
-def mul(z, x, y):
-    x_bar += rt.unbroadcast(rt.chain(z_bar, y), x)
-    y_bar += rt.unbroadcast(rt.chain(z_bar, x), y)
+def mul(z, x, y):  # plain products (a call per product costs 3x in scalar loops): 0 * inf stays nan
+    x_bar += rt.unbroadcast(z_bar * y, x)
+    y_bar += rt.unbroadcast(z_bar * x, y)
 
 
 @adjoint(SQUARE)
 def square(y, x):
-    x_bar += rt.chain(y_bar, 2.0 * x)
+    x_bar += 2.0 * x * y_bar
 
 
 @adjoint(operator.truediv)

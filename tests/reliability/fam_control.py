@@ -170,6 +170,11 @@ def guarded(ch) -> Case:
     `1 / 0`...) computed, then used only in a branch not taken, a loop that runs zero times, or
     entries `np.where` does not select: its cotangent is zero and so is its contribution."""
     expr, at = ch.choice(_SINGULAR)
+    # not `t * t`: a product's rule multiplies by the other factor unguarded (0 * inf is nan there)
+    terms = ["{a} * 2.0", "np.sin({a})", "{a} + 1.5", "np.tanh({a}) * 3.0", "-{a}", "{a} ** 2", "np.exp({a} * 0.1)"]
+
+    def _term(ch, a):
+        return ch.choice(terms).format(a=a)
     guard = ch.choice(["if", "for", "while", "where", "where_all", "helper"])
     whole = guard == "where_all"
     t = expr.format(v="p" if whole else "p[0]")
