@@ -68,6 +68,40 @@ def clip_above(a, lo, hi, min=None, max=None):
     return _scalar(np.logical_not(np.logical_or(below, inside)) * 1.0)
 
 
+def chain(g, d):
+    """`g * d`, exactly 0 wherever the cotangent `g` is 0, even where the local derivative `d` is
+    infinite: a path that contributes nothing (a branch not taken, a loop run zero times, an entry
+    `np.where` did not select, a slot later overwritten) contributes nothing, never `0 * inf = nan`.
+    Used by the elementwise rules (`sqrt`, `log`, `arcsin`, `cbrt`, `*`, `/`, `x ** p`...)."""
+    if isinstance(d, _PLAIN) and isinstance(g, _PLAIN):  # the scalar fast path: no errstate
+        if g == 0 and not math.isfinite(d):
+            return g * 0.0
+        return g * d
+    with np.errstate(invalid="ignore"):  # 0 * inf; the caller's setting for overflow stands
+        return _zero_cotangent_gives_zero(g, g * d)
+
+
+def chain_div(g, d):
+    """`g / d`, exactly 0 wherever `g` is 0 (as `chain`); never raises for a Python zero `d`."""
+    if isinstance(d, _PLAIN) and isinstance(g, _PLAIN) and d != 0 and math.isfinite(d):
+        return g / d
+    with np.errstate(invalid="ignore"):
+        return _zero_cotangent_gives_zero(g, np.true_divide(g, d))
+
+
+_PLAIN = (float, int)  # np.float64 is a float; bool is an int
+
+
+def _zero_cotangent_gives_zero(g, out):
+    if isinstance(out, float) or (isinstance(out, np.generic) and out.dtype.kind == "f"):
+        if out == out or g != 0:  # not nan, or nan from a cotangent that is not zero
+            return out
+        return out.dtype.type(0.0) if isinstance(out, np.generic) else 0.0
+    if isinstance(out, np.ndarray) and out.dtype.kind == "f" and np.isnan(out).any():
+        out = np.where(np.broadcast_to(np.equal(g, 0), out.shape), out.dtype.type(0.0), out)
+    return out
+
+
 def log_of_base(base):
     """log(base) for `math.log(x, base)`; 1.0 for the natural log."""
     return 1.0 if base is None else np.log(base)

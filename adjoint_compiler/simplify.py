@@ -70,7 +70,8 @@ def stores(node) -> tuple:
 
 # Helpers that return a new array nobody else holds.
 FRESH_HELPERS = {"getitem_adjoint", "zeros_like", "overwritten_adjoint", "overcopied_adjoint",
-                 "overfilled_adjoint", "add_at", "zero_slots", "matmul_left", "matmul_right"}
+                 "overfilled_adjoint", "add_at", "zero_slots", "matmul_left", "matmul_right",
+                 "chain", "chain_div"}
 
 
 def rt_helper(expr):

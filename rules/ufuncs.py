@@ -33,27 +33,27 @@ alias(np.matmul, operator.matmul)
 # -- trigonometric --------------------------------------------------------------------------------
 @adjoint(np.sin, math.sin)
 def sin(y, x):
-    x_bar += y_bar * np.cos(x)
+    x_bar += rt.chain(y_bar, np.cos(x))
 
 
 @adjoint(np.cos, math.cos)
 def cos(y, x):
-    x_bar += -y_bar * np.sin(x)
+    x_bar += rt.chain(y_bar, -np.sin(x))
 
 
 @adjoint(np.tan, math.tan)
 def tan(y, x):
-    x_bar += y_bar * (1.0 + y * y)
+    x_bar += rt.chain(y_bar, 1.0 + y * y)
 
 
 @adjoint(np.arcsin, math.asin)
 def arcsin(y, x):
-    x_bar += y_bar / np.sqrt(1.0 - x * x)
+    x_bar += rt.chain_div(y_bar, np.sqrt(1.0 - x * x))
 
 
 @adjoint(np.arccos, math.acos)
 def arccos(y, x):
-    x_bar += -y_bar / np.sqrt(1.0 - x * x)
+    x_bar += rt.chain_div(-y_bar, np.sqrt(1.0 - x * x))
 
 
 @adjoint(np.arctan, math.atan)
@@ -86,17 +86,17 @@ def rad2deg(y, x):
 # -- hyperbolic -----------------------------------------------------------------------------------
 @adjoint(np.sinh, math.sinh)
 def sinh(y, x):
-    x_bar += y_bar * np.cosh(x)
+    x_bar += rt.chain(y_bar, np.cosh(x))
 
 
 @adjoint(np.cosh, math.cosh)
 def cosh(y, x):
-    x_bar += y_bar * np.sinh(x)
+    x_bar += rt.chain(y_bar, np.sinh(x))
 
 
 @adjoint(np.tanh, math.tanh)
 def tanh(y, x):
-    x_bar += y_bar * (1.0 - y * y)
+    x_bar += rt.chain(y_bar, 1.0 - y * y)
 
 
 @adjoint(np.arcsinh, math.asinh)
@@ -106,66 +106,66 @@ def arcsinh(y, x):
 
 @adjoint(np.arccosh, math.acosh)
 def arccosh(y, x):
-    x_bar += y_bar / np.sqrt(x * x - 1.0)
+    x_bar += rt.chain_div(y_bar, np.sqrt(x * x - 1.0))
 
 
 @adjoint(np.arctanh, math.atanh)
 def arctanh(y, x):
-    x_bar += y_bar / (1.0 - x * x)
+    x_bar += rt.chain_div(y_bar, 1.0 - x * x)
 
 
 # -- exponentials and logarithms ------------------------------------------------------------------
 @adjoint(np.exp, math.exp)
 def exp(y, x):
-    x_bar += y_bar * y
+    x_bar += rt.chain(y_bar, y)
 
 
 @adjoint(np.expm1, math.expm1)
 def expm1(y, x):
-    x_bar += y_bar * (y + 1.0)
+    x_bar += rt.chain(y_bar, y + 1.0)
 
 
 @adjoint(np.exp2, *([math.exp2] if hasattr(math, "exp2") else []))
 def exp2(y, x):
-    x_bar += y_bar * y * np.log(2.0)
+    x_bar += rt.chain(y_bar, y * np.log(2.0))
 
 
 @adjoint(np.log)
 def log(y, x):
-    x_bar += y_bar / x
+    x_bar += rt.chain_div(y_bar, x)
 
 
 @adjoint(math.log)
 def math_log(y, x, base=None):
-    x_bar += y_bar / (x * rt.log_of_base(base))
+    x_bar += rt.chain_div(y_bar, x * rt.log_of_base(base))
     base_bar += -y_bar * y / (base * np.log(base))
 
 
 @adjoint(np.log1p, math.log1p)
 def log1p(y, x):
-    x_bar += y_bar / (1.0 + x)
+    x_bar += rt.chain_div(y_bar, 1.0 + x)
 
 
 @adjoint(np.log2, math.log2)
 def log2(y, x):
-    x_bar += y_bar / (x * np.log(2.0))
+    x_bar += rt.chain_div(y_bar, x * np.log(2.0))
 
 
 @adjoint(np.log10, math.log10)
 def log10(y, x):
-    x_bar += y_bar / (x * np.log(10.0))
+    x_bar += rt.chain_div(y_bar, x * np.log(10.0))
 
 
 @adjoint(np.logaddexp)
 def logaddexp(z, x, y):
-    x_bar += rt.unbroadcast(z_bar * np.exp(x - z), x)
-    y_bar += rt.unbroadcast(z_bar * np.exp(y - z), y)
+    x_bar += rt.unbroadcast(rt.chain(z_bar, np.exp(x - z)), x)
+    y_bar += rt.unbroadcast(rt.chain(z_bar, np.exp(y - z)), y)
 
 
 @adjoint(np.logaddexp2)
 def logaddexp2(z, x, y):
-    x_bar += rt.unbroadcast(z_bar * np.exp2(x - z), x)
-    y_bar += rt.unbroadcast(z_bar * np.exp2(y - z), y)
+    x_bar += rt.unbroadcast(rt.chain(z_bar, np.exp2(x - z)), x)
+    y_bar += rt.unbroadcast(rt.chain(z_bar, np.exp2(y - z)), y)
 
 
 @adjoint(math.erf)
@@ -181,12 +181,12 @@ def erfc(y, x):
 # -- powers ---------------------------------------------------------------------------------------
 @adjoint(np.sqrt, math.sqrt)
 def sqrt(y, x):
-    x_bar += y_bar / (2.0 * y)
+    x_bar += rt.chain_div(y_bar, 2.0 * y)
 
 
 @adjoint(np.cbrt, *([math.cbrt] if hasattr(math, "cbrt") else []))
 def cbrt(y, x):
-    x_bar += y_bar / (3.0 * y * y)
+    x_bar += rt.chain_div(y_bar, 3.0 * y * y)
 
 
 @adjoint(np.square)
@@ -196,7 +196,7 @@ def square(y, x):
 
 @adjoint(np.reciprocal)
 def reciprocal(y, x):
-    x_bar += -y_bar * y * y
+    x_bar += rt.chain(y_bar, -y * y)
 
 
 @adjoint(np.abs, math.fabs, abs)  # np.absolute is np.abs

@@ -153,6 +153,52 @@ def running_invariants(ch) -> Case:
 
 
 # ---------------------------------------------------------------------------------------------
+# singular_unused: an infinite local derivative where nothing flows back (0 * inf is no nan)
+# ---------------------------------------------------------------------------------------------
+
+# (expression of the entry `v`, the value of v where its local derivative is infinite)
+_SINGULAR = [("np.sqrt({v})", 0.0), ("np.log({v})", 0.0), ("{v} ** 0.5", 0.0), ("np.cbrt({v})", 0.0),
+             ("np.arcsin({v})", 1.0), ("np.arccos({v})", 1.0), ("np.arctanh({v})", 1.0),
+             ("np.log1p({v} - 1.0)", 0.0), ("1.0 / {v}", 0.0), ("p[1] / {v}", 0.0), ("{v} ** -2", 0.0),
+             ("np.reciprocal({v})", 0.0), ("np.log(np.sqrt({v}))", 0.0), ("np.log10({v}) * 2.0", 0.0),
+             ("np.sqrt({v}) * p[1]", 0.0), ("np.arccosh({v})", 1.0)]
+
+
+@family("singular_unused")
+def guarded(ch) -> Case:
+    """A value whose derivative is infinite at the argument (`sqrt(0)`, `log(0)`, `arcsin(1)`,
+    `1 / 0`...) computed, then used only in a branch not taken, a loop that runs zero times, or
+    entries `np.where` does not select: its cotangent is zero and so is its contribution."""
+    expr, at = ch.choice(_SINGULAR)
+    # not `t * t`: a product's rule multiplies by the other factor unguarded (0 * inf is nan there)
+    terms = ["{a} * 2.0", "np.sin({a})", "{a} + 1.5", "np.tanh({a}) * 3.0", "-{a}", "{a} ** 2", "np.exp({a} * 0.1)"]
+
+    def _term(ch, a):
+        return ch.choice(terms).format(a=a)
+    guard = ch.choice(["if", "for", "while", "where", "where_all", "helper"])
+    whole = guard == "where_all"
+    t = expr.format(v="p" if whole else "p[0]")
+    lines = ["def f(p, n):", f"    t = {t}", f"    s = {ch.choice(['np.sum(p * p)', 'p[1] * p[2]', 'np.sum(np.sin(p))'])}"]
+    if guard == "if":
+        lines += [f"    if p[1] > {ch.float(3.0, 9.0):.3f}:", f"        s = s + {_term(ch, 't')}"]
+    elif guard == "for":
+        lines += [f"    for i in range({ch.choice(['n', 'n * 2', 'len(p) - 3'])}):", f"        s = s + {_term(ch, 't')}"]
+    elif guard == "while":
+        lines += ["    k = 0", "    while k < n:", f"        s = s * 0.5 + {_term(ch, 't')}", "        k = k + 1"]
+    elif guard == "where":
+        lines += [f"    s = s + np.where(p[1] > 50.0, {_term(ch, 't')}, p[2])"]
+    elif guard == "helper":
+        lines = ["def pick(c, a, b):", "    if c:", "        return a", "    return b", ""] + lines
+        lines += [f"    s = s + pick(p[1] > 50.0, {_term(ch, 't')}, p[2] * 2.0)"]
+    else:
+        lines += [f"    s = s + np.sum(np.where(p > 50.0, {_term(ch, 't')}, p))"]
+    lines.append("    return s")
+    p = _arr(ch, (3,), 0.5, 1.5)
+    p[0] = at
+    return Case("\n".join(lines) + "\n", [p, 0], must_work=True)
+
+
+# ---------------------------------------------------------------------------------------------
 # list_slots
 # ---------------------------------------------------------------------------------------------
 
