@@ -120,8 +120,9 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
                         if not isinstance(end, ir.Var):
                             continue
                         define(out, shares.get(end, {}))
-                        if out.storage is None and end not in inner and end.kind == "num":
-                            # both names may be one array: neither may be used after a write
+                        if out.storage is None and end.kind == "num" and (end not in inner or end in if_aliases):
+                            # both names may be one array: neither may be used after a write (an
+                            # inner `if`'s alias is one of the outer `if` too)
                             if_aliases.setdefault(out, len(order) - 1)
                             if_aliases.setdefault(end, len(order) - 1)
             elif isinstance(s, ir.Loop):

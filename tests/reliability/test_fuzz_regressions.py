@@ -15,7 +15,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 import fuzzgen  # noqa: E402
 
-from adjoint_compiler import Buffer, copyto, grad, value_and_grad  # noqa: E402,F401
+from adjoint_compiler import Buffer, MutationError, copyto, grad, value_and_grad  # noqa: E402,F401
 
 
 def check(f, *args, wrt=None):
@@ -433,3 +433,20 @@ def test_alias_or_view_in_branches_is_refused_not_hung():
     from adjoint_compiler import MutationError
     with pytest.raises(MutationError, match="used after"):
         grad(alias_or_view_in_branches)(np.array([0.5, -0.2, 0.3]))
+
+
+def alias_in_nested_branch_then_written(a0, a1):
+    # seed 21002: `v2 = a1` in an `elif` (an `if` inside the `else`), then `a1` written, then `v2` read
+    if np.sum(a1[1]) < -0.83:
+        v2 = a1 * a0
+    elif np.sqrt(1.5 + a1[1] ** 2) > -0.66:
+        v2 = a1
+    else:
+        v2 = a0 + 1.0
+    a1[1:] = np.sqrt(1.5 + np.tanh(np.sum(v2)) ** 2)
+    return np.sum(v2)
+
+
+def test_alias_in_nested_branch_then_write_is_refused():
+    with pytest.raises(MutationError, match="used after"):
+        grad(alias_in_nested_branch_then_written, wrt=1)(np.ones(3), np.ones(3))
