@@ -77,15 +77,14 @@ def chain(g, d):
         if g == 0 and not math.isfinite(d):
             return g * 0.0
         return g * d
-    with np.errstate(invalid="ignore"):  # 0 * inf; the caller's setting for overflow stands
-        return _zero_cotangent_gives_zero(g, g * d)
+    return _zero_cotangent_gives_zero(g, g * d)  # (no errstate: it costs more than the product)
 
 
 def chain_div(g, d):
     """`g / d`, exactly 0 wherever `g` is 0 (as `chain`); never raises for a Python zero `d`."""
     if isinstance(d, _PLAIN) and isinstance(g, _PLAIN) and d != 0 and math.isfinite(d):
         return g / d
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore"):
         return _zero_cotangent_gives_zero(g, np.true_divide(g, d))
 
 
