@@ -14,10 +14,8 @@ only, and `grad` drops forward values the adjoint does not read).
 """
 from __future__ import annotations
 
-import traceback
-
 import numpy as np
-from families import HEADER, Case, Result, _close, check_case, copy_args, family, fd_grad
+from families import Case, Result, check_case, family
 
 _SCALAR_OPS = ["{a} * 2.0", "np.sin({a})", "{a} * {a}", "{a} + 1.5", "np.tanh({a}) * 3.0", "-{a}", "{a} ** 2"]
 
@@ -339,53 +337,6 @@ def real_lookalikes(ch) -> Case:
 # grad and vjp modes
 # ---------------------------------------------------------------------------------------------
 
-def _mode_gradients(f, case: Case) -> Result | None:
-    from adjoint_compiler import AdjointCompilerError, grad, vjp
-
-    args = case.args
-    try:
-        expected = f(*copy_args(args))
-    except Exception:
-        return Result("generator_error", traceback.format_exc(limit=3))
-    fd = fd_grad(f, args, case.wrt)
-    for mode in ("grad", "vjp"):
-        before = copy_args(args)
-        try:
-            if mode == "grad":
-                g = grad(f, wrt=case.wrt)(*args)
-            else:
-                value, pullback = vjp(f, *args)
-                g = pullback(1.0)[case.wrt]
-                if not _close(value, expected, 1e-9, 1e-11):
-                    return Result("wrong", f"vjp value {value!r}, running the function gives {expected!r}")
-        except AdjointCompilerError as exc:
-            return Result("refused", f"{mode}: {type(exc).__name__}: {exc}")
-        except Exception:
-            return Result("crash", f"{mode}: " + traceback.format_exc())
-        for k, (b, a) in enumerate(zip(before, args)):
-            if isinstance(b, np.ndarray) and not np.array_equal(a, b):
-                return Result("wrong", f"{mode}: argument {k} changed")
-        if not _close(g, fd):
-            alt = [fd_grad(f, args, case.wrt, eps) for eps in (1e-5, 1e-7)]
-            if not any(_close(g, a) for a in alt):
-                return Result("wrong", f"{mode}: gradient {g!r}, finite differences {fd!r}")
-    return None
-
-
 def check_modes(case: Case) -> Result:
-    """`families.check_case`, then the same case through `grad` and `vjp` (as check_case judges)."""
-    import fuzzgen
-
-    first = check_case(case)
-    if first.status != "pass":
-        return first
-    mod = fuzzgen.load(HEADER + case.source, "fam")
-    try:
-        bad = _mode_gradients(getattr(mod, case.fname), case)
-    finally:
-        fuzzgen.unload(mod)
-    if bad is None:
-        return Result("pass")
-    if bad.status == "refused" and case.must_work:
-        return Result("wrong", "refused, but this construct must work: " + bad.detail)
-    return bad
+    """`families.check_case` through `value_and_grad`, `grad` and `vjp`."""
+    return check_case(case, modes=("joint", "grad", "vjp"))

@@ -90,9 +90,21 @@ def _close(a, b, rtol=1e-5, atol=1e-6) -> bool:
     return a.shape == b.shape and bool(np.all(np.abs(a - b) <= rtol * np.abs(b) + atol * max(1.0, np.abs(b).max(initial=0))))
 
 
-def _one_gradient(f, case: Case) -> Result | None:
-    """None when the value and gradient of `f` are right; else what went wrong."""
-    from adjoint_compiler import AdjointCompilerError, value_and_grad
+def _gradient(f, case: Case, mode: str):
+    """(value or None, gradient) of `f` by one entry point: 'joint' (value_and_grad), 'grad', 'vjp'."""
+    from adjoint_compiler import grad, value_and_grad, vjp
+
+    if mode == "joint":
+        return value_and_grad(f, wrt=case.wrt)(*case.args)
+    if mode == "grad":
+        return None, grad(f, wrt=case.wrt)(*case.args)
+    value, pullback = vjp(f, *case.args)
+    return value, pullback(1.0)[case.wrt]
+
+
+def _one_gradient(f, case: Case, mode: str = "joint") -> Result | None:
+    """None when the value and gradient of `f` by entry point `mode` are right; else what is wrong."""
+    from adjoint_compiler import AdjointCompilerError
 
     args = case.args
     try:
@@ -101,30 +113,35 @@ def _one_gradient(f, case: Case) -> Result | None:
         return Result("generator_error", traceback.format_exc(limit=3))
     before = copy_args(args)
     try:
-        value, g = value_and_grad(f, wrt=case.wrt)(*args)
+        value, g = _gradient(f, case, mode)
     except AdjointCompilerError as exc:
-        return Result("refused", f"{type(exc).__name__}: {exc}")
+        return Result("refused", f"{mode}: {type(exc).__name__}: {exc}")
     except Exception:
-        return Result("crash", traceback.format_exc())
+        return Result("crash", f"{mode}: " + traceback.format_exc())
     for k, (b, a) in enumerate(zip(before, args)):
         if isinstance(b, np.ndarray) and not np.array_equal(a, b):
-            return Result("wrong", f"argument {k} changed: {b!r} -> {a!r}")
-    if not _close(value, expected, 1e-9, 1e-11):
-        return Result("wrong", f"value {value!r}, running the function gives {expected!r}")
+            return Result("wrong", f"{mode}: argument {k} changed: {b!r} -> {a!r}")
+    if value is not None and not _close(value, expected, 1e-9, 1e-11):
+        return Result("wrong", f"{mode}: value {value!r}, running the function gives {expected!r}")
     fd = fd_grad(f, args, case.wrt)
     if not _close(g, fd):
         alt = [fd_grad(f, args, case.wrt, eps) for eps in (1e-5, 1e-7)]
         if not any(_close(g, a) for a in alt):
-            return Result("wrong", f"gradient {g!r}, finite differences {fd!r}")
+            return Result("wrong", f"{mode}: gradient {g!r}, finite differences {fd!r}")
     return None
 
 
-def check_case(case: Case) -> Result:
+def check_case(case: Case, modes: tuple = ("joint",)) -> Result:
+    """Judge a case through each entry point in `modes` (the first failure is the result)."""
     import fuzzgen  # the module loader of the main fuzzer (a real file, so `inspect` reads it)
 
     mod = fuzzgen.load(HEADER + case.source, "fam")
     try:
-        bad = _one_gradient(getattr(mod, case.fname), case)
+        bad = None
+        for mode in modes:
+            bad = _one_gradient(getattr(mod, case.fname), case, mode)
+            if bad is not None:
+                break
         if bad is None and case.then:
             exec(case.then, vars(mod))
             bad = _one_gradient(getattr(mod, case.fname), case)
