@@ -20,6 +20,7 @@ import operator
 import numpy as np
 
 from . import ir
+from . import runtime as rt
 
 # Operations whose result is a view of their first operand whenever that operand is an array.
 VIEW_FUNCTIONS = {np.transpose, np.swapaxes, np.moveaxis, np.squeeze, np.expand_dims, np.flip, np.fliplr,
@@ -53,6 +54,13 @@ FRESH_FUNCTIONS = {
     float, int, bool, complex, abs, len, round, pow, sum, range, isinstance, print, divmod, copy.copy,
     copy.deepcopy,
 }
+# The runtime helpers of generated gradients that return new values (a gradient read back as source
+# is differentiated like user code; `expand_reduced`, `unbroadcast` may return their operand or a
+# view of it, so they are not here).
+FRESH_FUNCTIONS |= {rt.seed, rt.zeros_like, rt.shape_of, rt.broadcast_shape, rt.reduced_size, rt.sum_to_scalar,
+                    rt.getitem_adjoint, rt.broadcast_like, rt.chain, rt.chain_div, rt.pow_base_derivative,
+                    rt.pow_exponent_derivative, rt.dot_left, rt.dot_right, rt.matmul_left, rt.matmul_right,
+                    rt.sum_of_product, rt.extremum_adjoint, rt.extremum_transpose}
 FRESH_METHODS = {"copy", "sum", "mean", "prod", "max", "min", "std", "var", "cumsum", "cumprod", "dot",
                  "round", "clip", "tolist", "item", "all", "any", "argmax", "argmin", "argsort",
                  "flatten", "repeat", "trace", "nonzero", "conj", "conjugate", "searchsorted", "ptp",

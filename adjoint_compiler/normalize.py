@@ -337,6 +337,8 @@ class Normalizer:
             out.append(gast.copy_location(gast.Return(value=value), s))
         elif isinstance(s, gast.Pass):
             return
+        elif isinstance(s, gast.Delete):  # `del x`: ssa unbinds the names
+            out.append(s)
         elif isinstance(s, (gast.Break, gast.Continue)):
             out.append(s)
         elif isinstance(s, gast.For):

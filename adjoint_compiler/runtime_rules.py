@@ -791,3 +791,36 @@ def sort_adjoint(g, a, axis=-1):
     out = np.zeros(a.shape, dtype=np.result_type(g, float))
     np.put_along_axis(out, np.argsort(a, axis=axis, kind="stable"), np.asarray(g), axis=axis)
     return out
+
+
+# -- transposes of the runtime's own helpers (rules/runtime_helpers.py: generated code is
+#    differentiable again) --------------------------------------------------------------------------
+
+def broadcast_like(h, g):
+    """The transpose of `unbroadcast(g, x)`: `h` (the gradient of the reduced value, shaped like
+    `x`) spread back over `g`'s shape, as broadcasting spread `x`. A new array."""
+    shape = np.shape(g)
+    h = np.asarray(h)
+    if h.ndim > len(shape):  # the assignment case: leading axes of length 1 were dropped
+        h = h.reshape(h.shape[h.ndim - len(shape):])
+    return _scalar(np.array(np.broadcast_to(h, shape)))
+
+
+def reduce_like(h, g, axis=None, keepdims=False):
+    """The transpose of `expand_reduced(g, x, axis, keepdims)`: `h` (shaped like `x`) summed over
+    the reduced axes, in `g`'s shape."""
+    if np.ndim(h) == np.ndim(g) and np.shape(h) == np.shape(g):
+        return h
+    return _scalar(np.reshape(np.sum(h, axis=axis, keepdims=keepdims), np.shape(g)))
+
+
+def getitem_transpose(h, g, idx):
+    """The transpose of `getitem_adjoint(g, x, idx)`: the slots `idx` of `h`, in `g`'s shape."""
+    return _runtime.unbroadcast(np.asarray(h)[idx], g)
+
+
+def extremum_transpose(h, g, x, y, axis=None, keepdims=False):
+    """The transpose of `extremum_adjoint(g, x, y, axis, keepdims)` in `g`: `h` weighted by each
+    entry's share of the extremum, summed over the reduced axes."""
+    share = extremum_adjoint(np.ones(np.shape(g)), x, y, axis, keepdims)
+    return reduce_like(h * share, g, axis, keepdims)

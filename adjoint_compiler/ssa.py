@@ -262,12 +262,23 @@ class SSABuilder:
                 out.append(ir.Assign(None, prim, args, kwargs, self.loc(s), callee))
         elif isinstance(s, gast.Return):
             self.env[RETURN] = self.operand(s.value)
+        elif isinstance(s, gast.Delete):
+            self.unbind([t.id for t in s.targets], s)
         elif isinstance(s, gast.If):
             self.branch(s, out)
         elif isinstance(s, (gast.For, gast.While)):
             self.loop(s, out)
         else:
             raise AssertionError(f"normalize left an unexpected statement: {type(s).__name__}")
+
+    def unbind(self, names: list, at) -> None:
+        """`del x`: later reads of `x` are errors, as in Python. Only a local bound in this block or
+        before it can be deleted (a loop body that deletes a name its next trip reads is refused where
+        the loop's carried values are collected)."""
+        for n in names:
+            if n not in self.env:
+                raise CompileError(f"`del {n}`: name `{n}` is not defined here", self.loc(at))
+            del self.env[n]
 
     def note_in_place(self, name: str, at) -> None:
         """`x += e` / `xs.append(v)` rebind `x` here, but Python updates an array or list in place:

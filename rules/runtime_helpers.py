@@ -1,0 +1,121 @@
+"""Rules for the runtime helpers that generated gradients call, so a generated gradient read back as
+source is differentiable like any user code (the precondition of higher derivatives).
+
+Most helpers are linear in the cotangent they receive; their adjoints are their transposes
+(`unbroadcast` <-> `broadcast_like`, `expand_reduced` <-> `reduce_like`). A bilinear helper
+(`dot_left(g, a, b)`, the gradient of `a` in `np.dot(a, b)`) satisfies
+<h, dot_left(g, a, b)> = <g, np.dot(h, b)>, which gives both of its adjoints.
+Helpers that write into their arguments (`add_at`, `zero_slots`, `copyto`) have no rule here: they
+are compiled from their source like user code, or refused with a located error."""
+import numpy as np
+
+from adjoint_compiler import runtime as rt
+from adjoint_compiler.registry import adjoint, nondifferentiable
+
+nondifferentiable(rt.seed, rt.zeros_like, rt.shape_of, rt.broadcast_shape, rt.reduced_size)
+
+
+@adjoint(rt.sum_to_scalar)
+def sum_to_scalar(y, g):
+    g_bar += rt.expand_reduced(y_bar, g)
+
+
+@adjoint(rt.unbroadcast)
+def unbroadcast(y, g, x):
+    g_bar += rt.broadcast_like(y_bar, g)
+
+
+@adjoint(rt.broadcast_like)
+def broadcast_like(y, h, g):
+    h_bar += rt.unbroadcast(y_bar, h)
+
+
+@adjoint(rt.expand_reduced)
+def expand_reduced(y, g, x, axis=None, keepdims=False):
+    g_bar += rt.reduce_like(y_bar, g, axis, keepdims)
+
+
+@adjoint(rt.reduce_like)
+def reduce_like(y, h, g, axis=None, keepdims=False):
+    h_bar += rt.expand_reduced(y_bar, h, axis, keepdims)
+
+
+@adjoint(rt.expand_like)
+def expand_like(y, g, like):
+    g_bar += rt.unbroadcast(y_bar, g)
+
+
+@adjoint(rt.getitem_adjoint)
+def getitem_adjoint(y, g, x, idx):
+    g_bar += rt.getitem_transpose(y_bar, g, idx)
+
+
+@adjoint(rt.getitem_transpose)
+def getitem_transpose(y, h, g, idx):
+    h_bar += rt.getitem_adjoint(y_bar, h, idx)
+
+
+@adjoint(rt.accum)
+def accum(y, a, b):
+    a_bar += rt.unbroadcast(y_bar, a)
+    b_bar += rt.unbroadcast(y_bar, b)
+
+
+@adjoint(rt.chain)
+def chain(y, g, d):
+    g_bar += rt.unbroadcast(rt.chain(y_bar, d), g)
+    d_bar += rt.unbroadcast(y_bar * g, d)
+
+
+@adjoint(rt.chain_div)
+def chain_div(y, g, d):
+    g_bar += rt.unbroadcast(rt.chain_div(y_bar, d), g)
+    d_bar += rt.unbroadcast(-rt.chain(y_bar, rt.chain_div(y, d)), d)
+
+
+@adjoint(rt.pow_base_derivative)
+def pow_base_derivative(d, x, y):
+    x_bar += rt.unbroadcast(rt.chain(d_bar, y * rt.pow_base_derivative(x, y - 1)), x)
+    y_bar += rt.unbroadcast(d_bar * (x ** (y - 1) + y * rt.pow_exponent_derivative(x ** (y - 1), x)), y)
+
+
+@adjoint(rt.pow_exponent_derivative)
+def pow_exponent_derivative(d, z, x):
+    z_bar += rt.unbroadcast(rt.pow_exponent_derivative(d_bar, x), z)
+    x_bar += rt.unbroadcast(rt.chain(d_bar, rt.chain_div(z, x)), x)
+
+
+@adjoint(rt.dot_left)
+def dot_left(y, g, a, b):
+    g_bar += np.dot(y_bar, b)
+    b_bar += rt.dot_right(g, y_bar, b)
+
+
+@adjoint(rt.dot_right)
+def dot_right(y, g, a, b):
+    g_bar += np.dot(a, y_bar)
+    a_bar += rt.dot_left(g, a, y_bar)
+
+
+@adjoint(rt.matmul_left)
+def matmul_left(y, g, x, w):
+    g_bar += rt.unbroadcast(y_bar @ w, g)
+    w_bar += rt.matmul_right(g, y_bar, w)
+
+
+@adjoint(rt.matmul_right)
+def matmul_right(y, g, x, w):
+    g_bar += rt.unbroadcast(x @ y_bar, g)
+    x_bar += rt.matmul_left(g, x, y_bar)
+
+
+@adjoint(rt.sum_of_product)
+def sum_of_product(s, a, b):
+    a_bar += rt.unbroadcast(s_bar * b, a)
+    b_bar += rt.unbroadcast(s_bar * a, b)
+
+
+@adjoint(rt.extremum_adjoint)
+def extremum_adjoint(d, g, x, y, axis=None, keepdims=False):
+    """Linear in `g`; the shares are piecewise constant in `x` (no gradient to `x` or `y`)."""
+    g_bar += rt.extremum_transpose(d_bar, g, x, y, axis, keepdims)
