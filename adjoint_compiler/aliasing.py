@@ -60,7 +60,13 @@ FRESH_FUNCTIONS = {
 FRESH_FUNCTIONS |= {rt.seed, rt.zeros_like, rt.shape_of, rt.broadcast_shape, rt.reduced_size, rt.sum_to_scalar,
                     rt.getitem_adjoint, rt.broadcast_like, rt.chain, rt.chain_div, rt.pow_base_derivative,
                     rt.pow_exponent_derivative, rt.dot_left, rt.dot_right, rt.matmul_left, rt.matmul_right,
-                    rt.sum_of_product, rt.extremum_adjoint, rt.extremum_transpose}
+                    rt.sum_of_product, rt.extremum_adjoint, rt.extremum_transpose, rt.save_slots,
+                    rt.written_adjoint, rt.written_transpose, rt.written_total, rt.written_total_transpose,
+                    rt.overwritten_adjoint, rt.copied_adjoint, rt.copied_transpose, rt.overcopied_adjoint}
+# Runtime helpers whose result is one of their operands, a view of it, or new: they may alias only
+# the operands at these positions (`unbroadcast(g, x)` returns `g` itself when nothing was summed).
+ALIASED_OPERANDS = {rt.unbroadcast: (0,), rt.expand_reduced: (0,), rt.reduce_like: (0,), rt.expand_like: (0,),
+                    rt.getitem_transpose: (0,), rt.accum: (0, 1)}
 FRESH_METHODS = {"copy", "sum", "mean", "prod", "max", "min", "std", "var", "cumsum", "cumprod", "dot",
                  "round", "clip", "tolist", "item", "all", "any", "argmax", "argmin", "argsort",
                  "flatten", "repeat", "trace", "nonzero", "conj", "conjugate", "searchsorted", "ptp",
@@ -166,7 +172,10 @@ def may_alias(stmt: ir.Assign, ranks: dict | None = None) -> list:
         return []
     if view_kind(stmt) is not None and isinstance(stmt.args[0], ir.Var):
         return [stmt.args[0]]
-    return [a for a in list(stmt.args) + list(stmt.kwargs.values())
+    operands = list(stmt.args) + list(stmt.kwargs.values())
+    if callable(stmt.prim) and not isinstance(stmt.prim, ir.Prim) and stmt.prim in ALIASED_OPERANDS:
+        operands = [stmt.args[i] for i in ALIASED_OPERANDS[stmt.prim] if i < len(stmt.args)]
+    return [a for a in operands
             if isinstance(a, (ir.Var, ir.Global)) and not (isinstance(a, ir.Global) and _immutable(a.value))]
 
 

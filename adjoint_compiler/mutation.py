@@ -39,11 +39,54 @@ def check_shared_updates(fn: ir.Function, classes: dict) -> None:
     """`x += e` or `xs.append(v)` where another name holds the same array or list: NumPy and Python
     would change both names; the IR would not. Rejected unless the value is surely a scalar."""
     for value, name, other, loc in fn.shared_updates:
-        if classes.get(value) != 0:
+        if classes.get(value) != 0 and not _unread_after_update(fn, value, loc, classes):
             holder = f"`{other}` names" if other else "another value (an item of the sequence looped over) is"
             raise MutationError(f"`{name}` is updated in place here, but {holder} the same array or list, "
                                 f"and would change too; write `{name} = {name} + ...` (a new value) or copy "
                                 f"it first (`{name} = {name}.copy()`)", loc)
+
+
+def _unread_after_update(fn: ir.Function, value, loc, classes: dict, base=None, seen=frozenset()) -> bool:
+    """Whether nothing reads `value` once an in-place update at `loc` (of `value` itself, or of
+    `base`, which may share its memory) has run: then nothing can see the change (the IR computes
+    a new value), and the update is as safe as a rebinding. A read later in program order, a read
+    anywhere in a loop that repeats the update but not the definition of `value`, and any value
+    that may share memory with `value` count as reads."""
+    if not isinstance(value, ir.Var):
+        return False
+    base = value if base is None else base
+    order: list = []  # (stmt, enclosing loops)
+
+    def walk(stmts, loops):
+        for st in stmts:
+            order.append((st, loops))
+            if isinstance(st, ir.If):
+                walk(st.body, loops)
+                walk(st.orelse, loops)
+            elif isinstance(st, ir.Loop):
+                walk(st.cond_body, loops + (st,))
+                walk(st.body, loops + (st,))
+
+    walk(fn.body, ())
+    updates = [k for k, (st, _) in enumerate(order) if isinstance(st, ir.Assign) and st.loc == loc
+               and st.in_place and st.args and st.args[0] is base]
+    if len(updates) != 1 or value in ir.operand_vars(fn.result):
+        return False
+    at = updates[0]
+    defined_in = next((loops for st, loops in order if value in ir.defined_by(st)), ())
+    defined_in += tuple(st for st, _ in order if isinstance(st, ir.Loop) and value in st.params)
+    repeating = [loop for loop in order[at][1] if loop not in defined_in]
+    for k, (st, loops) in enumerate(order):
+        if k == at or value not in [v for op in ir.stmt_operands(st) for v in ir.operand_vars(op)]:
+            continue
+        if not isinstance(st, ir.Assign):
+            return False  # a block's result may hold it
+        if value in aliasing.may_alias(st, classes) and st.target is not base and (
+                st.target in seen or not _unread_after_update(fn, st.target, loc, classes, base, seen | {value})):
+            return False  # a value that may hold it (a view, a container) is read afterwards
+        if k > at or any(loop in loops for loop in repeating):
+            return False
+    return True
 
 
 def same_arrays(body) -> _Arrays:
@@ -151,12 +194,17 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
         if not isinstance(s, ir.Assign):
             continue
         in_place = s.in_place and (ranks or {}).get(s.args[0]) != 0
+        if in_place and s.prim not in ir.WRITES and (s.args[0].kind == "seq" or lists.get(s.args[0])):
+            continue  # `xs.append(v)`, `xs.pop()`: the list changes, no array's memory does
         if s.prim in ir.WRITES or in_place:
             base = s.args[0]
             # what the written memory may be part of: nothing for a list (its slots, or an append,
             # change the list, not the items it shares with others; no list is a view of another)
             others = {} if s.into_copy or s.prim is ir.CONCAT or base.kind == "seq" or lists.get(base) \
                 else shares.get(base, {})
+            if others and s.prim not in ir.WRITES and all(
+                    _unread_after_update(fn, o, s.loc, ranks or {}, base) for o, _ in others.values()):
+                others = {}  # `x op= e` on memory nothing reads afterwards: a rebinding
             if others:
                 other, relation = next(iter(others.values()))
                 what = "a write into" if s.prim in ir.WRITES else "an in-place update of"

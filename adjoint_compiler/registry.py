@@ -125,6 +125,24 @@ def load_builtin_rules() -> None:
             _loaded = True
 
 
+TWINS: dict = {}  # function -> the plain function the compiler reads instead of its source
+
+
+def differentiate_as(func):
+    """Register the decorated function as what the compiler differentiates in place of `func`: the
+    same values, written in the subset the compiler follows (a runtime helper that updates an
+    adjoint array in place, for speed, is differentiated as the pure function it computes)."""
+    def register(twin):
+        TWINS[func] = twin
+        return twin
+    return register
+
+
+def twin_of(func):
+    load_builtin_rules()
+    return TWINS.get(func, func)
+
+
 def lookup(prim):
     load_builtin_rules()
     try:

@@ -522,7 +522,11 @@ class ShapeOf:
 
 
 def shape_of(x):
-    return None if x is None else ShapeOf(x)
+    """What the backward pass keeps of `x` when it reads only its shape: a ShapeOf, but a list or
+    tuple itself (the adjoints of its items read its length and its type)."""
+    if x is None or isinstance(x, (list, tuple)):
+        return x
+    return ShapeOf(x)
 
 
 def broadcast_shape(*operands):

@@ -824,3 +824,44 @@ def extremum_transpose(h, g, x, y, axis=None, keepdims=False):
     entry's share of the extremum, summed over the reduced axes."""
     share = extremum_adjoint(np.ones(np.shape(g)), x, y, axis, keepdims)
     return reduce_like(h * share, g, axis, keepdims)
+
+
+def _array_gradient(g, what: str):
+    """The adjoint array a write helper's transpose reads; a list's or an object array's gradient
+    (slots holding arrays or None) has no transpose yet: a clear error, never a wrong number."""
+    data = _runtime._gdata(g)
+    if not isinstance(data, np.ndarray) or data.dtype == object:
+        raise NotImplementedError(f"the derivative of {what} for a list or an object Buffer is not "
+                                  "supported yet (differentiating a gradient through a list write)")
+    return data
+
+
+def written_transpose(h, g, idx, into=None):
+    """The transpose of `written_adjoint(g, idx, into)` in `g`: `h` put at the slots `idx` of a
+    zero array shaped like `g` (at the winning write of a duplicate index)."""
+    data = _array_gradient(g, "a write")
+    out = np.zeros(data.shape)
+    if _runtime._integer_storage(into):
+        return out
+    h = np.broadcast_to(h, np.shape(data[idx]))
+    if _runtime._is_advanced(idx):
+        h = np.where(_runtime._winners(data.shape, idx), h, 0.0)
+        np.add.at(out, idx, h)
+    else:
+        out[idx] = h
+    return _scalar(out)
+
+
+def written_total_transpose(h, g, idx, into=None):
+    """The transpose of `written_total(g, idx, into)` in `g`."""
+    return written_transpose(h, g, idx, into)
+
+
+def copied_transpose(h, g, src, where=True, into=None):
+    """The transpose of `copied_adjoint(g, src, where, into)` in `g`: `h` spread over `g`'s shape
+    where `where` holds."""
+    data = _array_gradient(g, "a copyto")
+    if _runtime._integer_storage(into):
+        return np.zeros(data.shape)
+    spread = np.array(np.broadcast_to(h, data.shape), dtype=float)
+    return spread if where is True else np.where(where, spread, 0.0)

@@ -92,6 +92,7 @@ class SSABuilder:
         if func in self.inlining or func is frontend._unwrap(self.source.func):
             raise CompileError(f"the recursive call to `{name}` cannot be differentiated; write the "
                                "recursion as a loop", self.loc(at))
+        func = registry.twin_of(func)
         try:
             source = frontend.read_function(func)
         except SourceError as exc:

@@ -10,7 +10,7 @@ are compiled from their source like user code, or refused with a located error."
 import numpy as np
 
 from adjoint_compiler import runtime as rt
-from adjoint_compiler.registry import adjoint, nondifferentiable
+from adjoint_compiler.registry import adjoint, differentiate_as, nondifferentiable
 
 nondifferentiable(rt.seed, rt.zeros_like, rt.shape_of, rt.broadcast_shape, rt.reduced_size)
 
@@ -119,3 +119,60 @@ def sum_of_product(s, a, b):
 def extremum_adjoint(d, g, x, y, axis=None, keepdims=False):
     """Linear in `g`; the shares are piecewise constant in `x` (no gradient to `x` or `y`)."""
     g_bar += rt.extremum_transpose(d_bar, g, x, y, axis, keepdims)
+
+
+# -- writes: the adjoint helpers of write nodes are linear in the adjoint array they read ----------
+@adjoint(rt.save_slots)
+def save_slots(y, b, idx=...):
+    b_bar += rt.getitem_adjoint(y_bar, b, idx)
+
+
+@adjoint(rt.written_adjoint)
+def written_adjoint(y, g, idx, into=None):
+    g_bar += rt.written_transpose(y_bar, g, idx, into)
+
+
+@adjoint(rt.written_transpose)
+def written_transpose(y, h, g, idx, into=None):
+    h_bar += rt.unbroadcast(rt.written_adjoint(y_bar, idx, into), h)
+
+
+@adjoint(rt.written_total)
+def written_total(y, g, idx, into=None):
+    g_bar += rt.written_total_transpose(y_bar, g, idx, into)
+
+
+@adjoint(rt.overwritten_adjoint)
+def overwritten_adjoint(y, g, idx):
+    g_bar += rt.overwritten_adjoint(y_bar, idx)
+
+
+@adjoint(rt.copied_adjoint)
+def copied_adjoint(y, g, src, where=True, into=None):
+    g_bar += rt.copied_transpose(y_bar, g, src, where, into)
+
+
+@adjoint(rt.copied_transpose)
+def copied_transpose(y, h, g, src, where=True, into=None):
+    h_bar += rt.unbroadcast(rt.copied_adjoint(y_bar, h, where, into), h)
+
+
+@adjoint(rt.overcopied_adjoint)
+def overcopied_adjoint(y, g, where=True):
+    g_bar += rt.overcopied_adjoint(y_bar, where)
+
+
+# -- helpers that update an adjoint array in place are differentiated as the values they compute
+@differentiate_as(rt.zero_slots)
+def zero_slots(g, idx):
+    return rt.overwritten_adjoint(g, idx)
+
+
+@differentiate_as(rt.add_at)
+def add_at(a, idx, g):
+    return a + rt.getitem_adjoint(g, a, idx)
+
+
+@differentiate_as(rt.total_after_zeroing)
+def total_after_zeroing(g, idx, into=None):
+    return rt.written_total(rt.overwritten_adjoint(g, idx), Ellipsis, into)

@@ -59,6 +59,34 @@ def mlp(W1, b1, W2, b2, X, Y):  # examples/mlp_training.py
     return -np.mean(np.sum(Y * (logits - log_z), axis=1))
 
 
+def heat(u0, n_steps, r, u_obs):  # examples/heat_inverse.py
+    u = Buffer(u0)
+    u_new = Buffer.zeros(u0.shape)
+    for _ in range(n_steps):
+        u_new[1:-1] = u[1:-1] + r * (u[2:] - 2.0 * u[1:-1] + u[:-2])
+        copyto(u, u_new)
+    return 0.5 * np.sum((u.copy() - u_obs) ** 2)
+
+
+def lotka_volterra(du, u, p, t):
+    du[0] = p[0] * u[0] - p[1] * u[0] * u[1]
+    du[1] = p[2] * u[0] * u[1] - p[3] * u[1]
+
+
+def rk4(p, u0, dt, n_steps):  # examples/ode_sensitivities.py
+    u = u0
+    k1, k2, k3, k4 = Buffer.zeros(2), Buffer.zeros(2), Buffer.zeros(2), Buffer.zeros(2)
+    total = 0.0
+    for _ in range(n_steps):
+        lotka_volterra(k1, u, p, 0.0)
+        lotka_volterra(k2, u + 0.5 * dt * k1[:], p, 0.0)
+        lotka_volterra(k3, u + 0.5 * dt * k2[:], p, 0.0)
+        lotka_volterra(k4, u + dt * k3[:], p, 0.0)
+        u = u + dt / 6.0 * (k1[:] + 2.0 * k2[:] + 2.0 * k3[:] + k4[:])
+        total = total + np.sum(u ** 2)
+    return total
+
+
 RNG = np.random.default_rng(3)
 STRAIGHT = {
     "quickstart": (softplus_tanh, (RNG.normal(size=3), RNG.normal(size=3)), 1),
@@ -73,3 +101,14 @@ def test_straight_line_gradients_differentiate_again(tmp_path, name):
     f, args, wrt = STRAIGHT[name]
     check_second_order(tmp_path, f, args, wrt)
 
+
+LOOPS = {
+    "heat": (heat, (RNG.normal(size=8), 3, 0.25, RNG.normal(size=8)), 0),
+    "rk4": (rk4, (np.array([1.5, 1.0, 1.0, 3.0]), np.array([1.0, 1.2]), 0.05, 4), 0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LOOPS))
+def test_loop_gradients_differentiate_again(tmp_path, name):
+    f, args, wrt = LOOPS[name]
+    check_second_order(tmp_path, f, args, wrt)

@@ -45,6 +45,19 @@ def h_dot_right(g, a, b): return weigh(rt.dot_right(g, a, b))
 def h_matmul_left(g, x, w): return weigh(rt.matmul_left(g, x, w))
 def h_matmul_right(g, x, w): return weigh(rt.matmul_right(g, x, w))
 def h_sum_of_product(a, b): return np.sin(rt.sum_of_product(a, b))
+def h_save_slots(b): return weigh(rt.save_slots(b, slice(1, 3)))
+def h_written(g): return weigh(rt.written_adjoint(g, slice(0, 2)))
+def h_written_repeat(g): return weigh(rt.written_adjoint(g, np.array([1, 3, 1])))
+def h_written_int(g): return weigh(rt.written_adjoint(g, 1, np.zeros(4, dtype=int))) + np.sum(g)
+def h_written_transpose(h): return weigh(rt.written_transpose(h, V4, np.array([1, 3, 1])))
+def h_written_total(g): return np.sin(rt.written_total(g, slice(1, 3)))
+def h_overwritten(g): return weigh(rt.overwritten_adjoint(g, (0, slice(1, None))))
+def h_copied(g): return weigh(rt.copied_adjoint(g, V3, np.array([True, False, True])))
+def h_copied_transpose(h): return weigh(rt.copied_transpose(h, M23, V3, np.array([True, False, True])))
+def h_overcopied(g): return weigh(rt.overcopied_adjoint(g, np.array([True, False, True])))
+def h_zero_slots(g): return weigh(rt.zero_slots(g * 1.0, slice(1, 3)))
+def h_add_at(a, g): return weigh(rt.add_at(a * 1.0, np.array([0, 2, 0]), g))
+def h_total_after_zeroing(g): return np.sin(rt.total_after_zeroing(g * 1.0, slice(0, 4, 2)))
 def h_extremum(g): return weigh(rt.extremum_adjoint(g, M23, np.max(M23, axis=1), 1, False))
 
 
@@ -62,6 +75,10 @@ CASES = [
     (h_matmul_right, (R.normal(size=(2, 4)), M23, M34)), (h_matmul_left, (R.normal(size=2), M23, V3)),
     (h_matmul_right, (R.normal(size=4), V3, M34)), (h_sum_of_product, (M23, M23 * 2.0)),
     (h_sum_of_product, (V3, 0.5)), (h_extremum, (R.normal(size=2),)),
+    (h_save_slots, (V4,)), (h_written, (M23,)), (h_written_repeat, (V4,)), (h_written_int, (V4,)),
+    (h_written_transpose, (V3,)), (h_written_total, (V4,)), (h_overwritten, (M23,)), (h_copied, (M23,)),
+    (h_copied_transpose, (V3,)), (h_overcopied, (M23,)), (h_zero_slots, (V4,)), (h_add_at, (V4, V3)),
+    (h_total_after_zeroing, (R.normal(size=5),)),
 ]
 
 
