@@ -4,6 +4,7 @@ from .buffer import Buffer, copyto
 from .errors import (AdjointCompilerError, ArgumentError, MissingRuleError, MutationError, RuleError,
                      UnsupportedSyntaxError)
 from .frontend import SourceError
+from .nesting import hessian, hvp
 from .registry import adjoint, nondifferentiable
 
 __version__ = "0.1.0"
@@ -21,6 +22,8 @@ __all__ = [
                      "copyto",
                      "differentiable",
                      "grad",
+                     "hessian",
+                     "hvp",
                      "nondifferentiable",
                      "value_and_grad",
                      "vjp",

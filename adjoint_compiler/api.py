@@ -21,7 +21,7 @@ import threading
 
 import numpy as np
 
-from . import diskcache, frontend, guard, registry
+from . import diskcache, frontend, guard, nesting, registry
 from . import runtime as rt
 from .buffer import Buffer
 from .errors import ArgumentError, ArgumentIndexError, MutationError
@@ -179,7 +179,8 @@ def _bind(func, args, kwargs):
     if not kwargs and _POSITIONAL.get(func) == len(args):
         return args
     target = _unwrap(func)
-    frontend.check_first_order(target)
+    if not hasattr(target, "__adjoint_spec__"):  # a gradient made by `grad` differentiates again (nesting)
+        frontend.check_first_order(target)
     if not callable(target):
         raise ArgumentError(f"{target!r} is not callable")
     try:
@@ -222,6 +223,15 @@ def _build(target, wrt: tuple, kinds: tuple, mode: str):
     """A Compiled with its guard: from the disk cache if a valid entry is there, else compiled
     (recording every function read and name looked up) and stored."""
     generation = registry.GENERATION  # read first: a registration during compilation is seen next call
+    spec = getattr(target, "__adjoint_spec__", None)
+    if spec is not None:  # a gradient made by `grad`: differentiate its generated source
+        func, inner_wrt, as_tuple, inner_mode = spec
+        inner = _build(_unwrap(func), inner_wrt, kinds, inner_mode)
+        target = nesting.as_function(inner, as_tuple, inner_mode)
+        with frontend.recording() as reading:
+            entry = compile_gradient(target, wrt, kinds, mode)
+        entry.guard = nesting.Both(guard.build(target, reading, generation), inner.guard)
+        return entry
     entry = diskcache.load(target, wrt, kinds, mode, generation)
     if entry is None:
         with frontend.recording() as reading:
@@ -366,7 +376,7 @@ def grad(func, wrt=0):
 
     def gradient(*args, **kwargs):
         return _run(func, wrt_t, as_tuple, args, kwargs, "grad")[1]
-    return _named_after(gradient, func)
+    return _named_after(gradient, func, (func, wrt_t, as_tuple, "grad"))
 
 
 def value_and_grad(func, wrt=0):
@@ -375,14 +385,21 @@ def value_and_grad(func, wrt=0):
 
     def value_and_gradient(*args, **kwargs):
         return _run(func, wrt_t, as_tuple, args, kwargs, "joint")
-    return _named_after(value_and_gradient, func)
+    return _named_after(value_and_gradient, func, (func, wrt_t, as_tuple, "joint"))
 
 
-def _named_after(wrapper, func):
-    """`wrapper` with `func`'s name and docstring, but not marked as wrapping it (`__wrapped__`
-    would make the compiler differentiate `func` when given the gradient function itself)."""
+def _named_after(wrapper, func, spec=None):
+    """`wrapper` with `func`'s name, docstring and signature, but not marked as wrapping it
+    (`__wrapped__` would make the compiler differentiate `func` when given the gradient function
+    itself). `spec` = (func, wrt, as_tuple, mode) lets `nesting` differentiate it again."""
     functools.update_wrapper(wrapper, _unwrap(func))
     del wrapper.__wrapped__
+    try:
+        wrapper.__signature__ = inspect.signature(_unwrap(func))
+    except (TypeError, ValueError):
+        pass
+    if spec is not None:
+        wrapper.__adjoint_spec__ = spec
     frontend.DERIVATIVES.add(wrapper)
     return wrapper
 
@@ -467,7 +484,8 @@ def adjoint_source(func, wrt=0, args=None) -> str:
     arguments of those kinds (scalars, arrays of each ndim), which may skip shape bookkeeping."""
     wrt_t, _ = _normalize_wrt(wrt)
     target = _unwrap(func)
-    frontend.check_first_order(target)
+    if not hasattr(target, "__adjoint_spec__"):
+        frontend.check_first_order(target)
     values = [None] * len(inspect.signature(target).parameters) if args is None else _bind(func, args, {})
     return compiled(func, wrt_t, values, "grad").source
 

@@ -179,6 +179,16 @@ def complex_powers(fn: ir.Function, arrays: frozenset) -> str:
     return ", ".join(lines)
 
 
+def _set_on_some_paths(fn: ir.Function) -> set:
+    """The names the forward pass binds only on some paths: inside a branch or a loop body (the
+    outputs of an `if` and the params of a loop are bound on every path)."""
+    surely = {p.name for p in fn.params}
+    for s in fn.body:
+        surely |= {v.name for v in (s.outputs if isinstance(s, ir.If) else s.params if isinstance(s, ir.Loop)
+                                    else [s.target] if s.target is not None else [])}
+    return {v.name for v in ir.defined_in(fn.body)} - surely
+
+
 def code_names(code, want, reads: bool = True) -> set:
     """Names `want` finds in the backward code's statements, plus (for reads) the names `if`
     conditions and loop headers read."""
@@ -225,6 +235,9 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
     guard = f"rt.refuse_complex({grad_tuple}, {powers!r})" if powers else None
     if mode != "split":
         w.emit(0, f"def {fn.name}_grad({params}):")
+        maybe = sorted(_set_on_some_paths(fn) & code_names(backward, loads) - set(tape.stacks.values() if tape else ()))
+        if maybe:  # Python needs no binding here, but code read back by the compiler does
+            w.emit(1, " = ".join(maybe) + " = None  # (set on some paths)")
         w.forward(fn.body, 1, keep, needed)
         w.new_block()
         if result in restored and mode == "joint":  # the backward pass restores it: keep the value

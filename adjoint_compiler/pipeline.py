@@ -159,7 +159,7 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
     shaped = needed - values  # read only for their shapes
     needed &= values
     keep, recipes = forward_needed(fn, needed, shaped)
-    plan, code = tape.plan(fn, code, namer, ranks, keep)
+    plan, code = tape.plan(fn, code, namer, ranks, keep, needed)
     if stage == "tape":
         w = codegen.Writer(fn.loc.file, plan)
         w.backward(code, 0)

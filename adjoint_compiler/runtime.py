@@ -73,6 +73,8 @@ def unbroadcast(g, x):
             return g.sum(axis=0) if lead == 1 else g.sum(axis=tuple(range(lead)))
     if g is None:
         return zeros_like(x)
+    if isinstance(g, (list, tuple)) and isinstance(x, (list, tuple)):  # a sequence's gradient: never broadcast
+        return g
     if isinstance(g, np.ndarray) and g.dtype == object and not (isinstance(x, np.ndarray) and x.dtype == object):
         return _rebuild(x, [zeros_like(v) if gi is None else gi for gi, v in zip(g, x)]) \
             if isinstance(x, (list, tuple)) else g

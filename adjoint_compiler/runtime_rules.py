@@ -865,3 +865,38 @@ def copied_transpose(h, g, src, where=True, into=None):
         return np.zeros(data.shape)
     spread = np.array(np.broadcast_to(h, data.shape), dtype=float)
     return spread if where is True else np.where(where, spread, 0.0)
+
+
+def seq_place(h, g, start: int):
+    """A list like the sequence gradient `g` holding the items of `h` from position `start`, None
+    (no gradient) elsewhere: the transpose of taking `g[start:start + len(h)]`."""
+    out = [None] * len(g)
+    out[start:start + len(h)] = list(h)
+    return out
+
+
+def item_transpose(h, g, i):
+    """The transpose of `item(g, i, like)`: `h` at position i of a list like `g`."""
+    out = [None] * len(g)
+    out[i] = h
+    return out
+
+
+def stack_transpose(h, g, axis=0):
+    """The transpose of `stack_adjoint(g, arrays, axis)`: the items' gradients stacked back
+    along `axis` (a structural zero, None, as zeros)."""
+    like = np.moveaxis(np.asarray(g), axis, 0)
+    return np.stack([np.zeros(like.shape[1:]) if p is None else p for p in h], axis)
+
+
+def items_transpose(h, g, items, into=None):
+    """The transpose of `items_adjoint(g, items, into)` in `g`: the items' gradients `h`, element
+    by element in C order, in the first slots of a zero array shaped like `g`."""
+    data = _array_gradient(g, "a copyto from an iterator")
+    out = np.zeros(data.shape)
+    if _runtime._integer_storage(into):
+        return out
+    flat = np.concatenate([np.ravel(np.zeros(np.shape(x)) if p is None else p) for p, x in zip(h, items)]) \
+        if len(items) else np.zeros(0)
+    out.reshape(-1)[:flat.size] = flat
+    return out

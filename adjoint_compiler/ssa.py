@@ -306,10 +306,19 @@ class SSABuilder:
         if isinstance(call.func, gast.Name) and call.func.id in (COPYTO_ITEMS_NAME, OUT_WRITE_NAME):
             return True  # (the write of an `out=` argument is a copyto)
         callee = self.operand_or_none(call.func)
-        return isinstance(callee, ir.Global) and callee.value in _copyto_functions()
+        return isinstance(callee, ir.Global) and (callee.value in _copyto_functions() or self.is_items_write(call))
+
+    def is_items_write(self, call) -> bool:
+        """`copyto(b, <iterator>)`, as normalize spells it or as generated code prints it
+        (`rt.copyto_items(b, items)`, read back when a gradient is differentiated again)."""
+        if isinstance(call.func, gast.Name) and call.func.id == COPYTO_ITEMS_NAME:
+            return True
+        from . import runtime
+        callee = self.operand_or_none(call.func)
+        return isinstance(callee, ir.Global) and callee.value is runtime.copyto_items and len(call.args) == 2
 
     def write_call(self, call, at, out: list) -> None:
-        if isinstance(call.func, gast.Name) and call.func.id == COPYTO_ITEMS_NAME:
+        if self.is_items_write(call):
             self.write(ir.COPYTO_ITEMS, call.args[0], [self.operand(call.args[1])], at, out)
             return
         args = [self.operand(a) for a in call.args[1:]]

@@ -79,15 +79,16 @@ def _constant_index(op) -> bool:
     return isinstance(op, ir.Struct) and op.kind == "tuple" and all(_constant_index(i) for i in op.items)
 
 
-def _scalar_recipes(loop: ir.Loop, read: set, classes: dict, written) -> tuple:
+def _scalar_recipes(loop: ir.Loop, read: set, classes: dict, written, live=None) -> tuple:
     """Which values of one iteration the backward pass can get back without saving them:
     - a value that becomes a loop-carried value (`x_3` in `next x_2 <- x_3`) is that carried value
       at the top of the next iteration: recovered from it before it is popped;
     - a scalar computed by arithmetic or constant indexing from restored or loop-invariant values is
       recomputed at the top of the reverse iteration (cheaper than a push and a pop).
+    Only params the forward pass computes (named in `live`, when given) can be restored.
     Returns ({value: param} recovered, [(value, stmt)] recomputed, params they need restored)."""
     local = ir.defined_in(loop.body) | set(loop.params) | ({loop.target} if loop.target else set())
-    restorable = {p for p in loop.params if not _same_array(p, loop)}
+    restorable = {p for p in loop.params if not _same_array(p, loop) and (live is None or p.name in live)}
     recovered: dict = {}
     for p, n in zip(loop.params, loop.nexts):
         if p in restorable and isinstance(n, ir.Var) and n.storage is None and n.name in read \
@@ -119,10 +120,13 @@ def _scalar_recipes(loop: ir.Loop, read: set, classes: dict, written) -> tuple:
     return recovered, recomputed, needed
 
 
-def plan(fn: ir.Function, code: list, namer, classes: dict | None = None, kept: set | None = None) -> tuple:
+def plan(fn: ir.Function, code: list, namer, classes: dict | None = None, kept: set | None = None,
+         live: set | None = None) -> tuple:
     """(Plan, backward code with the pops in place). `kept` holds the ids of the primal statements
     the forward pass runs (all when None): a statement that does not run pushes nothing, so
-    nothing is popped for it (its values are rebound by the backward pass itself, or unread)."""
+    nothing is popped for it (its values are rebound by the backward pass itself, or unread).
+    `live` names the values the forward pass computes (all when None): a loop param it does not
+    carry cannot stand in for the next value it would hold."""
     from .mutation import same_arrays
     from .printing import expression
 
@@ -144,7 +148,7 @@ def plan(fn: ir.Function, code: list, namer, classes: dict | None = None, kept: 
     reversed_loops = _reversed(code)  # only these have a reverse loop that pops per iteration
     loops = [s for s in ir.walk(fn.body) if isinstance(s, ir.Loop) and id(s) in reversed_loops]
     for _ in range(len(loops) + 2):
-        recipes = {id(s): _scalar_recipes(s, read, classes, written) for s in loops}
+        recipes = {id(s): _scalar_recipes(s, read, classes, written, live) for s in loops}
         extra = set()
         for recovered, recomputed, needed in recipes.values():
             extra |= {v.name for v in needed} | {p.name for p in recovered.values()}

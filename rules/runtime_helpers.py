@@ -176,3 +176,34 @@ def add_at(a, idx, g):
 @differentiate_as(rt.total_after_zeroing)
 def total_after_zeroing(g, idx, into=None):
     return rt.written_total(rt.overwritten_adjoint(g, idx), Ellipsis, into)
+
+
+# -- sequences: the gradient of a list is a list (None where an item gets no gradient) -------------
+@adjoint(rt.seq_head)
+def seq_head(y, g, t):
+    g_bar += rt.seq_place(y_bar, g, 0)
+
+
+@adjoint(rt.seq_tail)
+def seq_tail(y, g, t):
+    g_bar += rt.seq_place(y_bar, g, len(g) - len(y))
+
+
+@adjoint(rt.item)
+def item(v, g, i, like):
+    g_bar += rt.item_transpose(v_bar, g, i)
+
+
+@adjoint(rt.stack_adjoint)
+def stack_adjoint(parts, g, arrays, axis=0):
+    g_bar += rt.stack_transpose(parts_bar, g, axis)
+
+
+@adjoint(rt.items_adjoint)
+def items_adjoint(y, g, items, into=None):
+    g_bar += rt.items_transpose(y_bar, g, items, into)
+
+
+@adjoint(rt.overfilled_adjoint)
+def overfilled_adjoint(y, g, items):
+    g_bar += rt.overfilled_adjoint(y_bar, items)

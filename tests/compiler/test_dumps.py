@@ -139,6 +139,8 @@ def test_every_statement_is_under_a_line_comment(case):
             stack[-1][1] = False  # the backward sweep must name its lines again
             continue
         seed = " = rt.seed(" in body or body.endswith("_bar = 1.0")
+        if body.endswith("= None  # (set on some paths)"):
+            continue  # the bindings of names only some paths set: commented on their own line
         if body.startswith("#") or body in ("else:", "pass") or seed \
                 or body.startswith("rt.seed(") or (indent == 4 and body.startswith("return ")):
             continue
