@@ -26,16 +26,26 @@ import operator
 
 import gast
 
+from .fixpoint import fixpoint
 from .simplify import Code, rt_helper, whole_index
 from .template import BIf, BLoop, Mark
 
 
 def propagate(code: list, adjoints: set, kept: set) -> list:
     """`code` (simplify's backward code) without its removable adjoint copies."""
-    names, changed = _Names(), True
-    while changed:  # until a pass over the whole code finds nothing more
-        changed = _block(code, adjoints, kept, _count_stores(code), _readers(code), names)
+    names = _Names()
+
+    def sweep(removed: int) -> int:
+        """One pass over the whole code; how many passes removed something so far."""
+        return removed + 1 if _block(code, adjoints, kept, _count_stores(code), _readers(code), names) else removed
+
+    # until a pass finds nothing more: each pass that finds something removes an item
+    fixpoint(sweep, 0, _size(code) + 2, "copy propagation")
     return code
+
+
+def _size(code: list) -> int:
+    return sum(1 + _size(_nested(item)) for item in code)
 
 
 class _Names:

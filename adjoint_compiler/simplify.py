@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import gast
 
 from . import ir
+from .fixpoint import fixpoint
 from .printing import operand as operand_text
 from .shapes import SAME_SHAPE, is_elementwise
 from .template import Accum, BIf, BLoop, Mark, Raw, Reset, Restore
@@ -231,24 +232,21 @@ class Resolver:
                 owned.add(name)
         # An array owned at the top of an iteration must still be owned at its end (the next
         # iteration starts there): shrink the assumption until it holds.
-        start = owned - local
-        for _ in range(4):
+        result: list = []
+
+        def iteration(start: frozenset) -> frozenset:
             inside, end = defined - local, set(start)
-            body = self.block(s.body, inside, end)
+            result[:] = self.block(s.body, inside, end)
             for name in carried:
                 if name not in inside:
-                    body.append(self.zeros(name, s.loc))
+                    result.append(self.zeros(name, s.loc))
                     end.add(name)
-            if start <= end:
-                break
-            start &= end
-        else:
-            start = set()
-            inside, end = defined - local, set()
-            body = self.block(s.body, inside, end)
-            body += [self.zeros(name, s.loc) for name in carried if name not in inside]
+            return start & end
+
+        # (it only shrinks: at worst to nothing owned, which holds)
+        start = fixpoint(iteration, frozenset(owned - local), len(owned) + 2, "ownership of adjoints around a loop")
         owned.intersection_update(start)
-        return before + [BLoop(loop, body, s.loc)]
+        return before + [BLoop(loop, result, s.loc)]
 
     def accumulated(self, stmts) -> set:
         """Adjoint names that `stmts` add to or write into."""
@@ -394,18 +392,33 @@ def prune_restores(stmts, needed: set, views: dict) -> tuple:
             needed = n_body | n_else
             kept.append(BIf(s.cond, body, orelse, s.loc))
         elif isinstance(s, BLoop):
-            out = set(needed)
-            while True:
-                body, n_in = prune_restores(s.body, out, views)
-                if n_in <= out:
-                    break
-                out |= n_in
-            needed = out
-            kept.append(BLoop(s.loop, body, s.loc))
+            found: list = []
+
+            def iteration(out: frozenset, s=s) -> frozenset:
+                found[:] = prune_restores(s.body, out, views)
+                return out | found[1]
+
+            bound = _names_bound(s) * (1 + max(map(len, views.values()), default=0)) + 2
+            needed = set(fixpoint(iteration, frozenset(needed), bound, "restores read around a loop"))
+            kept.append(BLoop(s.loop, found[0], s.loc))
         else:
             kept.append(s)
     kept.reverse()
     return kept, needed
+
+
+def _names_bound(item) -> int:
+    """How many names the code of a reverse loop or branch reads, at most: a bound on how often a
+    set of them can grow."""
+    count = 0
+    for c in item.body + getattr(item, "orelse", []):
+        if isinstance(c, Code):
+            count += sum(isinstance(n, gast.Name) for n in gast.walk(c.stmt))
+        elif isinstance(c, BLoop):
+            count += _names_bound(c) + len(header_reads(c.loop))
+        elif isinstance(c, BIf):
+            count += _names_bound(c) + len(ir.operand_vars(c.cond))
+    return count + len(header_reads(item.loop) if isinstance(item, BLoop) else ())
 
 
 def prune(stmts, live: set) -> tuple:
@@ -416,13 +429,15 @@ def prune(stmts, live: set) -> tuple:
         if isinstance(s, Mark):
             kept.append(s)
         elif isinstance(s, BLoop):
-            out = set(live)
-            while True:
+            found: list = []
+
+            def iteration(out: frozenset, s=s) -> frozenset:
                 body, live_in = prune(s.body, out)
-                live_in -= _rebound_by_header(s.loop)
-                if live | live_in <= out:
-                    break
-                out |= live_in
+                found[:] = body, live_in - _rebound_by_header(s.loop)
+                return out | found[1]
+
+            fixpoint(iteration, frozenset(live), _names_bound(s) + 2, "liveness around a loop")
+            body, live_in = found
             if not any(not isinstance(b, Mark) for b in body):
                 continue
             live = live | (live_in - _rebound_by_header(s.loop)) | header_reads(s.loop)
@@ -519,8 +534,7 @@ def forward_needed(fn: ir.Function, needed: set, shaped: set | None = None) -> t
                 loop(s)
 
     def loop(s: ir.Loop):
-        while True:
-            count = (len(needed), len(keep))
+        def iteration(count, s=s):
             for p, i, n in zip(s.params, s.inits, s.nexts):
                 if want(p.name):
                     needed.add(p.name)
@@ -532,8 +546,12 @@ def forward_needed(fn: ir.Function, needed: set, shaped: set | None = None) -> t
                 for op in (s.iterable, s.cond, s.stop):
                     needed.update(v.name for v in ir.operand_vars(op))
                 block(s.cond_body)
-            if (len(needed), len(keep)) == count:
-                return
+            return len(needed), len(keep)
+
+        # each round that changes anything keeps one more of the loop's statements or values
+        size = sum(1 + len(ir.defined_by(t)) + sum(len(ir.operand_vars(op)) for op in ir.stmt_operands(t))
+                   for t in ir.walk([s]))
+        fixpoint(iteration, (len(needed), len(keep)), size + 2, "the primal values a loop's adjoint needs")
 
     block(fn.body, top=True)
     return keep, _shape_sources(fn.body, recipes, read_for_shape)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import gast
 
 from . import ir
+from .fixpoint import fixpoint
 from .simplify import Code, counted, header_reads, loads, value_loads
 from .template import BIf, BLoop, Mark
 
@@ -143,16 +144,21 @@ def plan(fn: ir.Function, code: list, namer, classes: dict | None = None, kept: 
     # enclosing loop must restore those, by value. Grow `read` until the recipes are stable.
     reversed_loops = _reversed(code)  # only these have a reverse loop that pops per iteration
     loops = [s for s in ir.walk(fn.body) if isinstance(s, ir.Loop) and id(s) in reversed_loops]
-    for _ in range(len(loops) + 2):
-        recipes = {id(s): _scalar_recipes(s, read, classes, written) for s in loops}
+    recipes: dict = {}
+
+    def grow(read: frozenset) -> frozenset:
+        recipes.clear()
+        recipes.update({id(s): _scalar_recipes(s, read, classes, written) for s in loops})
         extra = set()
         for recovered, recomputed, needed in recipes.values():
             extra |= {v.name for v in needed} | {p.name for p in recovered.values()}
             extra |= {v.name for _, st in recomputed for op in st.args for v in ir.operand_vars(op)}
         result.shape_only -= extra
-        if extra <= read:
-            break
-        read |= extra
+        return read | extra
+
+    # (it only grows, by the names of the function's values)
+    read = set(fixpoint(grow, frozenset(read), len(ir.defined_in(fn.body)) + len(fn.params) + 2,
+                        "the values the tape restores"))
     nested: dict = {}  # id(stmt) -> names it defines, for statements inside a loop body
     per_iteration: dict = {}  # id(loop) -> names restored at the top of each reverse iteration
 
