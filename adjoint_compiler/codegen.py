@@ -15,7 +15,7 @@ from __future__ import annotations
 import operator
 import os
 
-from . import ir
+from . import ir, rtcall, runtime
 from .printing import expression, operand, to_source
 from .release import release
 from .simplify import Code, counted, header_reads, loads, stores
@@ -67,8 +67,8 @@ class Writer:
                 self.loop(s, depth, keep, needed)
                 continue
             if recipe is not None:  # only the shape is needed
-                helper = "shape_of" if len(recipe) == 1 else "broadcast_shape"
-                self.emit(depth, f"{s.target.name} = rt.{helper}({', '.join(map(operand, recipe))})", s.loc)
+                helper = runtime.shape_of if len(recipe) == 1 else runtime.broadcast_shape
+                self.emit(depth, f"{s.target.name} = {rtcall.name(helper)}({', '.join(map(operand, recipe))})", s.loc)
                 continue
             if isinstance(s, ir.Assign):
                 rhs = expression(s)
@@ -91,7 +91,7 @@ class Writer:
         return count
 
     def saved(self, name: str) -> str:
-        return f"rt.shape_of({name})" if name in self.tape.shape_only else name
+        return f"{rtcall.name(runtime.shape_of)}({name})" if name in self.tape.shape_only else name
 
     def loop(self, s: ir.Loop, depth: int, keep: set, needed: set) -> None:
         tape = self.tape
@@ -222,18 +222,19 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
     grad_tuple = "(" + ", ".join(grads) + ("," if len(grads) == 1 else "") + ")"
     restored = code_names(backward, lambda s: stores(s)[0] | stores(s)[1], reads=False)
     powers = complex_powers(fn, arrays)
-    guard = f"rt.refuse_complex({grad_tuple}, {powers!r})" if powers else None
+    guard = f"{rtcall.name(runtime.refuse_complex)}({grad_tuple}, {powers!r})" if powers else None
+    snapshot, seed = rtcall.name(runtime.snapshot), rtcall.name(runtime.seed)
     if mode != "split":
         w.emit(0, f"def {fn.name}_grad({params}):")
         w.forward(fn.body, 1, keep, needed)
         w.new_block()
         if result in restored and mode == "joint":  # the backward pass restores it: keep the value
             value = namer.fresh(f"{result}_value")
-            w.emit(1, f"{value} = rt.snapshot({result})")
+            w.emit(1, f"{value} = {snapshot}({result})")
             result = value
         w.emit(1, "# adjoint")
         if not seeded:  # (a seeded result's 1.0 is part of the backward code)
-            w.emit(1, f"{result_bar} = rt.seed({result})" if result_bar else f"rt.seed({result})")
+            w.emit(1, f"{result_bar} = {seed}({result})" if result_bar else f"{seed}({result})")
         w.backward(backward, 1)
         if guard:
             w.emit(1, guard)
@@ -264,9 +265,9 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
         w.forward(fn.body, 1, keep, needed)
         w.new_block()
         for name, final in finals.items():
-            w.emit(1, f"{final} = rt.snapshot({name})")
+            w.emit(1, f"{final} = {snapshot}({name})")
         if result in restored:
-            result = f"rt.snapshot({result})"
+            result = f"{snapshot}({result})"
         w.emit(1, f"return {result}, {saved_tuple}")
         w.emit(0, "")
         w.emit(0, "")
@@ -277,7 +278,7 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
             w.emit(1, f"{stack} = list({stack})  # a pullback may run more than once")
         for name, final in finals.items():  # (a list, or a value not known to be an array: rt.refill)
             w.emit(1, f"{name}[...] = {final}  # the state the forward pass left" if name in arrays
-                   else f"rt.refill({name}, {final})  # the state the forward pass left")
+                   else f"{rtcall.name(runtime.refill)}({name}, {final})  # the state the forward pass left")
         w.backward(backward, 1)
         if guard:
             w.emit(1, guard)

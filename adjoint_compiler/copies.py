@@ -26,8 +26,9 @@ import operator
 
 import gast
 
+from . import rtcall, runtime
 from .fixpoint import fixpoint
-from .simplify import Code, rt_helper, whole_index
+from .simplify import Code, whole_index
 from .template import BIf, BLoop, Mark
 
 
@@ -269,7 +270,7 @@ def _total_without_zeroing(items, i, adjoints, kept, stores, readers, names) -> 
     `rt.total_after_zeroing(b, idx)`, which sums around the slots instead of writing zeros (b is
     private and dead after the zeroing, which is why simplify zeroed it in place)."""
     a, value = _binding(items[i])
-    if not (rt_helper(value) == "zero_slots" and isinstance(value.args[0], gast.Name)):
+    if not (rtcall.is_call(value, runtime.zero_slots) and isinstance(value.args[0], gast.Name)):
         return False
     b, idx = value.args[0].id, value.args[1]
     if a not in adjoints or a in kept or stores.get(a) != 1 or readers.get(a) != 1:
@@ -280,9 +281,10 @@ def _total_without_zeroing(items, i, adjoints, kept, stores, readers, names) -> 
         if a in names.of(later)[0]:
             for stmt in _statements(later):
                 for node in gast.walk(stmt):
-                    if rt_helper(node) == "written_total" and isinstance(node.args[0], gast.Name) \
+                    if rtcall.is_call(node, runtime.written_total) and isinstance(node.args[0], gast.Name) \
                             and node.args[0].id == a and whole_index(node.args[1]):
-                        node.func.attr, node.args = "total_after_zeroing", [_load(b), idx] + node.args[2:]
+                        rtcall.retarget(node, runtime.total_after_zeroing)
+                        node.args = [_load(b), idx] + node.args[2:]
                         names.forget(later)
                         return True
             return False

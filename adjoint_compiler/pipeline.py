@@ -28,6 +28,7 @@ from . import (
     ir,
     loader,
     mutation,
+    rtcall,
     normalize,
     shapes,
     ssa,
@@ -151,7 +152,7 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
         code.insert(0, Code(assign_stmt(result_bar, gast.Constant(value=1.0, kind=None)),
                             getattr(code[0], "loc", fn.loc) if code else fn.loc))
     code = copies.propagate(code, set(names.values()), returned | (set() if seeded else {result_bar}))
-    grads = [names[v] if v in names and names[v] in defined else f"rt.zeros_like({v.name})" for v in wrt_vars]
+    grads = [names[v] if v in names and names[v] in defined else f"{rtcall.name(rt.zeros_like)}({v.name})" for v in wrt_vars]
     needed = set(live_in) | (set() if seeded else {v.name for v in ir.operand_vars(fn.result)})
     values = codegen.code_names(code, value_loads) | {n for g in grads for n in codegen.names_in(g)}
     values |= codegen.code_names(code, dtype_loads)  # computed as they are, not rebuilt from shapes

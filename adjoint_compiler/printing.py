@@ -12,7 +12,7 @@ import operator
 
 import gast
 
-from . import ir
+from . import ir, rtcall, runtime
 
 BINOPS = {
     operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/",
@@ -86,13 +86,13 @@ def expression(stmt: ir.Assign) -> str:
     if p is ir.SETITEM:
         return f"{operand(args[0])}[{operand(args[1], in_index=True)}] = {operand(args[2])}"
     if p is ir.COPYTO:
-        return f"rt.copyto({operand(args[0])}, {operand(args[1])}, {operand(args[2])})"
+        return f"{rtcall.name(runtime.copyto)}({operand(args[0])}, {operand(args[1])}, {operand(args[2])})"
     if p is ir.COPYTO_ITEMS:
-        return f"rt.copyto_items({operand(args[0])}, {operand(args[1])})"
+        return f"{rtcall.name(runtime.copyto_items)}({operand(args[0])}, {operand(args[1])})"
     if p is ir.SAVE:
-        return f"rt.save_slots({', '.join(operand(a) for a in args)})"
+        return f"{rtcall.name(runtime.save_slots)}({', '.join(operand(a) for a in args)})"
     if p is ir.OWN:
-        return f"rt.own({operand(args[0])})"
+        return f"{rtcall.name(runtime.own)}({operand(args[0])})"
     if isinstance(p, ir.Prim) and p.name.startswith("rt."):
         return f"{p.name}({', '.join(operand(a) for a in args)})"
     if p in UNARY:

@@ -17,7 +17,8 @@ import textwrap
 
 import gast
 
-from .simplify import SHAPES_OF_ALL, value_loads
+from . import rtcall, runtime
+from .simplify import value_loads
 
 INDENT = "    "
 
@@ -37,8 +38,7 @@ def _statements(body: list) -> list:
 
 
 def _is_shape(expr) -> bool:
-    return isinstance(expr, gast.Call) and isinstance(expr.func, gast.Attribute) \
-        and isinstance(expr.func.value, gast.Name) and expr.func.value.id == "rt" and expr.func.attr in SHAPES_OF_ALL
+    return rtcall.facts_of(expr).all_shapes
 
 
 def _reads_binds(text: str) -> tuple:
@@ -85,7 +85,7 @@ def _release_body(body: list, arrays: set) -> dict:
             dels.setdefault(groups[at][1] - 1, []).append(name)
     after: dict = {}
     for line, names in shapes.items():
-        after[line] = [f"{INDENT}{n} = rt.shape_of({n})  # only its shape is read below" for n in sorted(names)]
+        after[line] = [f"{INDENT}{n} = {rtcall.name(runtime.shape_of)}({n})  # only its shape is read below" for n in sorted(names)]
     for line, names in dels.items():
         after.setdefault(line, []).append(f"{INDENT}del {', '.join(sorted(names))}")
     return after

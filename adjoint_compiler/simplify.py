@@ -14,9 +14,10 @@ from dataclasses import dataclass
 
 import gast
 
-from . import ir
+from . import ir, rtcall, runtime
 from .fixpoint import fixpoint
 from .printing import operand as operand_text
+from .runtime_facts import NOTHING
 from .shapes import SAME_SHAPE, is_elementwise
 from .template import Accum, BIf, BLoop, Mark, Raw, Reset, Restore
 
@@ -39,9 +40,8 @@ def assign_stmt(target: str, value) -> gast.Assign:
 _assign = assign_stmt
 
 
-def rt_call(func: str, *args) -> gast.Call:
-    return gast.Call(func=gast.Attribute(value=_name("rt"), attr=func, ctx=gast.Load()),
-                     args=list(args), keywords=[])
+rt_call = rtcall.call  # rt_call(runtime.<helper>, *args): the node of `rt.<helper>(*args)`
+rt_helper = rtcall.helper  # the runtime function a call node calls, else None
 
 
 def loads(node) -> set:
@@ -67,19 +67,6 @@ def stores(node) -> tuple:
         if root is not t and isinstance(root, gast.Name):
             written.add(root.id)
     return rebound, written
-
-
-# Helpers that return a new array nobody else holds.
-FRESH_HELPERS = {"getitem_adjoint", "zeros_like", "overwritten_adjoint", "overcopied_adjoint",
-                 "overfilled_adjoint", "add_at", "zero_slots", "matmul_left", "matmul_right",
-                 "chain", "chain_div"}
-
-
-def rt_helper(expr):
-    if (isinstance(expr, gast.Call) and isinstance(expr.func, gast.Attribute)
-            and isinstance(expr.func.value, gast.Name) and expr.func.value.id == "rt"):
-        return expr.func.attr
-    return None
 
 
 def _int_literal(e) -> bool:
@@ -116,18 +103,18 @@ def _overwrites_all(expr) -> bool:
     """Whether `expr` is the gradient of an array before a write that replaced every slot: zero,
     so it is never materialized (`b[...] = v`, `b[:] = v`, `copyto(b, src)`)."""
     helper = rt_helper(expr)
-    if helper == "overwritten_adjoint":
+    if helper is runtime.overwritten_adjoint:
         return whole_index(expr.args[1])
-    return helper == "overcopied_adjoint" and (len(expr.args) == 1 or (
+    return helper is runtime.overcopied_adjoint and (len(expr.args) == 1 or (
         isinstance(expr.args[1], gast.Constant) and expr.args[1].value is True))
 
 
 def _fresh(expr) -> bool:
     """Whether `expr` surely evaluates to a new value (arithmetic makes new arrays;
     `rt.unbroadcast(g, x)` is `g` itself or a new array)."""
-    if rt_helper(expr) == "unbroadcast":
+    if rt_helper(expr) is runtime.unbroadcast:
         return _fresh(expr.args[0])
-    return isinstance(expr, (gast.BinOp, gast.UnaryOp)) or rt_helper(expr) in FRESH_HELPERS
+    return isinstance(expr, (gast.BinOp, gast.UnaryOp)) or rtcall.facts_of(expr).fresh
 
 
 class Resolver:
@@ -149,10 +136,10 @@ class Resolver:
             if s.transfer and source in owned:
                 owned.discard(source)
                 owned.add(name)
-            elif rt_helper(expr) == "overwritten_adjoint" and isinstance(expr.args[0], gast.Name) \
+            elif rt_helper(expr) is runtime.overwritten_adjoint and isinstance(expr.args[0], gast.Name) \
                     and expr.args[0].id in owned:
                 owned.discard(expr.args[0].id)  # its only reader: zero the slots in place
-                expr = rt_call("zero_slots", *expr.args)
+                expr = rt_call(runtime.zero_slots, *expr.args)
                 owned.add(name)
             elif _fresh(expr):
                 owned.add(name)
@@ -161,14 +148,14 @@ class Resolver:
             return _assign(name, expr)
         if s.var.kind != "num":
             owned.discard(name)
-            return _assign(name, rt_call("accum", _name(name), expr))
-        if name in owned and rt_helper(expr) == "getitem_adjoint":
+            return _assign(name, rt_call(runtime.accum, _name(name), expr))
+        if name in owned and rt_helper(expr) is runtime.getitem_adjoint:
             g, _, idx = expr.args
             literal = _literal_index(idx)
             if literal is not None:  # x_bar[1:-1] += g, as one would write it
                 return gast.AugAssign(target=gast.Subscript(value=_name(name), slice=literal, ctx=gast.Store()),
                                       op=gast.Add(), value=g)
-            return _assign(name, rt_call("add_at", _name(name), idx, g))
+            return _assign(name, rt_call(runtime.add_at, _name(name), idx, g))
         if name in owned:
             return gast.AugAssign(target=_name(name, True), op=gast.Add(), value=expr)
         owned.add(name)
@@ -262,7 +249,7 @@ class Resolver:
 
     def zeros(self, name: str, loc) -> Code:
         var = self.adjoint_of[name]
-        return Code(_assign(name, rt_call("zeros_like", _name(var.name))), loc)
+        return Code(_assign(name, rt_call(runtime.zeros_like, _name(var.name))), loc)
 
 
 def counted(loop) -> bool:
@@ -288,29 +275,22 @@ def restore_code(write: ir.Assign) -> Code:
     return Code(stmt, write.loc, restore=base.name)
 
 
-SHAPE_ONLY = {"getitem_adjoint": 1, "unbroadcast": 1, "expand_reduced": 1, "zeros_like": 0, "reduced_size": 0}
-SHAPES_OF_ALL = {"broadcast_shape", "shape_of"}  # helpers that read only the shapes of all arguments
-# helpers that read one argument for its dtype only (the array a write stored into): no value
-# read (no restore of its slots), but never replaced by another value of its shape
-DTYPE_ONLY = {"written_adjoint": 2, "written_total": 2, "total_after_zeroing": 2, "copied_adjoint": 3,
-              "items_adjoint": 2, "array_adjoint": 2, "cast_adjoint": 1}
-
-
 def _shape_args(node, dtypes: bool = False):
     """(call, position) of each Name under `node` that an `rt` helper reads only for its shape
-    (with `dtypes`, also those it reads only for their dtype)."""
+    (with `dtypes`, also those it reads only for their dtype: the array a write stored into; no
+    value read, so no restore of its slots, but never replaced by another value of its shape).
+    The helpers say which (`runtime_facts`)."""
     for n in gast.walk(node):
-        if not (isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
-                and isinstance(n.func.value, gast.Name) and n.func.value.id == "rt"):
+        facts = rtcall.facts_of(n)
+        if facts is NOTHING:
             continue
-        if dtypes and n.func.attr in DTYPE_ONLY and len(n.args) > DTYPE_ONLY[n.func.attr] \
-                and isinstance(n.args[DTYPE_ONLY[n.func.attr]], gast.Name):
-            yield n, DTYPE_ONLY[n.func.attr]
-        if n.func.attr in SHAPES_OF_ALL:
+        at = facts.dtype_only
+        if dtypes and at is not None and len(n.args) > at and isinstance(n.args[at], gast.Name):
+            yield n, at
+        if facts.all_shapes:
             yield from ((n, i) for i, a in enumerate(n.args) if isinstance(a, gast.Name))
-        elif (n.func.attr in SHAPE_ONLY and len(n.args) > SHAPE_ONLY[n.func.attr]
-              and isinstance(n.args[SHAPE_ONLY[n.func.attr]], gast.Name)):
-            yield n, SHAPE_ONLY[n.func.attr]
+        else:
+            yield from ((n, i) for i in facts.shape_only if len(n.args) > i and isinstance(n.args[i], gast.Name))
 
 
 def shapes_from_params(backward: list, classes: dict, params: list, top: list = ()) -> None:
@@ -352,15 +332,15 @@ def forget_dtypes(backward: list, names: set) -> None:
     be computed for it."""
     for node in _nodes(backward):
         for call, i in list(_shape_args(node, dtypes=True)):
-            if call.func.attr in DTYPE_ONLY and i == DTYPE_ONLY[call.func.attr] and call.args[i].id in names \
-                    and i == len(call.args) - 1 and call.func.attr != "cast_adjoint":
+            facts = rtcall.facts_of(call)
+            if i == facts.dtype_only and facts.dtype_optional and call.args[i].id in names \
+                    and i == len(call.args) - 1:
                 del call.args[i]
 
 
 def dtype_loads(node) -> set:
     """Names a statement reads only for their dtype (kept, never rebuilt from other shapes)."""
-    return {call.args[i].id for call, i in _shape_args(node, dtypes=True)
-            if call.func.attr in DTYPE_ONLY and i == DTYPE_ONLY[call.func.attr]}
+    return {call.args[i].id for call, i in _shape_args(node, dtypes=True) if i == rtcall.facts_of(call).dtype_only}
 
 
 def value_loads(node) -> set:
