@@ -28,8 +28,8 @@ import gast
 
 from . import rtcall, runtime
 from .fixpoint import fixpoint
-from .simplify import Code, whole_index
-from .template import BIf, BLoop, Mark
+from .backward import BIf, BLoop, Code, Mark
+from .simplify import whole_index
 
 
 def propagate(code: list, adjoints: set, kept: set) -> list:

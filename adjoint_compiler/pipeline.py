@@ -152,7 +152,8 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
         code.insert(0, Code(assign_stmt(result_bar, gast.Constant(value=1.0, kind=None)),
                             getattr(code[0], "loc", fn.loc) if code else fn.loc))
     code = copies.propagate(code, set(names.values()), returned | (set() if seeded else {result_bar}))
-    grads = [names[v] if v in names and names[v] in defined else f"{rtcall.name(rt.zeros_like)}({v.name})" for v in wrt_vars]
+    grads = [_load(names[v]) if v in names and names[v] in defined else rtcall.call(rt.zeros_like, _load(v.name))
+             for v in wrt_vars]
     needed = set(live_in) | (set() if seeded else {v.name for v in ir.operand_vars(fn.result)})
     values = codegen.code_names(code, value_loads) | {n for g in grads for n in codegen.names_in(g)}
     values |= codegen.code_names(code, dtype_loads)  # computed as they are, not rebuilt from shapes
@@ -184,6 +185,10 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
     compiled.inlined = fn.inlined
     compiled.written = written_params(fn, source.node)
     return compiled
+
+
+def _load(name: str) -> gast.Name:
+    return gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
 
 
 def written_params(fn: ir.Function, node) -> tuple:

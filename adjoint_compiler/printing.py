@@ -1,18 +1,21 @@
-"""Text forms: `gast` trees to Python source, and the SSA IR to one statement per line.
+"""Text forms of every stage: `gast` trees as Python source, the SSA IR one statement per line
+(`format_ir`), and the backward code as the Python it becomes (`format_backward`).
 
-    y = mul(x, w)                         # L5
-    if c_gt_0:                            # L6
-        ...
-    yield y_2 <- (y, b)
+    y = x * w                             # L5          x_bar += y_bar * w
+    if c_gt_0:                            # L6          restore b_2[i] from b_2_saved
+        ...                                             for i in reversed(range_n):
+    yield y_2 <- (y, b)                                     tape: x_3 back
 """
 from __future__ import annotations
 
 import ast
 import operator
+import os
 
 import gast
 
 from . import ir, rtcall, runtime
+from .backward import Accum, BIf, BLoop, Code, Mark, Raw, Reset, Restore, counted
 
 BINOPS = {
     operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/",
@@ -114,6 +117,12 @@ def expression(stmt: ir.Assign) -> str:
     return f"{head}({', '.join(call_args)})"
 
 
+def assign_node(stmt: ir.Assign) -> gast.stmt:
+    """An Assign of the IR as a gast statement, `target = <its expression>` (for backward code
+    that recomputes a primal value)."""
+    return gast.parse(f"{stmt.target.name} = {expression(stmt)}").body[0]
+
+
 def format_ir(fn: ir.Function) -> str:
     """The SSA IR: one statement per line, each with the user's line number."""
     lines = [f"def {fn.name}({', '.join(p.name for p in fn.params)}):"]
@@ -150,4 +159,73 @@ def format_ir(fn: ir.Function) -> str:
                     lines.append(f"{pad}    yield {outs} <- " + ", ".join(map(operand, s.orelse_results)))
     block(fn.body, 1)
     lines.append(f"    return {operand(fn.result)}")
+    return "\n".join(lines)
+
+
+# -- the backward code (reverse .. tape) as the Python it becomes ----------------------------------
+
+def format_backward(items: list, names: dict | None = None, home_file: str | None = None) -> str:
+    """The backward code at any stage, one statement per line, each block headed by the user's line
+    (`# L<n>: <statement>`) like the generated code. Before `simplify` a contribution prints as
+    `x_bar += e`; the points where overwritten slots and loop values come back as
+    `restore b_2[i] from b_2_saved` and `tape: x_3 back`; a loop's carried adjoint starting afresh
+    as `reset x_2_bar`. `names` maps Vars to adjoint names (reverse's)."""
+    names = names or {}
+    lines: list = []
+    last: list = [None]
+
+    def adjoint(var) -> str:
+        return names.get(var) or f"{var.name}_bar"
+
+    def comment(depth: int, loc) -> None:
+        if loc is None or (loc.file, loc.line) == last[0]:
+            return
+        last[0] = (loc.file, loc.line)
+        where = f"L{loc.line}" if home_file is None or loc.file == home_file else \
+            f"{os.path.basename(loc.file)} L{loc.line}"
+        lines.append(f"{'    ' * depth}# {where}: {loc.text}")
+
+    def emit(depth: int, text: str) -> None:
+        lines.extend(f"{'    ' * depth}{part}" for part in text.splitlines())
+
+    def block(block_items: list, depth: int) -> None:
+        if not block_items:
+            emit(depth, "pass")
+        for c in block_items:
+            stmt = getattr(c, "stmt", None)
+            comment(depth, getattr(c, "loc", None) or getattr(stmt, "loc", None))
+            if isinstance(c, Accum):
+                emit(depth, f"{adjoint(c.var)} += {to_source(c.expr)}" + ("  # hands the array over" if c.transfer else ""))
+            elif isinstance(c, (Raw, Code)):
+                emit(depth, to_source(c.stmt))
+            elif isinstance(c, Reset):
+                emit(depth, f"reset {adjoint(c.var)}")
+            elif isinstance(c, Restore):
+                base, saved = stmt.args[0], stmt.args[-1]
+                index = operand(stmt.args[1], in_index=True) if stmt.prim is ir.SETITEM else "..."
+                emit(depth, f"restore {base.name}[{index}] from {saved.name}")
+            elif isinstance(c, Mark):
+                values = [v.name for v in ir.defined_by(stmt)]
+                if values:
+                    emit(depth, f"tape: {', '.join(values)} back")
+            elif isinstance(c, BIf):
+                emit(depth, f"if {operand(c.cond)}:")
+                last[0] = None
+                block(c.body, depth + 1)
+                if c.orelse:
+                    emit(depth, "else:")
+                    last[0] = None
+                    block(c.orelse, depth + 1)
+                last[0] = None
+            elif isinstance(c, BLoop):
+                loop = c.loop
+                emit(depth, f"for _ in range({loop.trips.name}):" if counted(loop) else
+                     f"for {loop.target.name} in reversed({operand(loop.iterable)}):")
+                last[0] = None
+                block(c.body, depth + 1)
+                last[0] = None
+            else:
+                raise TypeError(f"not a backward item: {type(c).__name__}")
+
+    block(items, 0)
     return "\n".join(lines)

@@ -13,7 +13,8 @@ import gast
 from . import ir
 from .shapes import broadcast_free
 from .simplify import assign_stmt
-from .template import Accum, BIf, BLoop, Mark, Raw, Reset, Restore, instantiate
+from .backward import Accum, BIf, BLoop, Mark, Raw, Reset, Restore
+from .template import instantiate
 
 
 class Reverser:

@@ -10,8 +10,6 @@ Guarantees on the output (a list of `Code` and `BIf`):
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import gast
 
 from . import ir, rtcall, runtime
@@ -19,14 +17,7 @@ from .fixpoint import fixpoint
 from .printing import operand as operand_text
 from .runtime_facts import NOTHING
 from .shapes import SAME_SHAPE, is_elementwise
-from .template import Accum, BIf, BLoop, Mark, Raw, Reset, Restore
-
-
-@dataclass
-class Code:
-    stmt: object
-    loc: ir.Loc
-    restore: str | None = None  # for a restore of overwritten slots: the array's name
+from .backward import Accum, BIf, BLoop, Code, Mark, Raw, Reset, Restore, counted
 
 
 def _name(id_: str, store: bool = False):
@@ -252,11 +243,6 @@ class Resolver:
         return Code(_assign(name, rt_call(runtime.zeros_like, _name(var.name))), loc)
 
 
-def counted(loop) -> bool:
-    """Whether the reverse of `loop` counts iterations (else it walks the range backwards)."""
-    return loop.kind == "while" or loop.stop is not None
-
-
 def header_reads(loop) -> set:
     return {loop.trips.name} if counted(loop) else {v.name for v in ir.operand_vars(loop.iterable)}
 
@@ -455,8 +441,8 @@ def simplify(backward: list, adjoint_names: dict, seeded: set, returned: set, vi
 
 
 def forward_needed(fn: ir.Function, needed: set, shaped: set | None = None) -> tuple:
-    """(ids of the primal statements needed to produce the Var names in `needed` (and side
-    effects), {id: operands} for top-level ones that need only compute the shape of a name in
+    """(the primal statements needed to produce the Var names in `needed` (and side
+    effects), {stmt: operands} for top-level ones that need only compute the shape of a name in
     `shaped`: the values (or parameters) whose broadcast shape it has, through any chain of such
     statements, or None where the backward pass does not read it); grows `needed` with
     everything read."""
@@ -483,8 +469,8 @@ def forward_needed(fn: ir.Function, needed: set, shaped: set | None = None) -> t
             if isinstance(s, ir.Assign):
                 recipe = shape_recipe(s) if top else None
                 if recipe:
-                    keep.add(id(s))
-                    recipes[id(s)] = recipe
+                    keep.add(s)
+                    recipes[s] = recipe
                     shaped.update(v.name for op in s.args[:1 if recipe == "same" else None]
                                   for v in ir.operand_vars(op))
                     continue
@@ -493,7 +479,7 @@ def forward_needed(fn: ir.Function, needed: set, shaped: set | None = None) -> t
                 if s.target is None or s.rule is None or want(s.target.name):
                     if s.target is not None:
                         needed.add(s.target.name)
-                    keep.add(id(s))
+                    keep.add(s)
                     # a write's saved slots are needed only by a restore that reads them
                     reads = ir.stmt_reads(s) if s.prim not in ir.WRITES else \
                         [v for op in s.args[:-1] for v in ir.operand_vars(op)]
@@ -508,7 +494,7 @@ def forward_needed(fn: ir.Function, needed: set, shaped: set | None = None) -> t
                 block(s.body)
                 block(s.orelse)
                 if used or len(keep) > before:
-                    keep.add(id(s))
+                    keep.add(s)
                     needed.update(v.name for v in ir.operand_vars(s.cond))
             elif isinstance(s, ir.Loop):
                 loop(s)
@@ -520,9 +506,9 @@ def forward_needed(fn: ir.Function, needed: set, shaped: set | None = None) -> t
                     needed.add(p.name)
                     needed.update(v.name for v in ir.operand_vars(i) + ir.operand_vars(n))
             block(s.body)
-            if any(id(b) in keep for b in s.body) or any(p.name in needed for p in s.params) \
+            if any(b in keep for b in s.body) or any(p.name in needed for p in s.params) \
                     or any(v is not None and v.name in needed for v in (s.trips, s.target)):
-                keep.add(id(s))
+                keep.add(s)
                 for op in (s.iterable, s.cond, s.stop):
                     needed.update(v.name for v in ir.operand_vars(op))
                 block(s.cond_body)
@@ -544,7 +530,7 @@ def _shape_sources(stmts, kinds: dict, read: set) -> dict:
     sources: dict = {}  # Var -> its operands
     out: dict = {}
     for s in stmts:
-        kind = kinds.get(id(s)) if isinstance(s, ir.Assign) else None
+        kind = kinds.get(s) if isinstance(s, ir.Assign) else None
         if kind is None:
             continue
         ops: list = []
@@ -555,5 +541,5 @@ def _shape_sources(stmts, kinds: dict, read: set) -> dict:
         if not ops:  # made from constants alone (`np.array(2.0)`): their shape
             ops = [op for op in (s.args[:1] if kind == "same" else s.args) if isinstance(op, ir.Const)]
         sources[s.target] = ops
-        out[id(s)] = ops if s.target.name in read else None
+        out[s] = ops if s.target.name in read else None
     return out

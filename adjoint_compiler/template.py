@@ -24,67 +24,10 @@ from dataclasses import dataclass, field
 import gast
 
 from . import ir, rtcall, runtime
+from .backward import Accum, Raw  # the structures instantiate makes (others re-exported)
+from .backward import BIf, BLoop, Mark, Reset, Restore  # noqa: F401
 from .errors import CompileError, RuleError
 from .printing import operand as operand_text
-
-
-@dataclass
-class Accum:
-    """`<var>_bar += expr`. `transfer`: expr is another adjoint name that is dead afterwards (a loop
-    hands its carried adjoint over), so the array changes hands instead of being shared."""
-
-    var: ir.Var
-    expr: object
-    loc: ir.Loc
-    transfer: bool = False
-
-
-@dataclass
-class Raw:
-    """Any other adjoint statement (a write into an adjoint, a helper call)."""
-
-    stmt: object
-    loc: ir.Loc
-
-
-@dataclass
-class BIf:
-    """The adjoint of an If: the same condition, each branch reversed."""
-
-    cond: object
-    body: list
-    orelse: list
-    loc: ir.Loc
-
-
-@dataclass
-class BLoop:
-    """The adjoint of a Loop: its iterations in reverse order."""
-
-    loop: object
-    body: list
-    loc: ir.Loc
-
-
-@dataclass
-class Reset:
-    """From here on `<var>_bar` holds nothing (a loop param's adjoint at the top of an iteration)."""
-
-    var: ir.Var
-
-
-@dataclass
-class Restore:
-    """The point of the backward pass where a write's overwritten slots are put back."""
-
-    stmt: object
-
-
-@dataclass
-class Mark:
-    """The point of the backward pass where the primal values `stmt` defined are restored (tape)."""
-
-    stmt: object
 
 
 @dataclass
