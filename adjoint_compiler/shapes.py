@@ -29,6 +29,22 @@ SCALAR_RESULTS = {float, int, len, math.fsum}
 SAME_SHAPE = {np.copy, np.array, np.asarray, np.zeros_like, np.ones_like, np.empty_like, Buffer}
 
 
+class GlobalArray:
+    """The shape class of an array the function reads from its globals: one per array object
+    (arrays are unhashable; the class holds the array, so it lives as long as its readers)."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array):
+        self.array = array
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, GlobalArray) and other.array is self.array
+
+    def __hash__(self) -> int:
+        return hash((GlobalArray, id(self.array)))
+
+
 def _same_shape(s) -> bool:
     """`s` is a SAME_SHAPE call that keeps its argument's shape (no `shape=`, no `ndmin=`)."""
     return s.prim in SAME_SHAPE and not ({"shape", "ndmin"} & set(s.kwargs)) and len(s.args) < 5
@@ -93,7 +109,7 @@ class Shapes:
             if isinstance(v, (bool, int, float, complex, np.generic)):
                 return 0
             if isinstance(v, np.ndarray):
-                return 0 if v.ndim == 0 else ("global", id(v))
+                return 0 if v.ndim == 0 else GlobalArray(v)
         return None
 
     def set(self, var, token) -> bool:
