@@ -19,7 +19,6 @@ import gast
 
 from . import ir, rtcall, runtime
 from .printing import expression, operand, to_source
-from .release import release
 from .backward import BIf, BLoop, Code, counted
 from .simplify import header_reads, loads, stores
 
@@ -205,8 +204,8 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
     gradient expressions (gast), one per wrt parameter. 'joint' is one function returning
     `(value, grads)`; 'grad' the same returning `grads` alone (with `seeded`, the result is known
     to be a scalar and its value is not computed unless the adjoint reads it); 'split' is `<f>_vjp(*args) -> (value, saved)` and
-    `<f>_pullback(saved, result_bar) -> grads`. The names in `arrays` are released (`del`) after
-    their last use."""
+    `<f>_pullback(saved, result_bar) -> grads`. `arrays` are the names known to hold arrays (a
+    power of anything else may turn complex); `release` then deletes them after their last use."""
     w = Writer(fn.loc.file, tape, recipes)
     w.emit(0, header)
     w.emit(0, "import numpy as np")
@@ -279,5 +278,4 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
         if guard:
             w.emit(1, guard)
         w.emit(1, f"return {grad_tuple}")
-    lines, line_locs = release(w.lines, w.line_locs, arrays)
-    return "\n".join(lines) + "\n", line_locs
+    return "\n".join(w.lines) + "\n", w.line_locs

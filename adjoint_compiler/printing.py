@@ -4,7 +4,7 @@
     y = x * w                             # L5          x_bar += y_bar * w
     if c_gt_0:                            # L6          restore b_2[i] from b_2_saved
         ...                                             for i in reversed(range_n):
-    yield y_2 <- (y, b)                                     tape: x_3 back
+    yield y_2 <- (y, b)                                     tape mark: x_3
 """
 from __future__ import annotations
 
@@ -123,9 +123,14 @@ def assign_node(stmt: ir.Assign) -> gast.stmt:
     return gast.parse(f"{stmt.target.name} = {expression(stmt)}").body[0]
 
 
-def format_ir(fn: ir.Function) -> str:
-    """The SSA IR: one statement per line, each with the user's line number."""
+def format_ir(fn: ir.Function, note=None) -> str:
+    """The SSA IR: one statement per line, each with the user's line number; `note(stmt)` may add
+    a remark after it (what an analysis found)."""
     lines = [f"def {fn.name}({', '.join(p.name for p in fn.params)}):"]
+
+    def where(s) -> str:
+        remark = note(s) if note is not None else ""
+        return f"  # L{s.loc.line}" + (f"  {remark}" if remark else "")
 
     def block(stmts, depth):
         pad = "    " * depth
@@ -133,11 +138,11 @@ def format_ir(fn: ir.Function) -> str:
             if isinstance(s, ir.Assign):
                 text = expression(s) if s.target is None or s.prim in ir.WRITES else \
                     f"{s.target.name} = {expression(s)}"
-                lines.append(f"{pad}{text}".ljust(48) + f"  # L{s.loc.line}")
+                lines.append(f"{pad}{text}".ljust(48) + where(s))
             elif isinstance(s, ir.Loop):
                 carried = ", ".join(f"{p.name} <- {operand(i)}" for p, i in zip(s.params, s.inits))
                 head = (f"for {s.target.name} in {operand(s.iterable)}" if s.kind == "for" else "while")
-                lines.append(f"{pad}{head} [{carried}]:".ljust(48) + f"  # L{s.loc.line}")
+                lines.append(f"{pad}{head} [{carried}]:".ljust(48) + where(s))
                 if s.kind == "while":
                     block(s.cond_body, depth + 1)
                     lines.append(f"{pad}    if not {operand(s.cond)}: exit")
@@ -149,7 +154,7 @@ def format_ir(fn: ir.Function) -> str:
                     lines.append(f"{pad}    if {operand(s.stop)}: exit")
             elif isinstance(s, ir.If):
                 outs = ", ".join(v.name for v in s.outputs)
-                lines.append(f"{pad}if {operand(s.cond)}:".ljust(48) + f"  # L{s.loc.line}")
+                lines.append(f"{pad}if {operand(s.cond)}:".ljust(48) + where(s))
                 block(s.body, depth + 1)
                 if s.outputs:
                     lines.append(f"{pad}    yield {outs} <- " + ", ".join(map(operand, s.body_results)))
@@ -168,8 +173,8 @@ def format_backward(items: list, names: dict | None = None, home_file: str | Non
     """The backward code at any stage, one statement per line, each block headed by the user's line
     (`# L<n>: <statement>`) like the generated code. Before `simplify` a contribution prints as
     `x_bar += e`; the points where overwritten slots and loop values come back as
-    `restore b_2[i] from b_2_saved` and `tape: x_3 back`; a loop's carried adjoint starting afresh
-    as `reset x_2_bar`. `names` maps Vars to adjoint names (reverse's)."""
+    `restore b_2[i] from b_2_saved` and `tape mark: x_3` (popped there, if taped); a loop's carried
+    adjoint starting afresh as `reset x_2_bar`. `names` maps Vars to adjoint names (reverse's)."""
     names = names or {}
     lines: list = []
     last: list = [None]
@@ -195,7 +200,8 @@ def format_backward(items: list, names: dict | None = None, home_file: str | Non
             stmt = getattr(c, "stmt", None)
             comment(depth, getattr(c, "loc", None) or getattr(stmt, "loc", None))
             if isinstance(c, Accum):
-                emit(depth, f"{adjoint(c.var)} += {to_source(c.expr)}" + ("  # hands the array over" if c.transfer else ""))
+                handed = "  # hands the array over" if c.transfer else ""
+                emit(depth, f"{adjoint(c.var)} += {to_source(c.expr)}{handed}")
             elif isinstance(c, (Raw, Code)):
                 emit(depth, to_source(c.stmt))
             elif isinstance(c, Reset):
@@ -207,7 +213,7 @@ def format_backward(items: list, names: dict | None = None, home_file: str | Non
             elif isinstance(c, Mark):
                 values = [v.name for v in ir.defined_by(stmt)]
                 if values:
-                    emit(depth, f"tape: {', '.join(values)} back")
+                    emit(depth, f"tape mark: {', '.join(values)}")
             elif isinstance(c, BIf):
                 emit(depth, f"if {operand(c.cond)}:")
                 last[0] = None

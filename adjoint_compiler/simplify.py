@@ -222,7 +222,8 @@ class Resolver:
             return start & end
 
         # (it only shrinks: at worst to nothing owned, which holds)
-        start = fixpoint(iteration, frozenset(owned - local), len(owned) + 2, "ownership of adjoints around a loop")
+        start = fixpoint(iteration, frozenset(owned - local), len(owned) + 2,
+                         "ownership of adjoints around a loop")
         owned.intersection_update(start)
         return before + [BLoop(loop, result, s.loc)]
 
