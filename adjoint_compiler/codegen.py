@@ -18,8 +18,8 @@ import os
 import gast
 
 from . import ir, rtcall, runtime
-from .printing import expression, operand, to_source
 from .backward import BIf, BLoop, Code, counted
+from .printing import expression, operand, to_source
 from .simplify import header_reads, loads, stores
 
 INDENT = "    "

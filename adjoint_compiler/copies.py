@@ -27,8 +27,8 @@ import operator
 import gast
 
 from . import rtcall, runtime
-from .fixpoint import fixpoint
 from .backward import BIf, BLoop, Code, Mark
+from .fixpoint import fixpoint
 from .simplify import whole_index
 
 

@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 import gast
 import numpy as np
 
-from . import runtime as rt
 from . import (
     activity,
     codegen,
@@ -33,12 +32,13 @@ from . import (
     ir,
     loader,
     mutation,
-    rtcall,
     normalize,
+    rtcall,
     shapes,
     ssa,
     tape,
 )
+from . import runtime as rt
 from .backward import Code
 from .errors import InternalError
 from .naming import Namer

@@ -11,9 +11,9 @@ from __future__ import annotations
 import gast
 
 from . import ir
+from .backward import Accum, BIf, BLoop, Mark, Raw, Reset, Restore
 from .shapes import broadcast_free
 from .simplify import assign_stmt
-from .backward import Accum, BIf, BLoop, Mark, Raw, Reset, Restore
 from .template import instantiate
 
 

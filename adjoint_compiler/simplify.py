@@ -13,11 +13,11 @@ from __future__ import annotations
 import gast
 
 from . import ir, rtcall, runtime
+from .backward import Accum, BIf, BLoop, Code, Mark, Raw, Reset, Restore, counted
 from .fixpoint import fixpoint
 from .printing import operand as operand_text
 from .runtime_facts import NOTHING
 from .shapes import SAME_SHAPE, is_elementwise
-from .backward import Accum, BIf, BLoop, Code, Mark, Raw, Reset, Restore, counted
 
 
 def _name(id_: str, store: bool = False):
@@ -361,7 +361,7 @@ def prune_restores(stmts, needed: set, views: dict) -> tuple:
         elif isinstance(s, BLoop):
             found: list = []
 
-            def iteration(out: frozenset, s=s) -> frozenset:
+            def iteration(out: frozenset, s=s, found=found) -> frozenset:
                 found[:] = prune_restores(s.body, out, views)
                 return out | found[1]
 
@@ -398,7 +398,7 @@ def prune(stmts, live: set) -> tuple:
         elif isinstance(s, BLoop):
             found: list = []
 
-            def iteration(out: frozenset, s=s) -> frozenset:
+            def iteration(out: frozenset, s=s, found=found) -> frozenset:
                 body, live_in = prune(s.body, out)
                 found[:] = body, live_in - _rebound_by_header(s.loop)
                 return out | found[1]

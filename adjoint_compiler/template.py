@@ -24,8 +24,15 @@ from dataclasses import dataclass, field
 import gast
 
 from . import ir, rtcall, runtime
-from .backward import Accum, Raw  # the structures instantiate makes (others re-exported)
-from .backward import BIf, BLoop, Mark, Reset, Restore  # noqa: F401
+from .backward import (  # the structures instantiate makes (others re-exported)  # noqa: F401
+    Accum,
+    BIf,
+    BLoop,
+    Mark,
+    Raw,
+    Reset,
+    Restore,
+)
 from .errors import CompileError, RuleError
 from .printing import operand as operand_text
 

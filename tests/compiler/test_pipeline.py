@@ -163,8 +163,8 @@ def test_the_backward_stages_print_the_python_they_become():
     assert "x_bar += rt.unbroadcast(x_times_w_bar * w, x)" in reverse
     assert "restore b_2[i] from b_2_saved" in reverse
     assert "reset s_bar" in reverse and "for _ in range(while_trips):" in reverse
-    assert re.search(r"^    if s_gt_c:$", reverse, re.M) and re.search(r"^    else:$", reverse, re.M)
-    assert re.search(r"^# L\d+: y = np.sin\(x \* w\)$", reverse, re.M)
+    assert re.search(r"^    if s_gt_c:$", reverse, re.MULTILINE) and re.search(r"^    else:$", reverse, re.MULTILINE)
+    assert re.search(r"^# L\d+: y = np.sin\(x \* w\)$", reverse, re.MULTILINE)
     simplified = compile_gradient(looped, (0,), ("num", "num"), "grad", stage="simplify")
     assert "x_bar = rt.unbroadcast(x_times_w_bar * w, x)" in simplified  # the first contribution
     tape = compile_gradient(looped, (0,), ("num", "num"), "grad", stage="tape")
@@ -191,7 +191,10 @@ def test_each_stage_shows_its_own_pass():
 
     ssa_text = compile_gradient(f, (0,), ("r1", "r0"), "grad", stage="ssa")
     hoisted = compile_gradient(f, (0,), ("r1", "r0"), "grad", stage="hoist")
-    inside = lambda text: text.index("x_0 = x[0]") > text.index("for i in")  # noqa: E731
+
+    def inside(text):
+        return text.index("x_0 = x[0]") > text.index("for i in")
+
     assert inside(ssa_text) and not inside(hoisted)
     generated = compile_gradient(sigmoid_loss, (0,), ("r1", "r1"), "grad", stage="codegen")
     released = compile_gradient(sigmoid_loss, (0,), ("r1", "r1"), "grad", stage="release")
