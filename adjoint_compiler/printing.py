@@ -25,6 +25,8 @@ BINOPS = {
     operator.eq: "==", operator.ne: "!=", operator.is_: "is", operator.is_not: "is not",
 }
 UNARY = {operator.neg: "-", operator.pos: "+", operator.not_: "not ", operator.invert: "~"}
+# primitives of the IR that are calls of runtime helpers (writes through views)
+_RUNTIME_PRIMS = {ir.SHARES: runtime.shares_memory, ir.POSITIONS: runtime.positions, ir.SLOTS_AT: runtime.slots_at}
 
 
 def _fill_empty(node):
@@ -96,8 +98,8 @@ def expression(stmt: ir.Assign) -> str:
         return f"{rtcall.name(runtime.save_slots)}({', '.join(operand(a) for a in args)})"
     if p is ir.OWN:
         return f"{rtcall.name(runtime.own)}({operand(args[0])})"
-    if isinstance(p, ir.Prim) and p.name.startswith("rt."):
-        return f"{p.name}({', '.join(operand(a) for a in args)})"
+    if isinstance(p, ir.Prim) and p in _RUNTIME_PRIMS:
+        return f"{rtcall.name(_RUNTIME_PRIMS[p])}({', '.join(operand(a) for a in args)})"
     if p in UNARY:
         return f"{UNARY[p]}{operand(args[0])}"
     if p is operator.getitem:
