@@ -21,6 +21,7 @@ import numpy as np
 
 from . import ir
 from . import runtime as rt
+from . import runtime_facts
 
 # Operations whose result is a view of their first operand whenever that operand is an array.
 VIEW_FUNCTIONS = {np.transpose, np.swapaxes, np.moveaxis, np.squeeze, np.expand_dims, np.flip, np.fliplr,
@@ -54,9 +55,9 @@ FRESH_FUNCTIONS = {
     float, int, bool, complex, abs, len, round, pow, sum, range, isinstance, print, divmod, copy.copy,
     copy.deepcopy,
 }
-# The runtime helpers of generated gradients that return new values (a gradient read back as source
-# is differentiated like user code; `expand_reduced`, `unbroadcast` may return their operand or a
-# view of it, so they are not here).
+# The runtime helpers of generated gradients that return new values, beyond those marked `@fresh`
+# (a gradient read back as source is differentiated like user code; `expand_reduced`, `unbroadcast`
+# may return their operand or a view of it, so they are not here).
 FRESH_FUNCTIONS |= {rt.seed, rt.zeros_like, rt.shape_of, rt.broadcast_shape, rt.reduced_size, rt.sum_to_scalar,
                     rt.getitem_adjoint, rt.broadcast_like, rt.chain, rt.chain_div, rt.pow_base_derivative,
                     rt.pow_exponent_derivative, rt.dot_left, rt.dot_right, rt.matmul_left, rt.matmul_right,
@@ -156,6 +157,8 @@ def is_fresh(stmt: ir.Assign, ranks: dict | None = None) -> bool:
         return "out" not in stmt.kwargs
     if p in _OPERATORS:  # on numbers and arrays; `+` and `*` of lists keep their items
         return all(not isinstance(a, ir.Var) or a.kind != "seq" for a in stmt.args)
+    if runtime_facts.facts(p).fresh:  # a runtime helper that says so (`@fresh`)
+        return True
     try:
         if p in FRESH_FUNCTIONS or p is np.array:  # np.array copies unless told otherwise (a view, above)
             return True

@@ -73,3 +73,8 @@ class ComplexError(AdjointCompilerError):
 
 class ComplexRuleError(ComplexError, MissingRuleError):
     """A function that takes or gives complex values (`np.fft.fft`, `np.real`): no rule yet."""
+
+
+class InternalError(AdjointCompilerError):
+    """A broken promise inside the compiler (an analysis that did not converge): a bug to report,
+    never a property of the user's code."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from . import aliasing, ir
 from .errors import MutationError
+from .fixpoint import fixpoint
 
 
 class _Arrays:
@@ -119,6 +120,10 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
     made_by: dict = {}  # Var -> the statement that made it
     lists: dict = {}  # Var -> whether it surely is a Python list  # loop param -> (its loop's position, its value at the end of an iteration)
 
+    # how many arrays a value may share memory with, at most: one per value, parameter or global
+    bound = len(ir.defined_in(fn.body)) + len(fn.params) + sum(
+        isinstance(op, ir.Global) for t in ir.walk(fn.body) for op in ir.stmt_operands(t)) + 1
+
     def aliases_of(op, relation: str) -> dict:
         """{root: (the value, how the new value relates to it)} for a value made from `op`."""
         if isinstance(op, ir.Global):
@@ -176,13 +181,20 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
                     lists[p] = lists.get(init, False)
                     define(p, aliases_of(init, "may share memory with") if not (isinstance(init, ir.Var) and arrays.find(init) is
                                                        arrays.find(p)) else shares.get(init, {}))
-                for _ in range(2):  # what a carried value may share after one iteration
+
+                def iteration(_, s=s, loops=loops, side=side):
+                    """What a carried value may share after one more iteration (only grows)."""
                     mark = len(order)
                     walk(s.cond_body, loops + (s,), side)
                     walk(s.body, loops + (s,), side)
                     for p, nxt in zip(s.params, s.nexts):
                         define(p, shares.get(nxt, {}) if isinstance(nxt, ir.Var) else {})
                     del order[mark:], sides[mark:]
+                    return sum(map(len, shares.values()))
+
+                # each round that changes anything gives one of the loop's values another array
+                fixpoint(iteration, sum(map(len, shares.values())), len(ir.defined_in([s])) * bound + 2,
+                         "what loop-carried values may share")
                 walk(s.cond_body, loops + (s,), side)
                 walk(s.body, loops + (s,), side)
                 for p in s.params:

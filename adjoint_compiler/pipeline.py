@@ -1,20 +1,24 @@
-"""The passes, in order. `compile_gradient` runs them; `stage=` stops after any one and returns its
-printed output.
+"""The pipeline: a list of declared passes, which `compile_gradient` runs in order.
 
-    frontend -> fence -> normalize -> ssa -> shapes -> mutation -> hoist -> cse -> composite -> activity
-    -> reverse -> simplify -> copies -> tape -> codegen -> release -> loader
+Each pass (`Pass`) names the facts of the compilation's `Context` it reads and those it
+establishes, and prints its result: `compile_gradient(..., stage=NAME)` (and `python -m
+adjoint_compiler show FILE:FUNC --stage NAME`) stops after the pass NAME and returns that text.
+
+    frontend fence normalize ssa dtypes shapes mutation hoist cse globals rules composite activity
+    reverse simplify copies needed tape codegen release loader
 """
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import keyword
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import gast
 import numpy as np
 
-from . import runtime as rt
 from . import (
     activity,
     codegen,
@@ -29,15 +33,19 @@ from . import (
     loader,
     mutation,
     normalize,
+    rtcall,
     shapes,
     ssa,
     tape,
 )
+from . import runtime as rt
+from .backward import Code
+from .errors import InternalError
 from .naming import Namer
-from .printing import format_ir, to_source
+from .printing import format_backward, format_ir, to_source
+from .release import release
 from .reverse import reverse
 from .simplify import (
-    Code,
     assign_stmt,
     dtype_loads,
     forget_dtypes,
@@ -47,7 +55,6 @@ from .simplify import (
     value_loads,
 )
 
-STAGES = ("source", "normalize", "ssa", "activity", "reverse", "simplify", "tape", "codegen")
 RESERVED = {"np", "rt"} | set(dir(builtins)) | set(keyword.kwlist)
 
 
@@ -105,84 +112,340 @@ def bind_globals(fn: ir.Function, namer, origins: dict | None = None) -> dict:
     return namespace
 
 
+# ---------------------------------------------------------------------------------------------
+# The passes
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class Context:
+    """One compilation: its inputs, then each fact under the name the pass that establishes it
+    declares. A fact is computed once and read by the passes after it; the context lives for one
+    call of `compile_gradient` (the Compiled it returns keeps the IR and what the API needs)."""
+
+    func: object
+    wrt: tuple
+    kinds: tuple  # one per parameter: 'num', 'seq', ..., or 'r<ndim>' for an array or scalar
+    mode: str  # 'joint', 'grad' or 'split'
+    namer: Namer = field(default_factory=lambda: Namer(RESERVED))
+    source: object = None  # frontend: the function's source, parsed, every node located
+    normalized: object = None  # normalize: the gast function, one operation per statement
+    fn: ir.Function | None = None  # ssa: the IR (later passes transform it in place)
+    classes: dict = field(default_factory=dict)  # shapes: Var -> shape class (0 a scalar; equal: same shape)
+    ndims: dict = field(default_factory=dict)  # shapes: Var -> ndim, where the argument kinds tell
+    views: dict = field(default_factory=dict)  # mutation: name -> the written arrays it may share memory with
+    namespace: dict = field(default_factory=dict)  # globals: what the generated module binds
+    origins: dict = field(default_factory=dict)  # globals: where each bound value was looked up
+    wrt_vars: list = field(default_factory=list)  # activity: the parameters differentiated
+    active: set = field(default_factory=set)  # activity: the Vars that get adjoints
+    backward: list = field(default_factory=list)  # reverse: Accum/Raw/BIf/BLoop/... in backward order
+    names: dict = field(default_factory=dict)  # reverse: Var -> its adjoint's name
+    result_bar: str | None = None  # reverse: the result's adjoint (None when inactive)
+    code: list = field(default_factory=list)  # simplify, copies, tape: the backward code (Code/BIf/BLoop)
+    live_in: set = field(default_factory=set)  # simplify: names the backward code reads on entry
+    defined: set = field(default_factory=set)  # simplify: adjoint names defined at its end
+    returned: set = field(default_factory=set)  # simplify: the adjoint names returned
+    seeded: bool = False  # simplify: `grad` of a scalar result: its adjoint is the constant 1.0
+    grads: list = field(default_factory=list)  # needed: the returned gradient expressions (gast)
+    needed: set = field(default_factory=set)  # needed: primal names the gradient computes
+    keep: set = field(default_factory=set)  # needed: the primal statements the forward pass runs
+    recipes: dict = field(default_factory=dict)  # needed: stmt -> operands whose shape alone it computes
+    plan: object = None  # tape: pushes and stacks (tape.Plan)
+    arrays: frozenset = frozenset()  # codegen: names known to hold arrays (released after last use)
+    text: str = ""  # codegen, release: the generated module
+    line_locs: dict = field(default_factory=dict)  # codegen, release: generated line -> Loc
+    compiled: Compiled | None = None  # loader
+
+
+@dataclass(frozen=True)
+class Pass:
+    """A pass of the pipeline: `run(context)` reads the facts named in `reads` and establishes
+    those in `establishes`; `show(context)` prints its result (`stage=name`)."""
+
+    name: str
+    run: Callable
+    show: Callable
+    reads: tuple = ()
+    establishes: tuple = ()
+
+    @property
+    def summary(self) -> str:
+        return (self.run.__doc__ or "").strip().splitlines()[0]
+
+
+def _ir(context) -> str:
+    return format_ir(context.fn)
+
+
+def _backward(context) -> str:
+    return format_backward(context.code, home_file=context.fn.loc.file)
+
+
+def _frontend(c: Context) -> None:
+    """Read the function's source (inspect + gast), every node located."""
+    c.source = frontend.read_function(c.func)
+
+
+def _fence(c: Context) -> None:
+    """Refuse syntax the compiler does not handle, at the user's line."""
+    fence.check(c.source)
+
+
+def _normalize(c: Context) -> None:
+    """One operation per statement; writes, comprehensions and early exits lowered."""
+    c.normalized = normalize.normalize(c.source, c.namer)
+
+
+def _ssa(c: Context) -> None:
+    """Structured SSA IR: block parameters, write nodes, views, user functions inlined."""
+    args = c.source.node.args
+    params = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
+    c.fn = ssa.build(c.source, c.normalized, c.namer,
+                     {p: ("num" if k.startswith("r") else k) for p, k in zip(params, c.kinds)})
+
+
+def _dtypes(c: Context) -> None:
+    """Refuse complex values, at the user's line."""
+    dtypes.check(c.fn)
+
+
+def _shapes(c: Context) -> None:
+    """Shape classes and ranks, from the argument kinds."""
+    c.classes, c.ndims = shapes.infer(c.fn, {v: (int(k[1:]) if k.startswith("r") else None)
+                                             for v, k in zip(c.fn.params, c.kinds)})
+
+
+def _show_shapes(c: Context) -> str:
+    def note(s):
+        ndims = [f"{v.name}: ndim {c.ndims[v]}" for v in ir.defined_by(s) if v in c.ndims]
+        return ", ".join(ndims)
+    return format_ir(c.fn, note)
+
+
+def _mutation(c: Context) -> None:
+    """Refuse writes whose effect the IR cannot follow; what may share memory with a written array."""
+    mutation.check_shared_updates(c.fn, c.classes)
+    c.views = mutation.check(c.fn, c.ndims)
+
+
+def _show_mutation(c: Context) -> str:
+    lines = [f"# {name} may share memory with {', '.join(sorted(arrays))}"
+             for name, arrays in sorted(c.views.items())]
+    return "\n".join([format_ir(c.fn), ""] + lines) if lines else format_ir(c.fn)
+
+
+def _hoist(c: Context) -> None:
+    """Loop-invariant work out of loops (what may raise only under the loop's condition)."""
+    hoist.hoist(c.fn, c.classes, c.namer)
+
+
+def _cse(c: Context) -> None:
+    """Identical pure statements computed once."""
+    cse.eliminate(c.fn)
+
+
+def _globals(c: Context) -> None:
+    """The generated module's namespace: each global the IR reads (clashing names renamed)."""
+    c.namespace = bind_globals(c.fn, c.namer, c.origins)  # before any code is printed: it may rename
+
+
+def _show_globals(c: Context) -> str:
+    return format_ir(c.fn) + "\n\n# globals: " + ", ".join(sorted(c.namespace))
+
+
+def _rules(c: Context) -> None:
+    """Each statement bound to its adjoint rule."""
+    activity.bind_rules(c.fn)
+
+
+def _show_rules(c: Context) -> str:
+    def note(s) -> str:
+        if not (isinstance(s, ir.Assign) and s.rule):
+            return ""
+        return f"rule {s.prim.name}" if isinstance(s.prim, ir.Prim) else f"rule {s.rule.shown}"
+    return format_ir(c.fn, note)
+
+
+def _composite(c: Context) -> None:
+    """Multi-statement forms (sigmoid, log-loss, log-softmax) get one adjoint."""
+    composite.fuse(c.fn)
+
+
+def _show_composite(c: Context) -> str:
+    return format_ir(c.fn, lambda s: s.rule.name if isinstance(s, ir.Assign) and s.rule
+                     and s.rule.name.startswith("composite ") else "")
+
+
+def _activity(c: Context) -> None:
+    """The active values: varied by a wrt parameter and useful to the result."""
+    c.wrt_vars = [c.fn.params[i] for i in c.wrt]
+    c.active = activity.analyze(c.fn, c.wrt_vars)
+
+
+def _show_activity(c: Context) -> str:
+    return format_ir(c.fn) + "\n\n# active: " + ", ".join(sorted(v.name for v in c.active))
+
+
+def _reverse(c: Context) -> None:
+    """One adjoint per active statement, in reverse order, from the rules."""
+    c.backward, c.names = reverse(c.fn, c.active, c.namer, c.wrt_vars, c.classes, c.ndims)
+    c.result_bar = c.names.get(c.fn.result) if isinstance(c.fn.result, ir.Var) else None
+
+
+def _show_reverse(c: Context) -> str:
+    return format_backward(c.backward, c.names, c.fn.loc.file)
+
+
+def _simplify(c: Context) -> None:
+    """First contributions assigned, zeros only at merges, restores only where read, dead code out."""
+    fn = c.fn
+    shapes_from_params(c.backward, c.classes, fn.params,
+                       [s.target for s in fn.body if isinstance(s, ir.Assign) and s.target])
+    forget_dtypes(c.backward, {v.name for s in ir.walk(fn.body) for v in ir.defined_by(s) if v.is_buffer})
+    c.returned = {c.names[v] for v in c.wrt_vars if v in c.names}
+    c.code, c.live_in, c.defined = simplify(c.backward, c.names, {c.result_bar} if c.result_bar else set(),
+                                            c.returned, c.views)
+    # `grad` needs no value: a result known to be an active scalar is seeded with 1.0 unread
+    c.seeded = c.mode == "grad" and c.result_bar is not None and c.ndims.get(fn.result) == 0
+    if c.seeded:  # a constant like any other: `copies` puts it where it is read
+        c.code.insert(0, Code(assign_stmt(c.result_bar, gast.Constant(value=1.0, kind=None)),
+                              getattr(c.code[0], "loc", fn.loc) if c.code else fn.loc))
+
+
+def _copies(c: Context) -> None:
+    """Adjoints that only rename another, and numbers, go into their readers."""
+    c.code = copies.propagate(c.code, set(c.names.values()), c.returned | (set() if c.seeded else {c.result_bar}))
+
+
+def _needed(c: Context) -> None:
+    """The primal statements the gradient needs (values, or shapes alone)."""
+    fn, names = c.fn, c.names
+    c.grads = [_load(names[v]) if v in names and names[v] in c.defined else rtcall.call(rt.zeros_like, _load(v.name))
+               for v in c.wrt_vars]
+    result = set() if c.seeded else {v.name for v in ir.operand_vars(fn.result)}
+    needed = set(c.live_in) | result
+    values = codegen.code_names(c.code, value_loads) | {n for g in c.grads for n in codegen.names_in(g)}
+    values |= codegen.code_names(c.code, dtype_loads)  # computed as they are, not rebuilt from shapes
+    values |= result
+    shaped = needed - values  # read only for their shapes
+    c.needed = needed & values
+    c.keep, c.recipes = forward_needed(fn, c.needed, shaped)
+
+
+def _show_needed(c: Context) -> str:
+    def note(s):
+        if s not in c.keep:
+            return "not computed"
+        return "its shape alone" if s in c.recipes else ""
+    return format_ir(c.fn, note)
+
+
+def _tape(c: Context) -> None:
+    """Loop values the adjoints read pushed before overwritten, popped after their adjoint."""
+    c.plan, c.code = tape.plan(c.fn, c.code, c.namer, c.classes, c.keep, c.needed)
+
+
+def _show_tape(c: Context) -> str:
+    stacks = [f"# {name} is saved on {stack}" for name, stack in sorted(c.plan.stacks.items())]
+    return "\n".join(stacks + [_backward(c)])
+
+
+def _codegen(c: Context) -> None:
+    """The IR (forward) and the backward code printed as one Python module."""
+    fn = c.fn
+    header = (f"# Generated by adjoint_compiler: the {'vjp' if c.mode == 'split' else 'gradient'} of "
+              f"{fn.name} ({os.path.basename(fn.loc.file)}:{fn.loc.line}) w.r.t. "
+              f"{', '.join(v.name for v in c.wrt_vars) or 'nothing'}")
+    arrays = {v for v, ndim in c.ndims.items() if ndim}
+    c.arrays = frozenset({v.name for v in arrays} | {c.names[v] for v in arrays if v in c.names})
+    c.text, c.line_locs = codegen.generate(fn, c.mode, c.result_bar, c.code, c.grads, c.keep, c.needed, header,
+                                           c.plan, c.namer, c.arrays, c.seeded, c.recipes)
+
+
+def _release(c: Context) -> None:
+    """`del` after the last use of every array temporary."""
+    lines, c.line_locs = release(c.text.split("\n")[:-1], c.line_locs, c.arrays)
+    c.text = "\n".join(lines) + "\n"
+
+
+def _loader(c: Context) -> None:
+    """Compile and load the module (linecache keeps its text for tracebacks)."""
+    func, mode = c.func, c.mode
+    filename = f"<adjoint_compiler {func.__module__}.{func.__qualname__} {mode} wrt={','.join(map(str, c.wrt))}>"
+    c.compiled = finish(c.text, filename, c.namespace, c.fn.name, mode, c.line_locs, c.fn)
+    c.compiled.origins = c.origins
+    c.compiled.inlined = c.fn.inlined
+    c.compiled.written = written_params(c.fn, c.source.node)
+
+
+def _text(c: Context) -> str:
+    return c.text
+
+
+PASSES = (
+    Pass("frontend", _frontend, lambda c: "".join(c.source.lines), ("func",), ("source",)),
+    Pass("fence", _fence, lambda c: "".join(c.source.lines), ("source",)),
+    Pass("normalize", _normalize, lambda c: to_source(c.normalized), ("source",), ("normalized",)),
+    Pass("ssa", _ssa, _ir, ("source", "normalized", "kinds"), ("fn",)),
+    Pass("dtypes", _dtypes, _ir, ("fn",)),
+    Pass("shapes", _shapes, _show_shapes, ("fn", "kinds"), ("classes", "ndims")),
+    Pass("mutation", _mutation, _show_mutation, ("fn", "classes", "ndims"), ("views",)),
+    Pass("hoist", _hoist, _ir, ("fn", "classes"), ("fn",)),
+    Pass("cse", _cse, _ir, ("fn",), ("fn",)),
+    Pass("globals", _globals, _show_globals, ("fn",), ("namespace", "origins")),
+    Pass("rules", _rules, _show_rules, ("fn",), ("fn",)),
+    Pass("composite", _composite, _show_composite, ("fn",), ("fn",)),
+    Pass("activity", _activity, _show_activity, ("fn", "wrt"), ("wrt_vars", "active")),
+    Pass("reverse", _reverse, _show_reverse, ("fn", "active", "wrt_vars", "classes", "ndims"),
+         ("backward", "names", "result_bar")),
+    Pass("simplify", _simplify, _backward, ("backward", "names", "result_bar", "classes", "ndims", "views", "mode"),
+         ("code", "live_in", "defined", "returned", "seeded")),
+    Pass("copies", _copies, _backward, ("code", "names", "returned", "seeded", "result_bar"), ("code",)),
+    Pass("needed", _needed, _show_needed, ("fn", "code", "names", "defined", "live_in", "seeded", "wrt_vars"),
+         ("grads", "needed", "keep", "recipes")),
+    Pass("tape", _tape, _show_tape, ("fn", "code", "classes", "keep", "needed"), ("plan", "code")),
+    Pass("codegen", _codegen, _text, ("fn", "code", "grads", "keep", "needed", "plan", "recipes", "ndims",
+                                      "names", "result_bar", "seeded", "mode"), ("arrays", "text", "line_locs")),
+    Pass("release", _release, _text, ("text", "line_locs", "arrays"), ("text", "line_locs")),
+    Pass("loader", _loader, _text, ("text", "namespace", "origins", "line_locs", "fn", "source"), ("compiled",)),
+)
+STAGES = tuple(p.name for p in PASSES)
+FINAL_TEXT = "release"  # the stage whose text is the generated source (`adjoint_source`)
+IR_STAGE = STAGES[STAGES.index("activity") - 1]  # `show --ir`: the IR as differentiated
+
+
+def _check_declarations(passes) -> None:
+    """Each pass reads only inputs and what an earlier pass established."""
+    known = {"func", "wrt", "kinds", "mode", "namer"}
+    fields = {f.name for f in dataclasses.fields(Context)}
+    for p in passes:
+        missing = set(p.reads) - known
+        if missing:
+            raise InternalError(f"pass {p.name} reads {sorted(missing)} before any pass establishes it")
+        unknown = set(p.establishes) - fields
+        if unknown:
+            raise InternalError(f"pass {p.name} establishes {sorted(unknown)}, which the Context does not hold")
+        known |= set(p.establishes)
+
+
+_check_declarations(PASSES)
+
+
 def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage: str | None = None):
     """Compile the gradient of `func` w.r.t. the positional parameters `wrt`: 'joint' (value and
-    gradient), 'grad' (the gradient alone) or 'split' (vjp and pullback)."""
-    source = frontend.read_function(func)
-    if stage == "source":
-        return "".join(source.lines)
-    fence.check(source)
-    namer = Namer(RESERVED)
-    normalized = normalize.normalize(source, namer)
-    if stage == "normalize":
-        return to_source(normalized)
-    params = [a.id for a in source.node.args.posonlyargs + source.node.args.args + source.node.args.kwonlyargs]
-    fn = ssa.build(source, normalized, namer, {p: ("num" if k.startswith("r") else k)
-                                               for p, k in zip(params, kinds)})
-    dtypes.check(fn)  # complex values: refused at the user's line
-    ranks, ndims = shapes.infer(fn, {v: (int(k[1:]) if k.startswith("r") else None)
-                                     for v, k in zip(fn.params, kinds)})
-    mutation.check_shared_updates(fn, ranks)
-    views = mutation.check(fn, ndims)
-    hoist.hoist(fn, ranks, namer)
-    cse.eliminate(fn)
-    origins: dict = {}
-    namespace = bind_globals(fn, namer, origins)  # before any code is printed: it may rename globals
-    if stage == "ssa":
-        return format_ir(fn)
-    wrt_vars = [fn.params[i] for i in wrt]
-    activity.bind_rules(fn)
-    composite.fuse(fn)
-    active = activity.analyze(fn, wrt_vars)
-    if stage == "activity":
-        names = sorted(v.name for v in active)
-        return format_ir(fn) + "\n\n# active: " + ", ".join(names)
-    backward, names = reverse(fn, active, namer, wrt_vars, ranks, ndims)
-    result_bar = names.get(fn.result) if isinstance(fn.result, ir.Var) else None
-    if stage == "reverse":
-        return "\n".join(repr(s) for s in backward)
-    shapes_from_params(backward, ranks, fn.params, [s.target for s in fn.body if isinstance(s, ir.Assign) and s.target])
-    forget_dtypes(backward, {v.name for s in ir.walk(fn.body) for v in ir.defined_by(s) if v.is_buffer})
-    returned = {names[v] for v in wrt_vars if v in names}
-    code, live_in, defined = simplify(backward, names, {result_bar} if result_bar else set(), returned, views)
-    # `grad` needs no value: a result known to be an active scalar is seeded with 1.0 unread
-    seeded = mode == "grad" and result_bar is not None and ndims.get(fn.result) == 0
-    if seeded:  # a constant like any other: `copies` puts it where it is read
-        code.insert(0, Code(assign_stmt(result_bar, gast.Constant(value=1.0, kind=None)),
-                            getattr(code[0], "loc", fn.loc) if code else fn.loc))
-    code = copies.propagate(code, set(names.values()), returned | (set() if seeded else {result_bar}))
-    grads = [names[v] if v in names and names[v] in defined else f"rt.zeros_like({v.name})" for v in wrt_vars]
-    needed = set(live_in) | (set() if seeded else {v.name for v in ir.operand_vars(fn.result)})
-    values = codegen.code_names(code, value_loads) | {n for g in grads for n in codegen.names_in(g)}
-    values |= codegen.code_names(code, dtype_loads)  # computed as they are, not rebuilt from shapes
-    values |= set() if seeded else {v.name for v in ir.operand_vars(fn.result)}
-    shaped = needed - values  # read only for their shapes
-    needed &= values
-    keep, recipes = forward_needed(fn, needed, shaped)
-    plan, code = tape.plan(fn, code, namer, ranks, keep, needed)
-    if stage == "tape":
-        w = codegen.Writer(fn.loc.file, plan)
-        w.backward(code, 0)
-        return "\n".join(w.lines)
-    if stage == "simplify":
-        w = codegen.Writer(fn.loc.file)
-        w.backward(code, 0)
-        return "\n".join(w.lines)
-    header = (f"# Generated by adjoint_compiler: the {'vjp' if mode == 'split' else 'gradient'} of "
-              f"{fn.name} ({os.path.basename(fn.loc.file)}:{fn.loc.line}) w.r.t. "
-              f"{', '.join(v.name for v in wrt_vars) or 'nothing'}")
-    arrays = {v for v, ndim in ndims.items() if ndim}
-    arrays = frozenset({v.name for v in arrays} | {names[v] for v in arrays if v in names})
-    text, line_locs = codegen.generate(fn, mode, result_bar, code, grads, keep, needed, header, plan, namer,
-                                       arrays, seeded, recipes)
-    if stage == "codegen":
-        return text
-    filename = f"<adjoint_compiler {func.__module__}.{func.__qualname__} {mode} wrt={','.join(map(str, wrt))}>"
-    compiled = finish(text, filename, namespace, fn.name, mode, line_locs, fn)
-    compiled.origins = origins
-    compiled.inlined = fn.inlined
-    compiled.written = written_params(fn, source.node)
-    return compiled
+    gradient), 'grad' (the gradient alone) or 'split' (vjp and pullback). With `stage`, stop after
+    the pass of that name and return its printed output."""
+    if stage is not None and stage not in STAGES:
+        raise ValueError(f"unknown stage {stage!r}; the passes are {', '.join(STAGES)}")
+    context = Context(func, tuple(wrt), tuple(kinds), mode)
+    for p in PASSES:
+        p.run(context)
+        if p.name == stage:
+            return p.show(context)
+    return context.compiled
+
+
+def _load(name: str) -> gast.Name:
+    return gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
 
 
 def written_params(fn: ir.Function, node) -> tuple:

@@ -11,9 +11,10 @@ from __future__ import annotations
 import gast
 
 from . import ir
+from .backward import Accum, BIf, BLoop, Mark, Raw, Reset, Restore
 from .shapes import broadcast_free
 from .simplify import assign_stmt
-from .template import Accum, BIf, BLoop, Mark, Raw, Reset, Restore, instantiate
+from .template import instantiate
 
 
 class Reverser:

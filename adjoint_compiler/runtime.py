@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import buffer as _buffer
+from . import runtime_facts as _facts
 from .buffer import Buffer
 from .errors import ArgumentError
 
@@ -32,6 +33,8 @@ def seed(y):
                     "use vjp for array or tuple outputs")
 
 
+@_facts.fresh
+@_facts.reads_only_shape(0)
 def zeros_like(x):
     """The zero gradient of `x`: 0.0 for scalars, float zeros for arrays, the same structure for
     tuples and lists."""
@@ -57,6 +60,7 @@ def _rebuild(like, items: list):
     return kind(items) if kind in (tuple, list) else tuple(items)
 
 
+@_facts.reads_only_shape(1)
 def unbroadcast(g, x):
     """The gradient of `x` from the gradient `g` of a value NumPy broadcast `x` to (an operand of an
     elementwise operation, or the value of an assignment `b[idx] = x`): undo exactly what
@@ -126,6 +130,8 @@ def _is_advanced(idx) -> bool:
     return False
 
 
+@_facts.fresh
+@_facts.reads_only_shape(1)
 def getitem_adjoint(g, x, idx):
     """The gradient of `x` from the gradient `g` of `x[idx]`; duplicate indices accumulate."""
     if isinstance(x, (tuple, list)):
@@ -199,6 +205,7 @@ def pow_exponent_derivative(z, x):
         return np.where(x == 0, 0.0, z * np.log(np.where(x == 0, 1.0, x)))
 
 
+@_facts.fresh
 def matmul_left(g, x, y):
     """The gradient of `x` in `x @ y` (vectors, matrices and stacks of matrices)."""
     xd, yd = np.ndim(x), np.ndim(y)
@@ -211,6 +218,7 @@ def matmul_left(g, x, y):
     return unbroadcast(np.matmul(g, np.swapaxes(y, -1, -2)), x)
 
 
+@_facts.fresh
 def matmul_right(g, x, y):
     """The gradient of `y` in `x @ y`."""
     xd, yd = np.ndim(x), np.ndim(y)
@@ -223,6 +231,7 @@ def matmul_right(g, x, y):
     return unbroadcast(np.matmul(np.swapaxes(x, -1, -2), g), y)
 
 
+@_facts.reads_only_shape(1)
 def expand_reduced(g, x, axis=None, keepdims=False):
     """Broadcast the gradient of a reduction of `x` over `axis` back to `x`'s shape."""
     shape = x.shape if hasattr(x, "shape") else np.shape(x)
@@ -375,6 +384,7 @@ def _slots(seq, idx) -> range:
     return range(*idx.indices(len(seq))) if isinstance(idx, slice) else range(idx % len(seq), idx % len(seq) + 1)
 
 
+@_facts.reads_only_dtype(2)
 def written_adjoint(g, idx, into=None):
     """The gradient of the slots `b[idx] = v` overwrote (only the winning write of a duplicate
     index); the rule then sums it over the dimensions `v` was broadcast along. Nothing when `b`
@@ -396,6 +406,7 @@ def written_adjoint(g, idx, into=None):
     return picked
 
 
+@_facts.fresh
 def overwritten_adjoint(g, idx):
     """The gradient of the array before `b[idx] = v`: the overwritten slots pass nothing."""
     if isinstance(g, list):
@@ -405,6 +416,7 @@ def overwritten_adjoint(g, idx):
     return out
 
 
+@_facts.reads_only_dtype(3)
 def copied_adjoint(g, src, where=True, into=None):
     """The gradient of `src` in `copyto(b, src, where)`: nothing when `b` (`into`) holds integers
     or booleans."""
@@ -417,6 +429,7 @@ def copied_adjoint(g, src, where=True, into=None):
     return unbroadcast(picked, src)
 
 
+@_facts.fresh
 def overcopied_adjoint(g, where=True):
     """The gradient of the array before `copyto(b, src, where)`."""
     g = _gdata(g)
@@ -425,6 +438,7 @@ def overcopied_adjoint(g, where=True):
     return np.where(where, _zero(g) if g.dtype != object else None, g)
 
 
+@_facts.reads_only_dtype(2)
 def items_adjoint(g, items, into=None):
     """The gradients of the items an iterator wrote into the first slots of a buffer (none into
     integers or booleans). As the write did (`b.flat[:n] = items`), items that are arrays give
@@ -442,12 +456,14 @@ def items_adjoint(g, items, into=None):
     return stacked if isinstance(items, np.ndarray) else _rebuild(items, list(stacked))
 
 
+@_facts.fresh
 def overfilled_adjoint(g, items):
     out = np.array(_gdata(g), copy=True)
     out.flat[:len(items)] = _zero(out)
     return out
 
 
+@_facts.fresh
 def add_at(a, idx, g):
     """`a[idx] += g` in place (duplicate indices accumulate); `a` is an adjoint array nobody else
     holds. Returns `a`."""
@@ -458,6 +474,7 @@ def add_at(a, idx, g):
     return a
 
 
+@_facts.reads_only_dtype(2)
 def written_total(g, idx, into=None):
     """The gradient of a scalar `v` in `b[idx] = v`: the sum of `written_adjoint(g, idx)`, read
     from the slots in place where no copy is needed."""
@@ -472,6 +489,7 @@ def written_total(g, idx, into=None):
     return sum_to_scalar(data[idx])
 
 
+@_facts.reads_only_dtype(2)
 def total_after_zeroing(g, idx, into=None):
     """`written_total(zero_slots(g, idx), ...)`, the total of `g` without its slots `idx`, for a
     private `g` nobody reads afterwards: for a slice along the first axis (step up to 4), the sum of
@@ -495,6 +513,7 @@ def total_after_zeroing(g, idx, into=None):
     return written_total(zero_slots(g, idx), ...)
 
 
+@_facts.fresh
 def zero_slots(g, idx):
     """The overwritten slots of an adjoint array nobody else holds, zeroed in place. Returns `g`."""
     if isinstance(g, list):
@@ -523,6 +542,7 @@ class ShapeOf:
         return len(self.shape)
 
 
+@_facts.reads_only_shapes
 def shape_of(x):
     """What the backward pass keeps of `x` when it reads only its shape: a ShapeOf, but a list or
     tuple itself (the adjoints of its items read its length and its type)."""
@@ -531,6 +551,7 @@ def shape_of(x):
     return ShapeOf(x)
 
 
+@_facts.reads_only_shapes
 def broadcast_shape(*operands):
     """The shape of an elementwise result of `operands` (arrays, scalars or ShapeOfs), computed
     from their shapes alone, for a value the backward pass reads only for its shape."""

@@ -20,6 +20,8 @@ import string as _string
 
 import numpy as np
 
+from . import runtime_facts as _facts
+
 
 def _scalar(v):
     """A 0-d array as a NumPy scalar (so gradients of scalars stay scalars)."""
@@ -68,6 +70,7 @@ def clip_above(a, lo, hi, min=None, max=None):
     return _scalar(np.logical_not(np.logical_or(below, inside)) * 1.0)
 
 
+@_facts.fresh
 def chain(g, d):
     """`g * d`, exactly 0 wherever the cotangent `g` is 0, even where the local derivative `d` is
     infinite: a path that contributes nothing (a branch not taken, a loop run zero times, an entry
@@ -80,6 +83,7 @@ def chain(g, d):
     return _zero_cotangent_gives_zero(g, g * d)  # (no errstate: it costs more than the product)
 
 
+@_facts.fresh
 def chain_div(g, d):
     """`g / d`, exactly 0 wherever `g` is 0 (as `chain`); never raises for a Python zero `d`."""
     if isinstance(d, _PLAIN) and isinstance(g, _PLAIN) and d != 0 and math.isfinite(d):
@@ -106,6 +110,7 @@ def log_of_base(base):
     return 1.0 if base is None else np.log(base)
 
 
+@_facts.reads_only_dtype(1)
 def cast_adjoint(g, y):
     """The gradient through a cast to `y`'s dtype: none through a cast to integers or booleans."""
     if _runtime._integer_storage(y):
@@ -124,6 +129,7 @@ def _expand(g, x, axis, keepdims):
     return _runtime.expand_reduced(g, x, axis, keepdims)
 
 
+@_facts.reads_only_shape(0)
 def reduced_size(x, axis=None):
     """How many entries of `x` a reduction over `axis` combines into each result."""
     shape = x.shape if hasattr(x, "shape") else np.shape(x)
@@ -193,6 +199,7 @@ def cumprod_adjoint(g, x, y, axis=None):
     return np.moveaxis(before * s, 0, axis)
 
 
+@_facts.identity_when_alone
 def through_dtype(g, dtype=None):
     """`g`, or no gradient when the operation computes in an integer or boolean `dtype`."""
     if dtype is not None and np.dtype(dtype).kind in "biu":
@@ -538,6 +545,7 @@ def vstack_adjoint(g, tup):
     return _split(g, tup, [np.atleast_2d(a) for a in tup], 0)
 
 
+@_facts.reads_only_dtype(2)
 def array_adjoint(g, obj, y=None, ndmin=0):
     """The gradient of `obj` in `np.array(obj)`: for a (nested) list or tuple, one gradient per
     item; for an array or a scalar, `g` itself (without the leading axes `ndmin` added). None

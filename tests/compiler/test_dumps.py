@@ -333,8 +333,8 @@ def test_activity_lists_active_values():
     assert "c" in active_c and "x" not in active_c
 
 
-def test_codegen_stage_is_adjoint_source():
-    assert compile_gradient(samples.straight, (0, 1), ("num", "num"), "grad", stage="codegen") == \
+def test_release_stage_is_adjoint_source():
+    assert compile_gradient(samples.straight, (0, 1), ("num", "num"), "grad", stage="release") == \
         adjoint_source(samples.straight, (0, 1))
 
 
