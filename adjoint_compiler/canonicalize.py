@@ -60,12 +60,12 @@ class Term:
     operands, params) and 'var' (a pattern variable of a composite form). Terms are equal when
     their keys (their printed forms) are."""
 
-    __slots__ = ("op", "args", "key", "size", "ghosts", "operand", "_sig", "_vars")
+    __slots__ = ("op", "args", "key", "size", "ghosts", "operand", "_sig", "_vars", "_calls")
 
     def __init__(self, op, args, key, size=1, ghosts=frozenset(), operand=None):
         self.op, self.args, self.key, self.size = op, args, key, size
         self.ghosts, self.operand = ghosts, operand
-        self._sig = self._vars = None
+        self._sig = self._vars = self._calls = None
 
     def __eq__(self, other):
         return isinstance(other, Term) and self.key == other.key
@@ -87,6 +87,15 @@ class Term:
         return self._vars
 
 
+    @property
+    def calls(self) -> frozenset:
+        """The names of the calls in the term (a form needs its own in a value it matches)."""
+        if self._calls is None:
+            own = frozenset({self.args[0]}) if self.op == "call" else frozenset()
+            self._calls = own.union(*(c.calls for c in children(self)))
+        return self._calls
+
+
 def children(t: Term) -> list:
     if t.op in ("add", "mul"):
         return list(t.args)
@@ -105,12 +114,20 @@ def _number_text(f: Fraction) -> str:
     return repr(x) if Fraction(x) == f else f"{f.numerator}/{f.denominator}"
 
 
+_NUMBERS: dict = {}
+
+
 def num(value) -> Term:
-    f = Fraction(value)
-    return Term("num", f, _number_text(f))
+    t = _NUMBERS.get(value)
+    if t is None:
+        f = Fraction(value)
+        t = Term("num", f, _number_text(f))
+        if len(_NUMBERS) < 4096:
+            _NUMBERS[value] = t
+    return t
 
 
-ZERO, ONE = num(0), num(1)
+ZERO, ONE, MINUS_ONE = num(0), num(1), num(-1)
 
 
 def var(name: str) -> Term:

@@ -79,45 +79,92 @@ def _alternatives(term: cz.Term, where: dict, seen=()) -> list:
 
 
 # -- matching canonical terms ------------------------------------------------------------------------
-def _ground(pattern: cz.Term, env: dict) -> bool:
-    return pattern.vars <= env.keys()
+class Matcher:
+    """Matches forms against terms; remembers the forms it rebuilt from a binding."""
+
+    def __init__(self):
+        self.rebuilt: dict = {}
+
+    def rebuild(self, pattern: cz.Term, env: dict) -> cz.Term:
+        key = (pattern.key,) + tuple(env[n].key for n in sorted(pattern.vars))
+        t = self.rebuilt.get(key)
+        if t is None:
+            t = self.rebuilt[key] = cz.rebuild(pattern, env)
+        return t
+
+    def match(self, pattern: cz.Term, subject: cz.Term, env: dict):
+        """Every extension of `env` under which `pattern` may be `subject` (a generator of
+        candidates, checked by the caller: sums and products are matched as multisets, and a
+        sum or product binds its one remaining name to whatever is left)."""
+        if pattern.op == "var":
+            name = pattern.args
+            if name not in env:
+                yield {**env, name: subject}
+            elif env[name] == subject:
+                yield env
+            return
+        if pattern.vars <= env.keys():
+            if self.rebuild(pattern, env) == subject:
+                yield env
+            return
+        if pattern.op in ("add", "mul"):
+            yield from self._parts(pattern.op, list(pattern.args), subject, env)
+        elif pattern.op == "pow":
+            if subject.op == "pow" and subject.args[1] == pattern.args[1]:
+                yield from self.match(pattern.args[0], subject.args[0], env)
+        elif pattern.op == "call" and subject.op == "call":
+            name, operands, params = pattern.args
+            s_name, s_operands, s_params = subject.args
+            if name == s_name and len(operands) == len(s_operands) \
+                    and [k for k, _ in params] == [k for k, _ in s_params]:
+                pairs = list(zip(operands, s_operands)) + [(v, w) for (_, v), (_, w) in zip(params, s_params)]
+                yield from self._all(pairs, env)
+
+    def _all(self, pairs: list, env: dict):
+        if not pairs:
+            yield env
+            return
+        (p, s), rest = pairs[0], pairs[1:]
+        for found in self.match(p, s, env):
+            yield from self._all(rest, found)
+
+    def _parts(self, op: str, patterns: list, subject: cz.Term, env: dict):
+        """Match the parts of a sum (or product) pattern against what is left of `subject`: a
+        part with every name bound is taken out of it, a structured part is matched against each
+        of its parts, and the last unbound name takes the rest."""
+        if not patterns:
+            if subject == (cz.ZERO if op == "add" else cz.ONE):
+                yield env
+            return
+        ground = [p for p in patterns if p.vars <= env.keys()]
+        if ground:
+            p = ground[0]
+            rest = [q for q in patterns if q is not p]
+            yield from self._parts(op, rest, _without(op, subject, self.rebuild(p, env)), env)
+            return
+        structured = [p for p in patterns if p.op != "var"]
+        if not structured:
+            if len(patterns) == 1:
+                yield from self.match(patterns[0], subject, env)
+            return  # two names sharing what is left: not done
+        p = structured[0]
+        rest = [q for q in patterns if q is not p]
+        parts = list(subject.args) if subject.op == op else [subject]
+        tried = set()
+        for i, part in enumerate(parts):
+            if part.key in tried or not p.calls <= part.calls:
+                continue
+            tried.add(part.key)
+            others = None
+            for found in self.match(p, part, env):
+                if others is None:
+                    others = _combine(op, parts[:i] + parts[i + 1:])
+                yield from self._parts(op, rest, others, found)
 
 
 def match(pattern: cz.Term, subject: cz.Term, env: dict):
-    """Every extension of `env` under which `pattern` may be `subject` (a generator; candidates,
-    checked by the caller: sums and products are matched as multisets, and a sum or product
-    binds its one remaining name to whatever is left)."""
-    if pattern.op == "var":
-        name = pattern.args
-        if name not in env:
-            yield {**env, name: subject}
-        elif env[name] == subject:
-            yield env
-        return
-    if _ground(pattern, env):
-        if cz.rebuild(pattern, env) == subject:
-            yield env
-        return
-    if pattern.op in ("add", "mul"):
-        yield from _match_parts(pattern.op, list(pattern.args), subject, env)
-    elif pattern.op == "pow":
-        if subject.op == "pow" and subject.args[1] == pattern.args[1]:
-            yield from match(pattern.args[0], subject.args[0], env)
-    elif pattern.op == "call" and subject.op == "call":
-        name, operands, params = pattern.args
-        s_name, s_operands, s_params = subject.args
-        if name == s_name and len(operands) == len(s_operands) and [k for k, _ in params] == [k for k, _ in s_params]:
-            pairs = list(zip(operands, s_operands)) + [(v, w) for (_, v), (_, w) in zip(params, s_params)]
-            yield from _match_all(pairs, env)
-
-
-def _match_all(pairs: list, env: dict):
-    if not pairs:
-        yield env
-        return
-    (p, s), rest = pairs[0], pairs[1:]
-    for found in match(p, s, env):
-        yield from _match_all(rest, found)
+    """`Matcher().match`: the bindings under which `pattern` may be `subject`."""
+    return Matcher().match(pattern, subject, env)
 
 
 def _combine(op: str, parts) -> cz.Term:
@@ -127,40 +174,8 @@ def _combine(op: str, parts) -> cz.Term:
 def _without(op: str, total: cz.Term, part: cz.Term) -> cz.Term:
     """total - part (a sum) or total / part (a product), canonical."""
     if op == "add":
-        return cz.add(total, cz.mul(cz.num(-1), part))
+        return cz.add(total, cz.mul(cz.MINUS_ONE, part))
     return cz.mul(total, cz.power(part, -1))
-
-
-def _match_parts(op: str, patterns: list, subject: cz.Term, env: dict):
-    """Match the parts of a sum (or product) pattern against what is left of `subject`: a part
-    with every name bound is taken out of it, a structured part is matched against each of its
-    parts, and the last unbound name takes the rest."""
-    if not patterns:
-        if subject == (cz.ZERO if op == "add" else cz.ONE):
-            yield env
-        return
-    ground = [p for p in patterns if _ground(p, env)]
-    if ground:
-        p = ground[0]
-        rest = [q for q in patterns if q is not p]
-        yield from _match_parts(op, rest, _without(op, subject, cz.rebuild(p, env)), env)
-        return
-    structured = [p for p in patterns if p.op != "var"]
-    if not structured:
-        if len(patterns) == 1:
-            yield from match(patterns[0], subject, env)
-        return  # two names sharing what is left: not done
-    p = structured[0]
-    rest = [q for q in patterns if q is not p]
-    parts = list(subject.args) if subject.op == op else [subject]
-    tried = set()
-    for i, part in enumerate(parts):
-        if part.key in tried:
-            continue
-        tried.add(part.key)
-        others = _combine(op, parts[:i] + parts[i + 1:])
-        for found in match(p, part, env):
-            yield from _match_parts(op, rest, others, found)
 
 
 # -- fusing ------------------------------------------------------------------------------------------
@@ -177,6 +192,7 @@ def fuse(fn: ir.Function) -> None:
     def unwritten(ops) -> bool:
         return all(arrays.find(v) not in written for op in ops for v in ir.operand_vars(op))
 
+    matcher = Matcher()
     fused = []  # (statement, composite, bound): all found first, on the parts' own rules
     for s in ir.walk(fn.body):
         if not isinstance(s, ir.Assign) or s.target is None or s.prim in ir.WRITES:
@@ -188,7 +204,7 @@ def fuse(fn: ir.Function) -> None:
         if not unwritten(leaves):
             continue
         for c in COMPOSITES:
-            bound = _first_match(c, subject, s.target, view)
+            bound = _first_match(c, subject, s.target, view, matcher)
             if bound is not None and unwritten(bound.values()):
                 fused.append((s, c, bound))
                 break
@@ -203,19 +219,20 @@ def _leaves(t: cz.Term) -> list:
     return [u for c in cz.children(t) for u in _leaves(c)]
 
 
-def _first_match(c: Composite, subject: cz.Term, target: ir.Var, view: cz.View):
+def _first_match(c: Composite, subject: cz.Term, target: ir.Var, view: cz.View, matcher: Matcher):
     for form, subs in c.forms:
-        if form.op != subject.op or (form.op == "call" and form.args[0] != subject.args[0]):
+        if form.op != subject.op or (form.op == "call" and form.args[0] != subject.args[0]) \
+                or not form.calls <= subject.calls:
             continue
-        for tried, env in enumerate(match(form, subject, {})):
+        for tried, env in enumerate(matcher.match(form, subject, {})):
             if tried >= _MATCHES_TRIED:
                 break
-            whole = cz.rebuild(form, env)
+            whole = matcher.rebuild(form, env)
             if whole != subject or not cz.shape_safe(whole):
                 continue
             bound = {}
             for p in c.rule.params:
-                t = cz.rebuild(subs[p], env) if p in subs else env.get(p)
+                t = matcher.rebuild(subs[p], env) if p in subs else env.get(p)
                 op = view.realize(t, target) if t is not None else None
                 if op is None:
                     break
