@@ -21,9 +21,10 @@ of real arithmetic, on the values' common domain:
   single sum is distributed (`0.5*(1 + u)` is `0.5 + 0.5*u`);
 - `log1p(x)` is `log(1 + x)`, `expm1(x)` is `exp(x) - 1`, `logaddexp(a, b)` is
   `log(exp(a) + exp(b))`, `tanh(x)` is `2*(1 + exp(-2*x))**-1 - 1`, `sqrt`/`square`/`**c` are
-  powers, scipy's `expit` and `logsumexp` (when scipy is loaded) are what they compute;
+  powers, scipy.special's `expit`, `log_expit`, `logsumexp`, `softmax` and `log_softmax` (when
+  scipy is loaded) are what they compute;
 - `exp(a) * exp(b)` is `exp(a + b)`, `exp(a)**c` is `exp(c*a)`, `exp(0)` is 1, `log(exp(a))`
-  is `a`, `log(exp(c) * r)` is `c + log(r)`;
+  is `a`, `log(exp(c) * r)` is `c + log(r)`, `log(1/x)` is `-log(x)`;
 - `exp(a) * S**-1` for a sum S is `(S * exp(-a))**-1`, distributed: so
   `exp(z) / (1 + exp(z))` is `(exp(-z) + 1)**-1`;
 - `sum(exp(x + c), axis=k, keepdims=True)` is `exp(c) * sum(exp(x), axis=k, keepdims=True)`
@@ -359,6 +360,8 @@ def log(a: Term) -> Term:
         return _with_ghosts(ZERO, a.ghosts)
     if _is_call(a, "exp"):
         return _with_ghosts(a.args[1][0], a.ghosts)
+    if a.op == "pow" and a.args[1] == -1:  # log(1/x) = -log(x), on one domain (x > 0)
+        return mul(MINUS_ONE, log(a.args[0]))
     if a.op == "mul":
         shifts = [f for f in a.args if _is_call(f, "exp")]
         if shifts:  # log(exp(c) * r) = c + log(r): exp(c) > 0
@@ -406,6 +409,14 @@ def reduce(name: str, a: Term, axis: Term, keepdims: Term) -> Term:
             if x.op != "num" and all(_constant_along(t, x, axis, keepdims) for t in shifts):
                 return mul(exp(add(*shifts)), call("sum", (exp(x),), (("axis", axis), ("keepdims", keepdims))))
     return call(name, (a,), (("axis", axis), ("keepdims", keepdims)))
+
+
+def negate(t: Term) -> Term:
+    """-t, with the minus inside a sum or mean (`-sum(x)` is `sum(-x)`)."""
+    if t.op == "call" and t.args[0] in ("sum", "mean"):
+        params = dict(t.args[2])
+        return call(t.args[0], (negate(t.args[1][0]),), (("axis", params["axis"]), ("keepdims", params["keepdims"])))
+    return mul(MINUS_ONE, t)
 
 
 def tanh(x: Term) -> Term:
@@ -533,26 +544,46 @@ _DETERMINISTIC = {operator.matmul: "matmul", np.matmul: "matmul", np.dot: "dot",
                   ir.Attr("T"): "transpose", np.transpose: "transpose"}
 
 
+def _softmax(x: Term, axis: Term) -> Term:
+    return mul(exp(x), power(reduce("sum", exp(x), axis, const(True)), -1))
+
+
+# scipy.special's functions with a term: (parameters, the builder of the term from them)
+_SCIPY = {
+    "expit": (("x",), lambda b: sigmoid(b["x"])),
+    "log_expit": (("x",), lambda b: mul(MINUS_ONE, log(add(ONE, exp(mul(MINUS_ONE, b["x"])))))),
+    "logsumexp": (("a", "axis", "b", "keepdims", "return_sign"),
+                  lambda b: log(reduce("sum", exp(b["a"]), b["axis"], b["keepdims"]))),
+    "softmax": (("x", "axis"), lambda b: _softmax(b["x"], b["axis"])),
+    "log_softmax": (("x", "axis"), lambda b: add(b["x"], mul(MINUS_ONE, log(reduce(
+        "sum", exp(b["x"]), b["axis"], const(True)))))),
+}
+
+
 def _scipy_term(prim, args: list, kwargs: dict):
-    """scipy.special's expit and logsumexp, recognised only when scipy is already loaded."""
+    """The term of a call of one of scipy.special's functions above (only when scipy is already
+    loaded): the array operand first, then constant parameters at their defaults (None, False)
+    except `axis` and `keepdims`."""
     special = sys.modules.get("scipy.special")
-    if special is None:
+    name = getattr(prim, "__name__", None)
+    if special is None or name not in _SCIPY or getattr(special, name, None) is not prim:
         return None
-    if prim is getattr(special, "expit", None) and len(args) == 1 and not kwargs:
-        return sigmoid(args[0])
-    if prim is getattr(special, "logsumexp", None) and 1 <= len(args) <= 2:
-        named = dict(zip(("a", "axis"), args))
-        named.update(kwargs)
-        axis, keepdims = named.pop("axis", const(None)), named.pop("keepdims", const(False))
-        if set(named) - {"a", "b", "return_sign"} or "a" not in named:
+    params, build = _SCIPY[name]
+    if len(args) > len(params) or set(kwargs) - set(params[len(args):]):
+        return None
+    bound = dict(zip(params, args), **kwargs)
+    if params[0] not in bound:
+        return None
+    for p in params[1:]:
+        v = bound.setdefault(p, const(None) if p == "axis" else const(False) if p == "keepdims" else const(None))
+        if p == "axis" and v.op not in ("const", "num"):
             return None
-        if any(not (v.op == "const" and v.args in (None, False) and v.key in ("None", "False"))
-               for k, v in named.items() if k != "a"):
+        if p != "axis" and not (v.op == "const" and v.key in ("None", "False")) \
+                and not (p == "keepdims" and v.key == "True"):
             return None
-        if axis.op not in ("const", "num") or keepdims.op != "const" or not shape_safe(named["a"]):
-            return None
-        return log(reduce("sum", exp(named["a"]), axis, keepdims))
-    return None
+    if not shape_safe(bound[params[0]]):
+        return None
+    return build(bound)
 
 
 def _user_rule(prim) -> bool:

@@ -27,7 +27,11 @@ ends, not where the parts read them).
 """
 from __future__ import annotations
 
+import copy
+import dataclasses
 from dataclasses import dataclass
+
+import gast
 
 from . import canonicalize as cz
 from . import ir, registry
@@ -42,6 +46,25 @@ _MATCHES_TRIED = 64  # bindings tried per form and statement before giving up
 class Composite:
     rule: Rule
     forms: list  # [(canonical term of a form with its where-forms substituted, {where name: term})]
+    negated: Rule | None = None  # the rule for the form's negation (`-y*log(p) - ...`), if it has one
+
+
+def _negated(rule: Rule) -> Rule | None:
+    """The template with `-s_bar` for `s_bar`: the adjoint of the negated form. None for a template
+    that reads its result `s`, which is the form's value, not its negation."""
+    result_bar = rule.result + "_bar"
+    names = [n for s in rule.body for n in gast.walk(s) if isinstance(n, gast.Name)]
+    if any(n.id == rule.result for n in names):
+        return None
+
+    class Negate(gast.NodeTransformer):
+        def visit_Name(self, node):
+            if node.id == result_bar:
+                return gast.UnaryOp(op=gast.USub(), operand=node)
+            return node
+
+    body = [Negate().visit(copy.deepcopy(s)) for s in rule.body]
+    return dataclasses.replace(rule, name=rule.name + " (negated)", body=body)
 
 
 COMPOSITES: list = []
@@ -59,7 +82,7 @@ def composite(*forms: str, **where):
         missing = set(rule.params) - named
         if missing or rule.varargs:
             raise RuleError(f"composite {template.__name__}: its forms do not name {sorted(missing)}")
-        COMPOSITES.append(Composite(rule, alternatives))
+        COMPOSITES.append(Composite(rule, alternatives, _negated(rule)))
         return template
     return register
 
@@ -203,13 +226,22 @@ def fuse(fn: ir.Function) -> None:
         leaves = [t.operand for t in _leaves(subject)]
         if not unwritten(leaves):
             continue
+        # a statement that passes another value on (`+x`, `1.0 * x`, `-x` of the negated form) is
+        # not the form's: the value it passes gets the composite (a template's unbroadcasts are
+        # written for the shapes of the form's own result)
+        passed = {view.term(a).key for a in s.args if isinstance(a, ir.Var)}
+        if subject.key in passed:
+            continue
+        negated = cz.negate(subject)
         for c in COMPOSITES:
-            bound = _first_match(c, subject, s.target, view, matcher)
+            rule, bound = c.rule, _first_match(c, subject, s.target, view, matcher)
+            if bound is None and c.negated is not None and negated.key not in passed:
+                rule, bound = c.negated, _first_match(c, negated, s.target, view, matcher)
             if bound is not None and unwritten(bound.values()):
-                fused.append((s, c, bound))
+                fused.append((s, rule, bound))
                 break
-    for s, c, bound in fused:
-        s.rule = c.rule
+    for s, rule, bound in fused:
+        s.rule = rule
         s.bound = bound
 
 

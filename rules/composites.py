@@ -147,3 +147,8 @@ def log_softmax(s, z, k):
 @composite("np.log(np.sum(np.exp(z), axis=k, keepdims=True))")
 def logsumexp(s, z, k):
     z_bar += s_bar * np.exp(z - s)
+
+
+@composite("np.exp(z) / np.sum(np.exp(z), axis=k, keepdims=True)")
+def softmax(s, z, k):
+    z_bar += s * (s_bar - np.sum(s_bar * s, axis=k, keepdims=True))

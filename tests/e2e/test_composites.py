@@ -105,14 +105,14 @@ CASES = [
     ("softmax_cross_entropy", softmax_cross_entropy, (LOGITS, ONE_HOT), (0, 1), "np.exp(logp)"),
     ("log_softmax_columns", log_softmax_columns, (LOGITS, rng.random((6, 4))), (0, 1), "np.exp(logp)"),
     ("log_softmax_whole", log_softmax_whole, (LOGITS, rng.random((6, 4))), (0, 1), "np.exp(logp)"),
-    ("mean_loss", mean_loss, (W0, 0.2, X, Y), (0, 1, 3), "residual"),
-    ("sum_loss_log1p", sum_loss_log1p, (W0, X, Y), (0, 2), "residual"),
-    ("method_mean_swapped", method_mean_swapped, (W0, X, Y), (0, 2), "residual"),
+    ("mean_loss", mean_loss, (W0, 0.2, X, Y), (0, 1, 3), "resid"),
+    ("sum_loss_log1p", sum_loss_log1p, (W0, X, Y), (0, 2), "resid"),
+    ("method_mean_swapped", method_mean_swapped, (W0, X, Y), (0, 2), "resid"),
     ("weighted_loss", weighted_loss, (W0, X, Y, rng.random(30)), (0, 2, 3), "(y - p)"),
-    ("parts_reused", parts_reused, (W0, X, Y), (0, 2), "residual"),
+    ("parts_reused", parts_reused, (W0, X, Y), (0, 2), "resid"),
     ("sigmoid_only", sigmoid_only, (W0, X, rng.standard_normal(30)), (0, 2), "(1.0 - p)"),
     ("log_sigmoids", log_sigmoids, (W0, X), (0,), "* p"),
-    ("loss_in_loop", loss_in_loop, (W0, X, Y, 3), (0, 2), "residual"),
+    ("loss_in_loop", loss_in_loop, (W0, X, Y, 3), (0, 2), "resid"),
     ("scalar_sigmoid", scalar_sigmoid, (0.3, 0.8), (0, 1), "(t - p)"),
 ]
 
@@ -134,7 +134,7 @@ def test_broadcast_labels():
 def test_write_into_a_leaf_is_not_fused():
     """z is written after p is computed: the composite would read the new z, so the chain rule runs."""
     check_grads(written_after, W0, X.copy(), Y, wrt=(0,))
-    assert "residual" not in adjoint_source(written_after, wrt=0, args=[W0, X.copy(), Y])
+    assert "resid" not in adjoint_source(written_after, wrt=0, args=[W0, X.copy(), Y])
 
 
 def test_saturated_sigmoid_gives_the_closed_form():
@@ -497,3 +497,88 @@ def test_no_warning_from_the_matching():
         warnings.simplefilter("error")
         for f, _ in SOFTPLUS:
             grad(f)(Z, C)
+
+
+# -- negated forms: the negative log-likelihood written out -----------------------------------------
+def nll_mean(w, X, y):
+    p = 1 / (1 + np.exp(-(X @ w)))
+    return np.mean(-y * np.log(p) - (1 - y) * np.log(1 - p))
+
+
+def nll_eps_sum(w, X, y):
+    p = 1 / (1 + np.exp(-(X @ w)))
+    return np.sum(-y * np.log(p + 1e-6) - (1 - y) * np.log(1 - p + 1e-6))
+
+
+def reversed_log_softmax(a, Y):
+    return np.sum(Y * (logsumexp(a) - a))  # the log-softmax template reads its result: no negation
+
+
+@pytest.mark.parametrize("f, rule", [(nll_mean, "mean_sigmoid_log_loss (negated)"),
+                                     (nll_eps_sum, "sum_sigmoid_eps_log_loss (negated)")])
+def test_negated_forms(f, rule):
+    check_grads(f, W0, X, Y, wrt=(0, 2), rtol=1e-5, atol=1e-7)
+    assert rule in composites_used(f, (W0, X, Y), (0,))
+
+
+def test_a_template_reading_its_result_is_not_negated():
+    check_grads(reversed_log_softmax, LOGITS, ONE_HOT, wrt=(0, 1))
+    assert composites_used(reversed_log_softmax, (LOGITS, ONE_HOT), (0,)) == ["logsumexp"]
+
+
+def scaled_by_one(z, u):
+    p = 1.0 / (1.0 + np.exp(-z))
+    return 1.0 * np.mean(u * np.log(p) + (1.0 - u) * np.log(1.0 - p))
+
+
+def scalar_label_negated(z, u):
+    p = 1.0 / (1.0 + np.exp(-z))
+    return -np.sum(u * np.log(p + 1e-3) + (1.0 - u) * np.log(1.0 - p + 1e-3))
+
+
+def test_a_statement_passing_the_form_on_keeps_its_own_rule():
+    """`1.0 * mean(...)` and `-sum(...)` have the form's term (or its negation): the mean and the sum
+    get the composite, not the product or the negation (whose scalar result would let a template's
+    `rt.unbroadcast(g, u)` of a scalar label be dropped)."""
+    check_grads(scaled_by_one, Z, 0.3, wrt=(0, 1))
+    check_grads(scalar_label_negated, Z, 0.3, wrt=(0, 1))
+    assert composites_used(scalar_label_negated, (Z, 0.3), (0, 1))[-1] == "sum_sigmoid_eps_log_loss"
+    assert isinstance(grad(scalar_label_negated, wrt=1)(Z, 0.3), float)
+
+
+# -- softmax, and scipy.special's other forms ---------------------------------------------------
+def softmax_then_log(a, Y):
+    e = np.exp(a - np.max(a, axis=1, keepdims=True))
+    p = e / np.sum(e, axis=1, keepdims=True)
+    return -np.sum(Y * np.log(p)) / a.shape[0]
+
+
+def softmax_squared(a, Y):
+    e = np.exp(a)
+    p = e / e.sum(axis=1, keepdims=True)
+    return np.sum(Y * p * p)
+
+
+@pytest.mark.parametrize("f, rules", [(softmax_then_log, ["softmax", "log_softmax"]),
+                                      (softmax_squared, ["softmax"])])
+def test_softmax_spellings(f, rules):
+    check_grads(f, LOGITS, ONE_HOT, wrt=(0, 1))
+    assert composites_used(f, (LOGITS, ONE_HOT), (0,)) == rules
+
+
+def test_scipy_forms():
+    special = pytest.importorskip("scipy.special", reason="scipy is an optional test extra")
+
+    def log_softmax(a, Y):
+        return -np.sum(Y * special.log_softmax(a, axis=1))
+
+    def softmax(a, Y):
+        return np.sum(Y * special.softmax(a, axis=1) ** 2)
+
+    def log_expit(m, c):
+        return np.sum(c * special.log_expit(m))
+
+    for f, args, rule in [(log_softmax, (LOGITS, ONE_HOT), "log_softmax"), (softmax, (LOGITS, ONE_HOT), "softmax"),
+                          (log_expit, (Z, C), "softplus_of_negated (negated)")]:
+        check_grads(f, *args, wrt=(0, 1))
+        assert composites_used(f, args, (0,)) == [rule]
