@@ -28,15 +28,19 @@ of real arithmetic, on the values' common domain:
 - `exp(a) * S**-1` for a sum S is `(S * exp(-a))**-1`, distributed: so
   `exp(z) / (1 + exp(z))` is `(exp(-z) + 1)**-1`;
 - `sum(exp(x + c), axis=k, keepdims=True)` is `exp(c) * sum(exp(x), axis=k, keepdims=True)`
-  where `c` is constant along the summed axis (a number, or a keepdims reduction of `x` along
-  the same axis): so the max-shifted logsumexp is the logsumexp.
+  where `c` is constant along the summed axis (a number, a keepdims reduction of `x` along the
+  same axis, a reduction over every axis): so the max-shifted logsumexp is the logsumexp.
+
+A matmul, dot, index or transpose computed again from the same operands is the same leaf
+(`matmul(X, w)`), so `np.exp(X @ w) / (1 + np.exp(X @ w))` is a sigmoid too.
 
 Broadcasting is part of a value: `x + 0*y` is x's values in the shape of `x` and `y` together.
-Every cancellation is therefore remembered on the term (`ghosts`), and a value whose term lost
-an operand that may have widened its shape has no canonical term (it is a leaf). Values that are
-not elementwise arithmetic, exponentials, logarithms or the sum/mean/max reductions (matmuls,
-indexing, writes, loop and `if` results, calls whose rule the user replaced) are leaves, named
-by their SSA name; so is a value whose term would exceed `LIMIT` nodes.
+Every cancellation is therefore remembered on the term (`ghosts`): a value whose term lost an
+operand that may have widened its shape does not stand for its term (`View.realize` never
+answers it), nor is a reduction over it looked into. Values that are not elementwise
+arithmetic, exponentials, logarithms or the sum/mean/max reductions (matmuls, indexing, writes,
+loop and `if` results, calls whose rule the user replaced) are leaves, named by their SSA name;
+so is a value whose term would exceed `LIMIT` nodes.
 """
 from __future__ import annotations
 
@@ -61,7 +65,7 @@ class Term:
     operands, params) and 'var' (a pattern variable of a composite form). Terms are equal when
     their keys (their printed forms) are."""
 
-    __slots__ = ("op", "args", "key", "size", "ghosts", "operand", "_sig", "_vars", "_calls")
+    __slots__ = ("_calls", "_sig", "_vars", "args", "ghosts", "key", "op", "operand", "size")
 
     def __init__(self, op, args, key, size=1, ghosts=frozenset(), operand=None):
         self.op, self.args, self.key, self.size = op, args, key, size
@@ -86,7 +90,6 @@ class Term:
             else:
                 self._vars = frozenset().union(*(c.vars for c in children(self)))
         return self._vars
-
 
     @property
     def calls(self) -> frozenset:
@@ -145,7 +148,7 @@ def leaf(op) -> Term:
         v = op.value
         if type(v) in (int, float) and math.isfinite(v):
             return num(v)
-        return Term("const", v, repr(v), operand=op)
+        return Term("const", v, f"float('{v}')" if type(v) is float else repr(v), operand=op)
     if isinstance(op, ir.Struct) and all(isinstance(i, ir.Const) for i in op.items):
         return Term("const", None, f"{op.kind}{tuple(i.value for i in op.items)!r}", operand=op)
     return None
@@ -332,7 +335,6 @@ def power(base: Term, e) -> Term:
 
 
 # -- calls ------------------------------------------------------------------------------------------
-ELEMENTWISE = {"exp", "log"}
 REDUCTIONS = {"sum", "mean", "max"}
 
 
@@ -415,7 +417,7 @@ def negate(t: Term) -> Term:
     """-t, with the minus inside a sum or mean (`-sum(x)` is `sum(-x)`)."""
     if t.op == "call" and t.args[0] in ("sum", "mean"):
         params = dict(t.args[2])
-        return call(t.args[0], (negate(t.args[1][0]),), (("axis", params["axis"]), ("keepdims", params["keepdims"])))
+        return reduce(t.args[0], negate(t.args[1][0]), params["axis"], params["keepdims"])
     return mul(MINUS_ONE, t)
 
 

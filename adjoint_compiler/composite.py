@@ -15,15 +15,20 @@ Forms are matched by meaning: a form and the statement's value are compared as c
 grouping. A match binds each of the form's names to a term; a template parameter must be held
 by a value of the function (a leaf, a number, or a value computed before the statement whose
 term it is), else that form does not apply there. A match is accepted only if the form, rebuilt
-from what it bound, has the statement's own term.
+from what it bound, has the statement's own term. A template that does not read its result also
+matches the form's negation, with `-s_bar` for `s_bar` (`-y * np.log(p) - (1 - y) * np.log(1 - p)`).
+
+    p = np.exp(z) / (1 + np.exp(z))        p: (1 + exp(-z))**-1     sigmoid(p, z=z)
+    s = np.mean(np.logaddexp(0, -m))       s: mean(log(1 + exp(-m)))  mean_softplus_of_negated(s, m=m)
 
 Guarantee of `fuse`: a statement whose value matches a form gets the composite as its rule, bound
 to the values holding the matched terms. Only that statement's rule changes: the statements inside
 the form still compute the value, keep their own rules, and pass on what they receive from any
 other use; so the gradient is the chain rule's whichever of them are also used elsewhere. Calls
-whose rule the user replaced are not looked through, and no composite reads a value, or is
-matched over a leaf, that the function writes into (the composite reads them where the form
-ends, not where the parts read them).
+whose rule the user replaced are not looked through, no composite reads a value, or is matched
+over a leaf, that the function writes into (the composite reads them where the form ends, not
+where the parts read them), and a statement that only passes another value on (`+x`, `1.0 * x`)
+keeps its own rule.
 """
 from __future__ import annotations
 

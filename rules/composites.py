@@ -18,7 +18,7 @@ SIGMOID = ["1 / (1 + np.exp(-z))"]
 LOG_LOSS = "u * np.log(p) + (1 - u) * np.log(1 - p)"
 # the log-loss guarded by eps: d/dz log(p + eps) = p (1 - p) / (p + eps)
 EPS_LOG_LOSS = "u * la + (1 - u) * lb"
-EPS_PARTS = dict(la=["np.log(a)"], lb=["np.log(b)"], a=["p + eps"], b=["1 - p + eps"], p=SIGMOID)
+EPS_PARTS = {"la": ["np.log(a)"], "lb": ["np.log(b)"], "a": ["p + eps"], "b": ["1 - p + eps"], "p": SIGMOID}
 
 
 # -- the log-loss of a sigmoid: d/dz = u - p, d/du = log(p) - log(1 - p) = z ----------------------
@@ -89,7 +89,7 @@ def sigmoid(p, z):
 #    exist: exp(x) and 1 + exp(x) (nan only where exp(x) is inf, and the softplus with it), or the m
 #    of x = -m; else from x alone. The exponent is kept below overflow: there the sigmoid is 0 to
 #    within 1e-308 ------------------------------------------------------------------------------
-SOFTPLUS_OF_EXP = dict(v=["1 + e"], e=["np.exp(x)"])
+SOFTPLUS_OF_EXP = {"v": ["1 + e"], "e": ["np.exp(x)"]}
 
 
 @composite("np.sum(np.log(v))", **SOFTPLUS_OF_EXP)
@@ -147,6 +147,11 @@ def log_softmax(s, z, k):
 @composite("np.log(np.sum(np.exp(z), axis=k, keepdims=True))")
 def logsumexp(s, z, k):
     z_bar += s_bar * np.exp(z - s)
+
+
+@composite("np.log(np.sum(np.exp(z), axis=k, keepdims=d))")
+def logsumexp_reduced(s, z, k, d):
+    z_bar += rt.expand_reduced(s_bar, z, k, d) * np.exp(z - rt.expand_reduced(s, z, k, d))
 
 
 @composite("np.exp(z) / np.sum(np.exp(z), axis=k, keepdims=True)")

@@ -582,3 +582,19 @@ def test_scipy_forms():
                           (log_expit, (Z, C), "softplus_of_negated (negated)")]:
         check_grads(f, *args, wrt=(0, 1))
         assert composites_used(f, args, (0,)) == [rule]
+
+
+def logsumexp_scalar(a, c):
+    m = np.max(a)
+    return np.log(np.sum(np.exp(a - m))) + m + np.sum(c * a)
+
+
+def logsumexp_rows(a, c):
+    return np.sum(c[:, 0] * np.log(np.exp(a).sum(axis=1)))
+
+
+@pytest.mark.parametrize("f", [logsumexp_scalar, logsumexp_rows])
+def test_logsumexp_without_keepdims(f):
+    c = rng.standard_normal((6, 4))
+    check_grads(f, LOGITS, c, wrt=(0, 1))
+    assert "logsumexp_reduced" in composites_used(f, (LOGITS, c), (0,))
