@@ -598,3 +598,16 @@ def test_logsumexp_without_keepdims(f):
     c = rng.standard_normal((6, 4))
     check_grads(f, LOGITS, c, wrt=(0, 1))
     assert "logsumexp_reduced" in composites_used(f, (LOGITS, c), (0,))
+
+
+@pytest.mark.parametrize("f, args", [(sp_logaddexp, (Z, C)), (sig_exp_ratio, (Z, C)), (eps_mean_loss, (W0, X, Y)),
+                                     (nll_mean, (W0, X, Y)), (lsm_helper, (LOGITS, ONE_HOT))],
+                         ids=["softplus", "sigmoid", "eps", "negated", "log_softmax"])
+def test_new_forms_in_joint_and_vjp_modes(f, args):
+    from adjoint_compiler import vjp
+    value, g = value_and_grad(f, wrt=(0, 1))(*args)
+    np.testing.assert_allclose(value, f(*args), rtol=1e-12)
+    out, pullback = vjp(f, *args)
+    pulled = pullback(2.0)
+    for i in (0, 1):
+        np.testing.assert_allclose(pulled[i], 2.0 * g[i], rtol=1e-10, atol=1e-12)
