@@ -221,7 +221,7 @@ def fuse(fn: ir.Function) -> None:
         return all(arrays.find(v) not in written for op in ops for v in ir.operand_vars(op))
 
     matcher = Matcher()
-    fused = []  # (statement, composite, bound): all found first, on the parts' own rules
+    fused = []  # (statement, rule, bound): all found first, on the parts' own rules
     for s in ir.walk(fn.body):
         if not isinstance(s, ir.Assign) or s.target is None or s.prim in ir.WRITES:
             continue

@@ -608,6 +608,7 @@ def test_new_forms_in_joint_and_vjp_modes(f, args):
     value, g = value_and_grad(f, wrt=(0, 1))(*args)
     np.testing.assert_allclose(value, f(*args), rtol=1e-12)
     out, pullback = vjp(f, *args)
+    np.testing.assert_allclose(out, value, rtol=1e-12)
     pulled = pullback(2.0)
     for i in (0, 1):
         np.testing.assert_allclose(pulled[i], 2.0 * g[i], rtol=1e-10, atol=1e-12)
