@@ -2,6 +2,8 @@
 
 Guarantee: after `check(source)` the function body uses only the statements and expressions the
 later passes lower. Anything else raises `UnsupportedSyntaxError` with file, line, column and text.
+Nested `def`s and lambdas are checked with the body that contains them (no decorators, no
+`*args`); `with` is left to normalize, which accepts `with np.errstate(...)` only.
 
     def f(x):
         try: ...        ->  UnsupportedSyntaxError: `try` is not supported ... (file.py, line 2)
@@ -15,7 +17,6 @@ from .frontend import Source
 
 _REJECTED = {
     gast.Try: "`try` statements are not supported in a differentiated function",
-    gast.With: "`with` statements are not supported in a differentiated function",
     gast.AsyncWith: "`async with` is not supported in a differentiated function",
     gast.AsyncFor: "`async for` is not supported in a differentiated function",
     gast.AsyncFunctionDef: "async functions cannot be differentiated",
@@ -25,17 +26,13 @@ _REJECTED = {
     gast.Global: "`global` is not supported: a differentiated function may not rebind module names",
     gast.Nonlocal: "`nonlocal` is not supported: a differentiated function may not rebind closure names",
     gast.ClassDef: "class definitions are not supported inside a differentiated function",
-    gast.FunctionDef: "nested function definitions are not supported; define the helper at module level",
-    gast.Lambda: "lambdas are not supported inside a differentiated function; use a module-level def",
     gast.Import: "imports are not supported inside a differentiated function; import at module level",
     gast.ImportFrom: "imports are not supported inside a differentiated function; import at module level",
-    gast.Raise: "`raise` is not supported in a differentiated function",
     gast.NamedExpr: "assignment expressions (`:=`) are not supported",
     gast.Set: "set displays are not supported",
     gast.SetComp: "set comprehensions are not supported",
     gast.DictComp: "dict comprehensions are not supported",
     gast.Starred: "starred expressions (`*x`) are not supported",
-    gast.JoinedStr: "f-strings are not supported in a differentiated function",
 }
 for _name, _msg in (("Match", "`match` statements are not supported"),
                     ("TryStar", "`try`/`except*` statements are not supported")):
@@ -66,3 +63,24 @@ def check(source: Source) -> None:
                 reject(source, node, "`del` of an item, slice or attribute is not supported; only `del name`")
             if kind in PENDING:
                 reject(source, node, PENDING[kind])
+            if kind is gast.FunctionDef:
+                _check_nested(source, node, "nested function")
+            elif kind is gast.Lambda:
+                _check_nested(source, node, "lambda")
+            elif kind is gast.Raise:
+                if node.exc is None:
+                    reject(source, node, "a bare `raise` re-raises the exception being handled, and `try` is not "
+                                         "supported; raise an exception object (`raise ValueError(...)`)")
+                if node.cause is not None and not (isinstance(node.cause, gast.Constant) and node.cause.value is None):
+                    reject(source, node, "`raise ... from <exception>` is not supported (there is no `try`); "
+                                         "`raise ... from None` is")
+
+
+def _check_nested(source: Source, node, what: str) -> None:
+    """A nested `def` or lambda is inlined where it is called: no decorators, no `*args`/`**kwargs`."""
+    if getattr(node, "decorator_list", None):
+        reject(source, node.decorator_list[0], f"decorators on a {what} inside a differentiated function are "
+                                               "not supported; apply the decorator at module level")
+    if node.args.vararg or node.args.kwarg:
+        reject(source, node, f"`*args` and `**kwargs` parameters of a {what} are not supported in a "
+                             "differentiated function")

@@ -16,6 +16,9 @@ import builtins
 import contextlib
 import inspect
 import linecache
+import os
+import sys
+import sysconfig
 import textwrap
 import threading
 import types
@@ -28,6 +31,23 @@ from .errors import AdjointCompilerError
 from .ir import Loc
 
 LIBRARIES = {"numpy", "scipy", "math", "builtins", "operator", "functools", "itertools"}
+
+
+def is_library_module(module: str | None) -> bool:
+    """Whether a function of `module` is a library's (never compiled from its source): NumPy,
+    SciPy and the standard library (`logging.info` runs as written, it is not inlined)."""
+    root = (module or "").split(".")[0]
+    if root in LIBRARIES:
+        return True
+    if root not in _STDLIB_NAMES:
+        return False
+    loaded = sys.modules.get(root)  # (a user's own `test.py` or `random.py` is not the standard library's)
+    file = getattr(loaded, "__file__", None)
+    return loaded is not None and (file is None or os.path.abspath(file).startswith(_STDLIB_DIR))
+
+
+_STDLIB_NAMES = frozenset(getattr(sys, "stdlib_module_names", ()))
+_STDLIB_DIR = os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep
 
 
 class SourceError(AdjointCompilerError, TypeError):
@@ -45,6 +65,7 @@ class Source:
     first: int  # file line of `lines[0]`
     reading: object = None  # the `Reading` of the compilation that read this source, if any
     paths: set = field(default_factory=set)  # dotted names read from free names (`cfg.scale`)
+    outer: frozenset = frozenset()  # for a nested def or lambda: free names local to an enclosing function
 
     def loc(self, node) -> Loc:
         line = getattr(node, "lineno", None) or self.node.lineno
@@ -142,30 +163,13 @@ def read_function(func) -> Source:
                           "through its rule when a function you write calls it, e.g. "
                           f"`def f(x): return {func.__module__.split('.')[0]}.{func.__name__}(x)`")
     if func.__name__ == "<lambda>":
-        raise SourceError(f"cannot differentiate the lambda at {func.__code__.co_filename}:"
-                          f"{func.__code__.co_firstlineno}; define it with `def` instead")
-    try:
-        lines, first = inspect.getsourcelines(func.__code__)
-    except (OSError, TypeError) as exc:
-        raise SourceError(f"cannot read the source of {func.__qualname__} "
-                          f"(defined in {func.__code__.co_filename}): {exc}") from None
-    text = "".join(lines)
-    dedented = textwrap.dedent(text)
-    indent = _indent_of(lines[0]) - _indent_of(dedented.splitlines()[0] + "\n")
-    tree = gast.parse(dedented)
-    node = tree.body[0]
-    if not isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
-        raise SourceError(f"cannot find the definition of {func.__qualname__} in its source")
+        node, lines, first = _read_lambda(func)
+    else:
+        node, lines, first = _read_def(func)
     if _runs_other_code(func):
         raise SourceError(f"the source of `{func.__qualname__}` in {func.__code__.co_filename} (line {first}) is not "
                           "the code Python runs for it: the file was edited after it was imported. Reload the "
                           "module (`importlib.reload`) or restart, so that what is differentiated is what runs")
-    for sub in gast.walk(node):
-        if hasattr(sub, "lineno"):
-            sub.lineno += first - 1
-            sub.col_offset += indent
-            if getattr(sub, "end_lineno", None):
-                sub.end_lineno += first - 1
     closure = {}
     if func.__closure__:
         for name, cell in zip(func.__code__.co_freevars, func.__closure__):
@@ -203,10 +207,11 @@ def _runs_other_code(func) -> bool:
     text = "".join(linecache.getlines(code.co_filename))
     if not text:
         return False
-    key = (code.co_filename, hash(text))
+    rewritten = "@pytest_ar" in func.__globals__  # a test module whose asserts pytest rewrote on import
+    key = (code.co_filename, hash(text), rewritten)
     if key not in _MODULE_CODE:
         try:
-            _MODULE_CODE[key] = compile(text, code.co_filename, "exec", dont_inherit=True)
+            _MODULE_CODE[key] = _compile_module(text, code.co_filename, rewritten)
         except (SyntaxError, ValueError):  # not plain Python (a notebook cell with magics, ...)
             _MODULE_CODE[key] = None
     module = _MODULE_CODE[key]
@@ -219,6 +224,22 @@ def _runs_other_code(func) -> bool:
             found.append(c)
         stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
     return not any(_same_code(c, code) for c in found)
+
+
+def _compile_module(text: str, filename: str, rewritten: bool):
+    """The module's code as Python compiled it on import (with pytest's rewriting of `assert`
+    statements when the module is a test module pytest imported)."""
+    if rewritten:
+        try:
+            import ast
+
+            from _pytest.assertion.rewrite import rewrite_asserts
+            tree = ast.parse(text, filename)
+            rewrite_asserts(tree, text.encode(), filename, None)
+            return compile(tree, filename, "exec", dont_inherit=True)
+        except Exception:  # noqa: BLE001 -- pytest changed its rewriter: the code cannot be compared
+            return None
+    return compile(text, filename, "exec", dont_inherit=True)
 
 
 def _same_code(a, b) -> bool:
@@ -243,11 +264,11 @@ def _same_signature(func) -> bool:
 
 
 def _free_paths(node) -> set:
-    """Every dotted name `a.b.c` in the function whose root `a` is not a local name (the
-    attribute reads whose values the compiler may bake in)."""
-    local = {a.id for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs}
-    local |= {a.id for a in (node.args.vararg, node.args.kwarg) if a is not None}
-    local |= {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
+    """Every dotted name `a.b.c` in the function (nested functions included) whose root `a` is not
+    a local name of the function (the attribute reads whose values the compiler may bake in)."""
+    from .functions import local_names
+
+    local = local_names(node)  # (the function's own scope: a nested function's reads of globals count)
     paths = set()
     for n in gast.walk(node):
         parts = []
@@ -257,6 +278,63 @@ def _free_paths(node) -> set:
         if parts and isinstance(n, gast.Name) and n.id not in local:
             paths.add(".".join([n.id] + parts[::-1]))
     return paths
+
+
+def _read_def(func) -> tuple:
+    """(FunctionDef with file lines and columns, the source lines, the first line) of a `def`."""
+    try:
+        lines, first = inspect.getsourcelines(func.__code__)
+    except (OSError, TypeError) as exc:
+        raise SourceError(f"cannot read the source of {func.__qualname__} "
+                          f"(defined in {func.__code__.co_filename}): {exc}") from None
+    text = "".join(lines)
+    dedented = textwrap.dedent(text)
+    indent = _indent_of(lines[0]) - _indent_of(dedented.splitlines()[0] + "\n")
+    tree = gast.parse(dedented)
+    node = tree.body[0]
+    if not isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
+        raise SourceError(f"cannot find the definition of {func.__qualname__} in its source")
+    for sub in gast.walk(node):
+        if hasattr(sub, "lineno"):
+            sub.lineno += first - 1
+            sub.col_offset += indent
+            if getattr(sub, "end_lineno", None):
+                sub.end_lineno += first - 1
+    return node, lines, first
+
+
+def _read_lambda(func) -> tuple:
+    """(FunctionDef `def lambda(params): return body`, the file's lines, 1) for a lambda made
+    outside the differentiated function (`grad(lambda w: loss(w, X))`, `sq = lambda t: t * t`).
+    The file is parsed whole and the lambda found by its line, its parameters and (CPython 3.11+)
+    the column its code starts at; several candidates left is an error."""
+    from .functions import as_def, parameters
+
+    code = func.__code__
+    where = f"{code.co_filename}:{code.co_firstlineno}"
+    lines = linecache.getlines(code.co_filename)
+    try:
+        tree = gast.parse("".join(lines))
+    except (SyntaxError, ValueError):
+        tree = None
+    if tree is None:
+        raise SourceError(f"cannot read the source of the lambda at {where}; define it with `def` instead")
+    names = list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+    found = [n for n in gast.walk(tree) if isinstance(n, gast.Lambda) and n.lineno == code.co_firstlineno
+             and not n.args.vararg and not n.args.kwarg and parameters(n) == names]
+    if len(found) > 1 and hasattr(code, "co_positions"):
+        starts = [(p[0], p[2]) for p in code.co_positions() if p[0] is not None and p[2] is not None and p[3]]
+        if starts:
+            line, col = starts[0]
+
+            def holds(n):
+                return (n.lineno, n.col_offset) <= (line, col) <= (n.end_lineno, n.end_col_offset)
+            inside = [n for n in found if holds(n)]
+            found = [max(inside, key=lambda n: (n.lineno, n.col_offset))] if inside else []
+    if len(found) != 1:
+        raise SourceError(f"cannot tell which lambda at {where} this is (its line holds "
+                          f"{'none with these parameters' if not found else 'several'}); define it with `def` instead")
+    return as_def(found[0]), lines, 1
 
 
 def _indent_of(line: str) -> int:

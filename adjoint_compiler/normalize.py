@@ -19,7 +19,9 @@ import gast
 
 from .errors import MutationError, UnsupportedSyntaxError
 from .frontend import Source
+from .functions import FunctionNode, local_names
 from .naming import Namer
+from .python_lowering import PythonLowering
 
 OP_WORDS = {
     gast.Add: "plus", gast.Sub: "minus", gast.Mult: "times", gast.Div: "over", gast.Pow: "pow",
@@ -46,6 +48,8 @@ def hint(e, is_global=lambda e: False) -> str:
 
     if isinstance(e, gast.Name):
         return e.id
+    if isinstance(e, FunctionNode):
+        return e.display
     if isinstance(e, gast.Constant):
         v = e.value
         return str(v) if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 100 else "c"
@@ -77,17 +81,17 @@ def _short(full: str, fallback: str) -> str:
     return full if len(full) <= 20 else fallback
 
 
-class Normalizer:
+class Normalizer(PythonLowering):
     def __init__(self, source: Source, namer: Namer):
         self.source = source
         self.namer = namer
         fn = source.node
-        self.locals = {a.id for a in fn.args.args + fn.args.kwonlyargs + fn.args.posonlyargs}
-        for node in gast.walk(fn):
+        for node in gast.walk(fn):  # (nested functions' names too: their locals get names of their own)
             if isinstance(node, gast.Name):
                 namer.reserve(node.id)
-                if isinstance(node.ctx, gast.Store):
-                    self.locals.add(node.id)
+        self.locals = local_names(fn)  # this function's own scope (a nested def's names are its own)
+        self.outer = set(source.outer)  # a nested function's free names bound in an enclosing function
+        self.scan_scope(fn)
         self.current = fn
         for n in self.locals:
             namer.reserve(n)
@@ -105,7 +109,7 @@ class Normalizer:
     # -- expressions -------------------------------------------------------------------------
     def is_global_path(self, e) -> bool:
         if isinstance(e, gast.Name):
-            return e.id not in self.locals
+            return e.id not in self.locals and e.id not in self.outer
         return isinstance(e, gast.Attribute) and self.is_global_path(e.value)
 
     def atom(self, e, out: list):
@@ -157,6 +161,12 @@ class Normalizer:
             return gast.Dict(keys=e.keys, values=[self.atom(v, out) for v in e.values])
         if isinstance(e, gast.BoolOp):
             return self.boolop(e, out, target)
+        if isinstance(e, gast.Lambda):
+            return self.function_node(e, out, "lambda")
+        if isinstance(e, FunctionNode):
+            return e
+        if isinstance(e, gast.JoinedStr):
+            return self.fstring(e, out)
         raise UnsupportedSyntaxError(
             f"{type(e).__name__} expressions are not supported in a differentiated function",
             self.source.loc(e))
@@ -185,7 +195,9 @@ class Normalizer:
         return name(result)
 
     def call(self, e, out):
-        lowered = self.fill_call(e, out) or self.out_call(e, out)
+        lowered = self.python_call(e, out)
+        if lowered is None:
+            lowered = self.fill_call(e, out) or self.out_call(e, out)
         if lowered is not None:
             return lowered
         func = e.func
@@ -289,6 +301,8 @@ class Normalizer:
                     type_comment=None), s), out)
                 self.pop_last(popped, s, out)
                 return
+            if single is not None and self.bind_stream(single, s.value, s, out):
+                return  # `it = map(...)`, read once: a list
             if len(targets) == 1 and isinstance(targets[0], gast.Subscript):
                 base = self.write_base(targets[0], s, out)
                 index = self.index(targets[0].slice, out)
@@ -345,9 +359,10 @@ class Normalizer:
                     left=name(seq), op=gast.Add(), right=item), type_comment=None), s), out)
                 out[-1].in_place = len(out) > before
                 return
-            if isinstance(call, gast.Call) and self.is_copyto(call) and len(call.args) >= 2 and self.is_stream(call.args[1]):
-                # copyto(b, <generator, map, islice, iter>) fills b's slots in C order from slot 0
-                items = self.atom(self.as_list(call.args[1]), out)
+            if isinstance(call, gast.Call) and self.is_copyto(call) and len(call.args) >= 2 \
+                    and self.stream_of(call.args[1]) is not None:
+                # copyto(b, <generator, map, islice, iter, ...>) fills b's slots in C order from slot 0
+                items = self.stream_list(call.args[1], out)
                 stream = gast.Call(func=name(COPYTO_ITEMS), args=[call.args[0], items], keywords=[])
                 s = gast.copy_location(gast.Expr(value=stream), s)
                 if call.keywords or len(call.args) > 2:
@@ -355,6 +370,13 @@ class Normalizer:
             value = self.simple(s.value, out)
             if isinstance(value, gast.Call):
                 out.append(gast.copy_location(gast.Expr(value=value), s))
+        elif self.python_stmt(s, out):
+            return
+        elif isinstance(s, gast.If) and self.guard_branches(s) is not None:
+            guard, rest = self.guard_branches(s)
+            self.stmt(guard, out)
+            for t in rest:
+                self.stmt(t, out)
         elif isinstance(s, gast.If):
             test = self.atom(s.test, out)
             out.append(gast.copy_location(gast.If(test=test, body=self.block(s.body),
@@ -373,9 +395,8 @@ class Normalizer:
         elif isinstance(s, gast.While):
             self.while_loop(s, out)
         else:
-            word = {gast.Assert: "`assert`"}.get(type(s), type(s).__name__)
-            raise UnsupportedSyntaxError(f"{word} statements are not supported in a differentiated function",
-                                         loc(s))
+            raise UnsupportedSyntaxError(f"{type(s).__name__} statements are not supported in a differentiated "
+                                         "function", loc(s))
 
     # -- out= ------------------------------------------------------------------------------------
     def fill_call(self, e, out):
@@ -566,41 +587,6 @@ class Normalizer:
         return (isinstance(f, gast.Name) and f.id == "copyto" and f.id not in self.locals) or (
             isinstance(f, gast.Attribute) and f.attr == "copyto" and self.is_global_path(f))
 
-    def is_stream(self, e) -> bool:
-        if isinstance(e, gast.GeneratorExp):
-            return True
-        if isinstance(e, gast.Call):
-            f = e.func
-            fname = f.id if isinstance(f, gast.Name) else (f.attr if isinstance(f, gast.Attribute) else "")
-            return fname in ("map", "islice", "iter") and self.is_global_path(f)
-        return False
-
-    def as_list(self, e):
-        """A stream expression as an equivalent list expression (materialized in order)."""
-        if isinstance(e, gast.GeneratorExp):
-            return gast.copy_location(gast.ListComp(elt=e.elt, generators=e.generators), e)
-        f = e.func
-        fname = f.id if isinstance(f, gast.Name) else f.attr
-        if fname == "iter" and len(e.args) == 1:
-            return self.as_list(e.args[0]) if self.is_stream(e.args[0]) else gast.Call(
-                func=name("list"), args=e.args, keywords=[])
-        if fname == "map" and len(e.args) >= 2:
-            names = [self.temp("item") for _ in e.args[1:]]
-            target = gast.Tuple(elts=[name(n, True) for n in names], ctx=gast.Store()) if len(names) > 1 \
-                else name(names[0], True)
-            source = e.args[1] if len(e.args) == 2 else gast.Call(func=name("zip"), args=e.args[1:], keywords=[])
-            return gast.copy_location(gast.ListComp(
-                elt=gast.Call(func=e.args[0], args=[name(n) for n in names], keywords=[]),
-                generators=[gast.comprehension(target=target, iter=source, ifs=[], is_async=0)]), e)
-        if fname == "islice" and 2 <= len(e.args) <= 4:
-            inner = self.as_list(e.args[0]) if self.is_stream(e.args[0]) else e.args[0]
-            bounds = e.args[1:]
-            lo, hi, step = (None, bounds[0], None) if len(bounds) == 1 else (list(bounds) + [None])[:3]
-            none = gast.Constant(value=None, kind=None)
-            return gast.copy_location(gast.Subscript(value=inner, slice=gast.Slice(
-                lower=lo if lo is not None else none, upper=hi, step=step), ctx=gast.Load()), e)
-        raise UnsupportedSyntaxError(f"cannot read `{fname}(...)` as a stream here", self.source.loc(e))
-
     # -- loops -------------------------------------------------------------------------------
     def is_builtin_call(self, e, name_: str) -> bool:
         return (isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and e.func.id == name_
@@ -623,14 +609,16 @@ class Normalizer:
                                            ctx=gast.Load())
         if self.is_builtin_call(e, "zip") and e.args:
             parts = [self.index_form(a, out) for a in e.args]
-            n = parts[0][0]
-            if len(parts) > 1:
-                n = self.atom(gast.Call(func=name("min"), args=[p[0] for p in parts], keywords=[]), out)
-            return n, lambda k: gast.Tuple(elts=[item(k) for _, item in parts], ctx=gast.Load())
+            return self.shortest(parts, out), lambda k: gast.Tuple(elts=[item(k) for _, item in parts], ctx=gast.Load())
         if self.is_builtin_call(e, "reversed") and len(e.args) == 1:
             n, item = self.index_form(e.args[0], out)
+            if n is None:
+                raise UnsupportedSyntaxError("`reversed` of an endless iterator", self.source.loc(e))
             last = self.atom(gast.BinOp(left=n, op=gast.Sub(), right=gast.Constant(value=1, kind=None)), out)
             return n, lambda k: item(gast.BinOp(left=last, op=gast.Sub(), right=k))
+        form = self.stream_index_form(e, out)  # map, islice, count, repeat, chain, zip_longest, ...
+        if form is not None:
+            return form
         seq = self.atom(e, out)
         n = self.atom(gast.Call(func=name("len"), args=[seq], keywords=[]), out)
         return n, lambda k: gast.Subscript(value=seq, slice=k, ctx=gast.Load())
@@ -638,12 +626,17 @@ class Normalizer:
     def for_loop(self, s, out) -> None:
         if s.orelse:
             raise UnsupportedSyntaxError("`for ... else` is not supported", self.source.loc(s))
+        if self.filtered_loop(s, out):
+            return
         if self.is_builtin_call(s.iter, "range") and isinstance(s.target, gast.Name):
             iterable = self.atom(s.iter, out)
             target, head = s.target.id, []
         else:
             base = s.target.id if isinstance(s.target, gast.Name) else "item"
             n, item = self.index_form(s.iter, out)
+            if n is None:  # an endless iterator (`count()`): a `while True` that a break ends
+                self.endless_loop(s, item, out)
+                return
             iterable = self.atom(gast.Call(func=name("range"), args=[n], keywords=[]), out)
             target = self.temp(f"{base}_index")
             head = self.block([gast.copy_location(gast.Assign(targets=[s.target], value=item(name(target)),

@@ -41,6 +41,7 @@ from . import (
 from . import runtime as rt
 from .backward import Code
 from .errors import InternalError
+from .functions import printable
 from .naming import Namer
 from .printing import format_backward, format_ir, to_source
 from .release import release
@@ -96,6 +97,8 @@ def bind_globals(fn: ir.Function, namer, origins: dict | None = None) -> dict:
             return
         root, _, rest = op.path.partition(".")
         value = op.root_value
+        if not op.origin and root in ("np", "rt") and _TAKEN[root] is value:
+            return  # (a helper normalize calls: the generated module imports `np` and `rt` itself)
         key = (root, id(value))
         if key in renamed:
             root = renamed[key]
@@ -384,7 +387,7 @@ def _text(c: Context) -> str:
 PASSES = (
     Pass("frontend", _frontend, lambda c: "".join(c.source.lines), ("func",), ("source",)),
     Pass("fence", _fence, lambda c: "".join(c.source.lines), ("source",)),
-    Pass("normalize", _normalize, lambda c: to_source(c.normalized), ("source",), ("normalized",)),
+    Pass("normalize", _normalize, lambda c: to_source(printable(c.normalized)), ("source",), ("normalized",)),
     Pass("ssa", _ssa, _ir, ("source", "normalized", "kinds"), ("fn",)),
     Pass("dtypes", _dtypes, _ir, ("fn",)),
     Pass("shapes", _shapes, _show_shapes, ("fn", "kinds"), ("classes", "ndims")),

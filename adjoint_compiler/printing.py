@@ -160,7 +160,8 @@ def format_ir(fn: ir.Function, note=None) -> str:
                 block(s.body, depth + 1)
                 if s.outputs:
                     lines.append(f"{pad}    yield {outs} <- " + ", ".join(map(operand, s.body_results)))
-                lines.append(f"{pad}else:")
+                if s.orelse or s.outputs:  # (an `if` with nothing to do otherwise has no `else:`)
+                    lines.append(f"{pad}else:")
                 block(s.orelse, depth + 1)
                 if s.outputs:
                     lines.append(f"{pad}    yield {outs} <- " + ", ".join(map(operand, s.orelse_results)))

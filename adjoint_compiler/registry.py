@@ -20,7 +20,7 @@ _loaded = False
 _loading = False  # while built-in rules load, they never replace a rule the user registered
 _lock = threading.RLock()
 BUILTIN_MODULES = ("arithmetic", "ufuncs", "reductions", "linalg", "shape", "indexing", "writes", "nondiff",
-                   "composites", "runtime_helpers")
+                   "composites", "runtime_helpers", "python")
 
 
 def _key(func):

@@ -602,3 +602,57 @@ def positions(array):
 def slots_at(flat, array) -> tuple:
     """The index of `array`'s slots at the flat positions `flat` (any shape)."""
     return np.unravel_index(np.asarray(flat, dtype=np.intp), np.shape(array))
+
+
+# -- the Python around the NumPy (normalize's lowerings of builtins and statements; no gradient) -----
+def raise_exception(exc, *args, **kwargs):
+    """`raise exc(*args, **kwargs)` (or `raise exc` without arguments): `raise` and a failed
+    `assert` in the forward pass, exactly as the primal raises them."""
+    if args or kwargs:
+        exc = exc(*args, **kwargs)
+    raise exc
+
+
+def sort_order(keys, reverse=False) -> list:
+    """The positions of the items whose keys are `keys`, in the order `sorted(items, key=...,
+    reverse=reverse)` puts them (the same comparisons, so ties and NaNs come out as in Python)."""
+    return sorted(range(len(keys)), key=keys.__getitem__, reverse=reverse)
+
+
+def extreme_index(keys, largest) -> int:
+    """The position of the item `max(items, key=...)` (largest) or `min(...)` returns."""
+    pick = max if largest else min
+    return pick(range(len(keys)), key=keys.__getitem__)
+
+
+class _ErrorState:
+    """An entered `np.errstate`; left by `restore_errstate`, or, when an exception leaves the
+    generated code between the two, once the exception is handled and the frame is freed."""
+
+    __slots__ = ("state", "entered")
+
+    def __init__(self, kwargs):
+        self.state = np.errstate(**kwargs)
+        self.state.__enter__()
+        self.entered = True
+
+    def leave(self) -> None:
+        if self.entered:
+            self.entered = False
+            self.state.__exit__(None, None, None)
+
+    def __del__(self):
+        try:
+            self.leave()
+        except Exception:  # noqa: BLE001 -- (interpreter shutdown, another context): nothing to restore into
+            pass
+
+
+def set_errstate(**kwargs):
+    """Enter `np.errstate(**kwargs)`; returns what `restore_errstate` needs to leave it."""
+    return _ErrorState(kwargs)
+
+
+def restore_errstate(state) -> None:
+    """Leave the error state `set_errstate` entered."""
+    state.leave()

@@ -11,6 +11,7 @@ statically (no statement); free names become `Global`s with their values; every 
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
 import operator
 import types
@@ -21,11 +22,13 @@ import numpy as np
 
 from . import aliasing, fence, frontend, ir, registry
 from .errors import CompileError, MissingRuleError, MutationError, UnsupportedSyntaxError
-from .frontend import LIBRARIES, Source, SourceError
+from .frontend import Source, SourceError, is_library_module
+from .functions import Closure, FunctionNode, FunctionValue, Partial, Unusable, is_function_value
 from .naming import GENERATED_READS, Namer
 from .normalize import COPYTO_ITEMS as COPYTO_ITEMS_NAME
 from .normalize import OUT_WRITE as OUT_WRITE_NAME
 from .normalize import normalize
+from .python_lowering import runtime_markers
 
 RETURN = "<return>"
 
@@ -68,6 +71,9 @@ class SSABuilder:
         self.entered: dict = {}  # a loop-carried value -> its value on entry
         self.kept: set = set()  # loop-carried values each trip of whose loop keeps the same array
         self.nesting = 0  # how many branches and loops of this function enclose the statement
+        self.defining = None  # for an inlined nested function: the builder of the scope that defined it
+        self.free_reads: set = set()  # the arrays a nested function read from enclosing scopes
+        self.closures: frozenset = frozenset()  # nested functions being inlined around this one
 
     def version(self, name: str, kind: str = "num") -> ir.Var:
         """The next SSA version of a user (or normalize) name: `x`, then `x_2`, `x_3`, ..."""
@@ -80,13 +86,17 @@ class SSABuilder:
 
     # -- calls to user functions ---------------------------------------------------------------
     def inlinable(self, prim) -> bool:
+        if isinstance(prim, FunctionValue):
+            return True
         func = frontend._unwrap(prim) if callable(prim) else prim
         return (isinstance(func, types.FunctionType) and registry.lookup(prim) is None
                 and registry.lookup(func) is None
-                and (func.__module__ or "").split(".")[0] not in LIBRARIES)
+                and not is_library_module(func.__module__))
 
     def inline(self, prim, args: list, kwargs: dict, callee, at, out: list):
         """Splice the IR of a called user function in place of the call; returns its result."""
+        if isinstance(prim, Closure):
+            return self.inline_closure(prim, args, kwargs, at, out)
         func = frontend._unwrap(prim)
         name = callee.path if callee else func.__name__
         if func in self.inlining or func is frontend._unwrap(self.source.func):
@@ -132,21 +142,27 @@ class SSABuilder:
         return self.source.loc(node)
 
     # -- operands ----------------------------------------------------------------------------
-    def operand(self, e, allow_dict: bool = False):
+    def operand(self, e, allow_dict: bool = False, allow_function: bool = False):
         if isinstance(e, _Operand):
             return e.op
         if isinstance(e, gast.Constant):
             return ir.Const(e.value)
         if isinstance(e, gast.Name):
-            if e.id in self.env:
-                value = self.env[e.id]
+            free = e.id not in self.env and e.id not in self.locals and self.defining is not None \
+                and e.id in self.source.outer
+            if e.id in self.env or free:
+                value = self.env[e.id] if not free else self.free_value(e.id, e)
                 if isinstance(value, _Dict) and not allow_dict:
                     raise UnsupportedSyntaxError(f"the dict `{e.id}` may only be read with constant keys "
                                                  f"(`{e.id}['key']`)", self.loc(e))
-                return value
+                return self.function_operand(value, e, allow_function)
             if e.id in self.locals:
                 raise CompileError(f"`{e.id}` may be used before it is assigned (it is not assigned on "
                                    "every path that reaches here)", self.loc(e))
+            if e.id in runtime_markers():
+                helper = runtime_markers()[e.id]
+                from . import runtime
+                return ir.Global(f"rt.{helper.__name__}", helper, runtime, ())
             found, value = self.source.lookup(e.id)
             if not found:
                 raise CompileError(f"name `{e.id}` is not defined", self.loc(e))
@@ -172,7 +188,7 @@ class SSABuilder:
     def is_atom(self, e) -> bool:
         return isinstance(e, (gast.Constant, gast.Name, _Operand)) or (
             isinstance(e, gast.Attribute) and self.is_atom(e.value) and
-            isinstance(self.operand(e.value), ir.Global))
+            isinstance(self.operand(e.value, allow_function=True), ir.Global))
 
     # -- operations --------------------------------------------------------------------------
     def operation(self, e):
@@ -203,12 +219,15 @@ class SSABuilder:
         if isinstance(e, gast.Attribute):
             return ir.Attr(e.attr), [self.operand(e.value)], {}, None
         if isinstance(e, gast.Call):
-            args = [self.operand(a) for a in e.args]
-            kwargs = {kw.arg: self.operand(kw.value) for kw in e.keywords}
+            args = [self.operand(a, allow_function=True) for a in e.args]
+            kwargs = {kw.arg: self.operand(kw.value, allow_function=True) for kw in e.keywords}
             func = e.func
             if isinstance(func, gast.Attribute) and not isinstance(self.operand_or_none(func), ir.Global):
                 return ir.Method(func.attr), [self.operand(func.value)] + args, kwargs, None
-            callee = self.operand(func)
+            callee = self.operand(func, allow_function=True)
+            callee, args, kwargs = self.peel_partial(callee, args, kwargs, e)
+            if isinstance(callee, FunctionValue):
+                return callee, args, kwargs, None
             if not isinstance(callee, ir.Global):
                 raise UnsupportedSyntaxError("calling a value computed inside the differentiated "
                                              "function is not supported; call the function by name",
@@ -218,7 +237,7 @@ class SSABuilder:
 
     def operand_or_none(self, e):
         try:
-            return self.operand(e) if self.is_atom(e) else None
+            return self.operand(e, allow_function=True) if self.is_atom(e) else None
         except CompileError:
             return None
 
@@ -230,6 +249,7 @@ class SSABuilder:
         return out
 
     def stmt(self, s, out: list) -> None:
+        self.current_stmt = s  # (where an error about a temporary of normalize's is reported)
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript):
             target = s.targets[0]
             if getattr(s, "out_slots", False) and getattr(self.env.get(target.value.id), "is_buffer", False):
@@ -260,9 +280,10 @@ class SSABuilder:
             if self.inlinable(prim):
                 self.inline(prim, args, kwargs, callee, s, out)
             else:
+                self.refuse_function_arguments(args, kwargs, callee, s)
                 out.append(ir.Assign(None, prim, args, kwargs, self.loc(s), callee))
         elif isinstance(s, gast.Return):
-            self.env[RETURN] = self.operand(s.value)
+            self.env[RETURN] = self.returned_value(s)
         elif isinstance(s, gast.Delete):
             self.unbind([t.id for t in s.targets], s)
         elif isinstance(s, gast.If):
@@ -367,6 +388,7 @@ class SSABuilder:
     def write_var(self, prim, base: ir.Var, rest: list, at, out: list, known=None, into_copy=False) -> ir.Var:
         """The write node into `base` itself; every name bound to it, and every view of it, sees the
         new version."""
+        self.check_free_write(base, at)
         loc = self.loc(at)
         saved = ir.Var(self.namer.fresh(f"{base.name}_saved"), "any")
         out.append(ir.Assign(saved, ir.SAVE, [base] + (rest[:1] if prim is ir.SETITEM else []), {}, loc))
@@ -569,15 +591,18 @@ class SSABuilder:
             builder = builder.parent
 
     def assign(self, name: str, value, at, out: list) -> None:
+        if isinstance(value, FunctionNode):  # `def g(...)` / `g = lambda ...`: a compile-time value
+            self.env[name] = self.make_closure(value, name, at)
+            return
         if self.is_atom(value):
-            self.env[name] = self.operand(value)  # a copy: no statement
+            self.env[name] = self.operand(value, allow_function=True)  # a copy: no statement
             return
         if isinstance(value, gast.Dict):
             self.env[name] = _Dict({k.value: self.operand(v) for k, v in zip(value.keys, value.values)})
             return
         if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name) \
-                and isinstance(self.env.get(value.value.id), _Dict):
-            table = self.env[value.value.id]
+                and isinstance(self.env_value(value.value.id), _Dict):
+            table = self.env_value(value.value.id)
             if not (isinstance(value.slice, gast.Constant) and value.slice.value in table.items):
                 raise UnsupportedSyntaxError(f"the dict `{value.value.id}` may only be read with one of its "
                                              f"constant keys {sorted(map(repr, table.items))}", self.loc(at))
@@ -589,9 +614,13 @@ class SSABuilder:
             self.env[name] = item
             return
         prim, args, kwargs, callee = self.operation(value)
+        if prim is functools.partial:
+            self.env[name] = self.make_partial(args, kwargs, value, at)
+            return
         if self.inlinable(prim):
             self.env[name] = self.inline(prim, args, kwargs, callee, at, out)
             return
+        self.refuse_function_arguments(args, kwargs, callee, at)
         if prim is operator.getitem and args[0] in self.tuples and isinstance(args[1], ir.Const) \
                 and isinstance(args[1].value, int):
             items = self.tuples[args[0]]
@@ -627,6 +656,9 @@ class SSABuilder:
             a, b = env_body[name], env_orelse[name]
             if a is b:
                 merged[name] = a
+                continue
+            if is_function_value(a) or is_function_value(b):
+                merged[name] = self.unusable_after_if(name, s)
                 continue
             if isinstance(a, _Dict) or isinstance(b, _Dict):
                 raise UnsupportedSyntaxError(f"the dict `{name}` is made or changed in a branch of this `if`; a "
@@ -718,6 +750,7 @@ class SSABuilder:
             carried += [n for n, v in self.env.items() if n not in carried and n != target_name and n not in header
                         and isinstance(v, ir.Var) and v.kind != "seq" and not n.startswith("__")]
         before = self.env
+        carried = self.without_constants(carried, assigned, before)
         for n in carried:
             if isinstance(before.get(n), _Dict):
                 raise UnsupportedSyntaxError(f"the dict `{n}` is updated in this loop; a dict is resolved at "
@@ -764,6 +797,7 @@ class SSABuilder:
             raise CompileError(f"`{missing[0]}` is assigned in this loop only on some paths",
                                self.loc(s))
         loop.nexts = [self.env[n] for n in carried]
+        dropped = self.drop_function_params(loop, carried, params, inits, s)
         for p, init in zip(params, inits):  # a carried view's base must stay one array across trips
             view = self.views.get(p)
             if view is None or view.base not in params or loop.nexts[params.index(p)] is p:
@@ -806,11 +840,213 @@ class SSABuilder:
                                         "and this loop both writes into it and rebinds it; copy it first "
                                         "(`.copy()`)", self.loc(s))
                 self.rebind_everywhere(init, p)  # written in place: the array after the loop
+        for n, value in dropped.items():
+            self.env[n] = value
         out.append(loop)
+
+    # -- functions as values (nested defs, lambdas, functools.partial; see functions.py) ---------
+    def make_closure(self, node: FunctionNode, name: str, at) -> Closure:
+        """The value of `def name(...)` / `name = lambda ...`: its defaults evaluated now."""
+        fn = node.node
+        defaults = [self.operand(d, allow_function=True) for d in node.defaults]
+        kw_defaults = {p.id: self.operand(d, allow_function=True)
+                       for p, d in zip(fn.args.kwonlyargs, node.kw_defaults) if d is not None}
+        display = node.display if node.display != "lambda" else "the lambda"
+        return Closure(fn, self.source, self, defaults, kw_defaults, frozenset(r.id for r in node.reads),
+                       display, self.loc(at))
+
+    def make_partial(self, args: list, kwargs: dict, value, at) -> Partial:
+        """`functools.partial(func, *args, **kwargs)`: `func` must be known at compile time."""
+        func = args[0] if args else kwargs.get("func")
+        if not (isinstance(func, (FunctionValue, ir.Global)) and (isinstance(func, FunctionValue) or callable(func.value))):
+            raise UnsupportedSyntaxError("functools.partial of a value computed inside the differentiated function "
+                                         "is not supported; pass a function by name", self.loc(at))
+        display = func.display if isinstance(func, FunctionValue) else func.path
+        return Partial(func, args[1:], {k: v for k, v in kwargs.items() if k != "func"}, f"partial({display})")
+
+    def peel_partial(self, callee, args: list, kwargs: dict, at) -> tuple:
+        """(the function a call finally calls, its arguments): partials are taken apart, those made
+        here and `functools.partial` objects read from globals (their parts baked in as constants)."""
+        for _ in range(100):
+            if isinstance(callee, Partial):
+                callee, args, kwargs = callee.func, callee.args + list(args), {**callee.kwargs, **kwargs}
+            elif isinstance(callee, ir.Global) and isinstance(callee.value, functools.partial):
+                p = callee.value
+
+                def constant(v, what):
+                    if isinstance(v, (int, float, bool, str, type(None))):
+                        return ir.Const(v)
+                    return ir.Global(self.namer.fresh(f"{callee.path}_{what}"), v, v, ())
+                parts = [constant(v, f"arg{i}") for i, v in enumerate(p.args)]
+                named = {k: constant(v, k) for k, v in p.keywords.items()}
+                func = ir.Global(self.namer.fresh(getattr(p.func, "__name__", "func")), p.func, p.func, ())
+                callee, args, kwargs = func, parts + list(args), {**named, **kwargs}
+            else:
+                return callee, args, kwargs
+        raise CompileError("functools.partial nested too deeply", self.loc(at))
+
+    def function_operand(self, value, e, allow: bool):
+        """`value` (read through the name `e`), unless it is a function value where one is not
+        allowed (anything but a call, a copy, an argument of an inlined call, a helper's return)."""
+        if not getattr(e, "lineno", None):
+            e = gast.copy_location(gast_name(e.id), getattr(self, "current_stmt", None) or self.source.node)
+        if isinstance(value, Unusable):
+            raise UnsupportedSyntaxError(value.reason, self.loc(e))
+        if isinstance(value, FunctionValue) and not allow:
+            who = f"`{e.id}`" if value.display == e.id else value.display
+            raise UnsupportedSyntaxError(
+                f"{who} is a function made in the differentiated code: it can be called, "
+                "bound to another name, passed to a function compiled from source or returned from one, but "
+                "not held in a container, computed with, or tested", self.loc(e))
+        return value
+
+    def refuse_function_arguments(self, args: list, kwargs: dict, callee, at) -> None:
+        """A function value passed to a call that is not inlined: its callee would get no function."""
+        for v in list(args) + list(kwargs.values()):
+            if is_function_value(v):
+                what = f"`{callee.path}`" if callee is not None else "this call"
+                raise UnsupportedSyntaxError(
+                    f"{getattr(v, 'display', 'a function')} is passed to {what}, which is not compiled from "
+                    "source, so the function cannot be followed into it; call the function yourself (a loop or "
+                    "a comprehension), or use map/filter/sorted/functools.reduce, which are", self.loc(at))
+
+    def returned_value(self, s):
+        """The operand a `return` gives: a helper (or nested function) may return a function value
+        (a closure factory); the differentiated function itself may not."""
+        if self.parent is None:
+            value = self.operand(s.value, allow_function=True)
+            if is_function_value(value):
+                raise UnsupportedSyntaxError("the differentiated function returns a function; differentiate the "
+                                             "function it returns instead", self.loc(s))
+            return value
+        return self.operand(s.value, allow_function=True)
+
+    def env_value(self, name: str):
+        """What `name` is bound to here (a nested function's free names in their scope), or None."""
+        if name in self.env:
+            return self.env[name]
+        if self.defining is not None and name in self.source.outer and name not in self.locals:
+            b = self.defining
+            while b is not None:
+                if name in b.env:
+                    return b.env[name]
+                b = b.defining if name in b.source.outer and name not in b.locals else None
+        return None
+
+    def free_value(self, name: str, at):
+        """A free name of a nested function, read in the scope that binds it as it is now (Python's
+        late binding): the enclosing function's current value of the name."""
+        b = self.defining
+        while b is not None:
+            if name in b.env:
+                value = b.env[name]
+                if isinstance(value, ir.Var):
+                    if not self.current(value):
+                        raise MutationError(f"`{name}` holds an array written after the function that reads it "
+                                            "was made, in a scope that has returned: the written array cannot be "
+                                            f"followed; pass `{name}` to the function as an argument", self.loc(at))
+                    self.free_reads.add(value.storage or value)
+                return value
+            if name in b.locals or b.defining is None or name not in b.source.outer:
+                raise CompileError(f"`{name}` is read by a nested function before the enclosing function assigns "
+                                   "it (Python raises NameError)", self.loc(at))
+            b = b.defining
+        raise CompileError(f"name `{name}` is not defined", self.loc(at))
+
+    def check_free_write(self, base: ir.Var, at) -> None:
+        """A nested function may not write into an array of an enclosing function (the enclosing
+        function's loops and branches would not see the write)."""
+        builder, root = self, base.storage or base
+        while builder is not None:
+            if root in builder.free_reads:
+                raise MutationError(f"a nested function or lambda writes into `{base.display}` of the enclosing "
+                                    "function; pass the array to it as an argument instead", self.loc(at))
+            builder = builder.parent
+
+    def inline_closure(self, fv: Closure, args: list, kwargs: dict, at, out: list):
+        """Splice a nested function's body in place of its call; free names are read in the scope
+        that defined it, at this point of the program."""
+        if id(fv.node) in self.closures:
+            raise CompileError(f"the recursive call to `{fv.display}` cannot be differentiated; write the "
+                               "recursion as a loop", self.loc(at))
+        src = fv.source
+        node = copy.deepcopy(fv.node)
+        source = Source(src.func, node, src.file, src.lines, src.globals, src.closure, src.first, src.reading,
+                        set(), fv.outer)
+        fence.check(source)
+        sub_namer = Namer(self.namer.used)
+        normalized = normalize(source, sub_namer)
+        own = sub_namer.used - self.namer.used
+        self.namer.used |= sub_namer.used
+        a = node.args
+        positional = [p.id for p in a.posonlyargs + a.args]
+        slots = {}
+        params = []
+        for i, pname in enumerate(positional):
+            k = i - (len(positional) - len(fv.defaults))
+            kind = inspect.Parameter.POSITIONAL_ONLY if i < len(a.posonlyargs) else \
+                inspect.Parameter.POSITIONAL_OR_KEYWORD
+            if k >= 0:
+                slots[pname] = fv.defaults[k]
+            params.append(inspect.Parameter(pname, kind, default=_DEFAULT if k >= 0 else inspect.Parameter.empty))
+        for p in a.kwonlyargs:
+            if p.id in fv.kw_defaults:
+                slots[p.id] = fv.kw_defaults[p.id]
+            params.append(inspect.Parameter(p.id, inspect.Parameter.KEYWORD_ONLY,
+                                            default=_DEFAULT if p.id in fv.kw_defaults else inspect.Parameter.empty))
+        try:
+            bound = inspect.Signature(params).bind(*args, **kwargs)
+        except TypeError as exc:
+            raise CompileError(f"in the call to {fv.display}: {exc}", self.loc(at)) from None
+        sub = SSABuilder(source, self.namer, normalized, own, self.inlining)
+        sub.parent, sub.defining, sub.closures = self, fv.defining, self.closures | {id(fv.node)}
+        sub.inlined = self.inlined
+        sub.shared_updates = self.shared_updates
+        sub.views = self.views
+        sub.written, sub.entered, sub.kept = self.written, self.entered, self.kept
+        for p in params:
+            sub.env[p.name] = bound.arguments[p.name] if p.name in bound.arguments else slots[p.name]
+        out.extend(sub.block(normalized.body))
+        return sub.env[RETURN]
+
+    def unusable_after_if(self, name: str, s) -> Unusable:
+        what = "returns different functions (or a function and a value) on the two paths" if name == RETURN \
+            else f"`{name}` is bound to different functions (or a function and a value) on the two paths"
+        return Unusable(name, f"{what} of the `if` at line {s.lineno}: a function value must be known when "
+                              "the code is compiled; call the function inside each branch instead")
+
+    def without_constants(self, carried: list, assigned, before: dict) -> list:
+        """The loop-carried names, less those bound to a function value or a global that the body
+        does not assign (neither can change in the loop)."""
+        return [n for n in carried if n in assigned or not (is_function_value(before.get(n))
+                                                            or isinstance(before.get(n), ir.Global))]
+
+    def drop_function_params(self, loop, carried: list, params: list, inits: list, s) -> dict:
+        """Loop-carried names bound to a function value (before or after a trip): no loop value.
+        Returns what each is bound to after the loop (the function, if the loop leaves it; else a
+        value that refuses to be used). `carried`, `params`, `inits` and `loop.nexts` shrink."""
+        dropped = {}
+        for k in reversed(range(len(carried))):
+            init, nxt = inits[k], loop.nexts[k]
+            if not (is_function_value(init) or is_function_value(nxt)):
+                continue
+            reads = {v for t in ir.walk(loop.cond_body + loop.body) for v in ir.stmt_reads(t)}
+            if params[k] in reads or params[k] is loop.cond:
+                raise UnsupportedSyntaxError(f"`{carried[k]}` is bound to a function, and this loop reads it before "
+                                             "rebinding it: a function value must be known when the code is "
+                                             "compiled", self.loc(s))
+            dropped[carried[k]] = init if nxt is init else Unusable(
+                carried[k], f"`{carried[k]}` is bound to a function in the loop at line {s.lineno}; a function "
+                            "made in a loop can be used only inside it")
+            del carried[k], params[k], inits[k], loop.nexts[k]
+        return dropped
 
     def reads_outside(self, node) -> set:
         inside = _loads(node)
         return {n for n, count in self.load_counts.items() if count > inside.get(n, 0)}
+
+
+_DEFAULT = object()  # a parameter of a nested function that has a default
 
 
 @dataclass(frozen=True)

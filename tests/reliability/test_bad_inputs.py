@@ -8,7 +8,8 @@ No row may end in an internal exception (KeyError, AttributeError, IndexError, a
 inside the compiler, ...) or in a wrong number.
 
 Recorded decisions (what the compiler does today, and this test pins):
-- `assert` inside a differentiated function is an UnsupportedSyntaxError (located).
+- `assert`, `raise` in a guard, f-strings, lambdas and nested defs inside a differentiated function
+  work (issue 16): the gradient is right, and a failing check raises as the function does.
 - `print` inside a differentiated function works, and prints once per gradient call.
 - a gradient at an `inf` input is computed without raising; entries that depend on the `inf`
   may be `nan` (e.g. x / sqrt(x*x + 1) at x = inf); the other entries are exact.
@@ -211,17 +212,18 @@ ROWS = {
     "global": Raises(bc.syn_global, [0.5], UnsupportedSyntaxError, r"`global`", located=True),
     "nonlocal": Raises(bc.syn_nonlocal, [0.5], UnsupportedSyntaxError, r"`nonlocal`", located=True),
     "class": Raises(bc.syn_class, [0.5], UnsupportedSyntaxError, r"class", located=True),
-    "nested_def": Raises(bc.syn_nested_def, [0.5], UnsupportedSyntaxError, r"nested function", located=True),
-    "lambda_inside": Raises(bc.syn_lambda, [0.5], UnsupportedSyntaxError, r"lambda", located=True),
+    "nested_def": Correct(bc.syn_nested_def, [0.5]),
+    "lambda_inside": Correct(bc.syn_lambda, [0.5]),
     "del": Raises(bc.syn_del, [0.5], UnsupportedSyntaxError, r"`del`", located=True),
     "import": Raises(bc.syn_import, [0.5], UnsupportedSyntaxError, r"import", located=True),
-    "raise": Raises(bc.syn_raise, [0.5], UnsupportedSyntaxError, r"`raise`", located=True),
+    "raise": Correct(bc.syn_raise, [0.5]),
+    "raise_taken": Raises(bc.syn_raise, [200.0], ValueError, r"too big"),
     "walrus": Raises(bc.syn_walrus, [0.5], UnsupportedSyntaxError, r":=", located=True),
     "set_display": Raises(bc.syn_set, [0.5], UnsupportedSyntaxError, r"set", located=True),
     "set_comp": Raises(bc.syn_setcomp, [0.5], UnsupportedSyntaxError, r"set comprehension", located=True),
     "dict_comp": Raises(bc.syn_dictcomp, [0.5], UnsupportedSyntaxError, r"dict comprehension", located=True),
     "starred": Raises(bc.syn_starred, [X3], UnsupportedSyntaxError, r"starred", located=True),
-    "fstring": Raises(bc.syn_fstring, [0.5], UnsupportedSyntaxError, r"f-string", located=True),
+    "fstring": Correct(bc.syn_fstring, [0.5]),
     "match": Raises(bc.syn_match, [0.5], UnsupportedSyntaxError, r"`match`", located=True),
     "async_def": Raises(bc.syn_async, [0.5], UnsupportedSyntaxError, r"async", located=True),
     "for_else": Raises(bc.syn_for_else, [0.5], UnsupportedSyntaxError, r"for \.\.\. else", located=True),
@@ -229,7 +231,8 @@ ROWS = {
     "kwargs_call": Raises(bc.syn_star_kwargs_call, [X3], UnsupportedSyntaxError, r"\*\*kwargs", located=True),
     "varargs_param": Raises(bc.syn_varargs, [0.5], UnsupportedSyntaxError, r"\*args", located=True),
     "attribute_assign": Raises(bc.syn_attr_assign, [X3], UnsupportedSyntaxError, r"attribute", located=True),
-    "assert": Raises(bc.syn_assert, [0.5], UnsupportedSyntaxError, r"`assert`", located=True),
+    "assert": Correct(bc.syn_assert, [0.5]),
+    "assert_fails": Raises(bc.syn_assert, [-200.0], AssertionError, r""),
 
     # -- functions without source ----------------------------------------------------------------
     "exec_defined": Raises(_exec_ns["h"], [X3], SourceError, r"source of h"),
@@ -238,7 +241,7 @@ ROWS = {
     # np.sum has a rule, but is a Python function inside NumPy: passed to grad directly it should
     # give the gradient (ones) or a SourceError naming np.sum -- not an error about NumPy's own code
     "numpy_python_function_np_sum": Custom(lambda: _check_np_sum()),
-    "lambda": Raises(lambda x: x * x, [0.5], SourceError, r"lambda"),
+    "lambda": Correct(lambda x: x * x, [0.5]),
     "bound_method": Raises(bc.Thing(2.0).scale, [0.5], SourceError, r"bound method"),
     "calls_exec_defined": Raises(bc.calls_exec_defined, [0.5], MissingRuleError, r"exec_helper", located=True),
     "not_callable": Raises(3.0, [0.5], TypeError, r"not callable"),
