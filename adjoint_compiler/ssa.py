@@ -74,6 +74,7 @@ class SSABuilder:
         self.defining = None  # for an inlined nested function: the builder of the scope that defined it
         self.free_reads: set = set()  # the arrays a nested function read from enclosing scopes
         self.closures: frozenset = frozenset()  # nested functions being inlined around this one
+        self.open_loops: list = []  # per loop being built (shared): its arrays' values on entry
 
     def version(self, name: str, kind: str = "num") -> ir.Var:
         """The next SSA version of a user (or normalize) name: `x`, then `x_2`, `x_3`, ..."""
@@ -126,6 +127,7 @@ class SSABuilder:
         sub.shared_updates = self.shared_updates
         sub.views = self.views
         sub.written, sub.entered, sub.kept = self.written, self.entered, self.kept
+        sub.open_loops = self.open_loops
         self.inlined.append(func)
         for pname, param in sig.parameters.items():
             if pname in bound.arguments:
@@ -749,6 +751,7 @@ class SSABuilder:
             header = set(_loads(s.iter)) if is_for else set()
             carried += [n for n, v in self.env.items() if n not in carried and n != target_name and n not in header
                         and isinstance(v, ir.Var) and v.kind != "seq" and not n.startswith("__")]
+            written = dict.fromkeys(list(written) + carried)
         before = self.env
         carried = self.without_constants(carried, assigned, before)
         for n in carried:
@@ -782,6 +785,9 @@ class SSABuilder:
                 base = next((q for q, i in zip(params, inits) if i is view.base), view.base)
                 self.views[p] = View(base, view.steps, view.sure)
         self.nesting += 1
+        # inside the loop, an array it may write is its param, never its value on entry (a nested
+        # function reading the enclosing function's name for it must not see that value)
+        self.open_loops.append({i for n, i in zip(carried, inits) if n in written and isinstance(i, ir.Var)})
         loop = ir.Loop("for" if is_for else "while", params, inits, [], [], self.loc(s))
         if is_for:
             loop.iterable = self.operand(s.iter)
@@ -791,6 +797,7 @@ class SSABuilder:
             loop.cond_body = self.block(cond_nodes)
             loop.cond = self.operand(s.cond_atom)
         loop.body = self.block(body_nodes)
+        self.open_loops.pop()
         self.nesting -= 1
         missing = [n for n in carried if n not in self.env]
         if missing:
@@ -941,7 +948,14 @@ class SSABuilder:
             if name in b.env:
                 value = b.env[name]
                 if isinstance(value, ir.Var):
-                    if not self.current(value):
+                    active, up = False, self.parent
+                    while up is not None and not active:
+                        active, up = up is b, up.parent
+                    if any(value in entry for entry in self.open_loops):
+                        raise MutationError(f"`{name}` is an array a loop around this call may write into, and the "
+                                            f"nested function reads it through the enclosing function's `{name}`: "
+                                            f"pass `{name}` to the function as an argument", self.loc(at))
+                    if not active and not self.current(value):
                         raise MutationError(f"`{name}` holds an array written after the function that reads it "
                                             "was made, in a scope that has returned: the written array cannot be "
                                             f"followed; pass `{name}` to the function as an argument", self.loc(at))
@@ -1004,6 +1018,7 @@ class SSABuilder:
         sub.shared_updates = self.shared_updates
         sub.views = self.views
         sub.written, sub.entered, sub.kept = self.written, self.entered, self.kept
+        sub.open_loops = self.open_loops
         for p in params:
             sub.env[p.name] = bound.arguments[p.name] if p.name in bound.arguments else slots[p.name]
         out.extend(sub.block(normalized.body))

@@ -219,8 +219,49 @@ def closure_reads_array_in_loop(w):
     return total
 
 
+def closure_reads_array_after_loop_and_branch(w):
+    b = np.zeros(3)
+    loss = lambda v: np.sum((v - b) ** 2)  # noqa: E731
+    total = 0.0
+    for i in range(3):
+        b[i] = w[i] * 2
+        total = total + loss(w)
+    if w[0] > 0:
+        b[0] = w[1]
+    else:
+        b[1] = w[2]
+    return total + loss(w * 3)
+
+
+def writes_then_calls(a, g):
+    for i in range(3):
+        a[i] = a[i] + 1.0
+    return g()
+
+
+def closure_reads_array_a_helper_wrote(w):
+    a = np.zeros(3)
+    g = lambda: np.sum(a * w)  # noqa: E731
+    return writes_then_calls(a, g)
+
+
+def rebinds_own_name(s, g):
+    for _ in range(3):
+        s = s + g()  # the helper's `s`; the closure reads the caller's
+    return s
+
+
+def closure_reads_name_a_helper_rebinds(w):
+    s = w[0]
+    return rebinds_own_name(s, lambda: s * w[1])
+
+
 @pytest.mark.parametrize("f, arg", [(factories, 1.3), (function_passed_to_helper, 1.3),
-                                    (closure_reads_array_in_loop, V[:3])])
+                                    (closure_reads_array_in_loop, V[:3]),
+                                    (closure_reads_array_after_loop_and_branch, V[:3]),
+                                    (closure_reads_array_after_loop_and_branch, -V[:3]),
+                                    (closure_reads_array_a_helper_wrote, V[:3]),
+                                    (closure_reads_name_a_helper_rebinds, V[:3])])
 def test_factories_and_helpers(f, arg):
     check(f, arg)
 
@@ -599,6 +640,22 @@ def test_function_values_that_cannot_be_followed_are_refused_at_their_line(f, er
     assert isinstance(info.value, AdjointCompilerError)
     assert words in str(info.value)
     assert info.value.loc is not None and info.value.loc.line == line, (info.value.loc, line)
+
+
+def calls_then_writes(a, g):
+    s = 0.0
+    for i in range(3):
+        s = s + g()  # from the second trip on, Python's closure sees the write below
+        a[i] = 1.0
+    return s
+
+
+def test_closure_read_inside_a_loop_that_writes_its_array_is_refused():
+    def f(w):
+        a = np.zeros(3)
+        return calls_then_writes(a, lambda: np.sum(a * w))
+    with pytest.raises(MutationError, match="a loop around this call may write into"):
+        grad(f)(V[:3])
 
 
 def make_reader(a):
