@@ -626,7 +626,7 @@ class Normalizer(PythonLowering):
     def for_loop(self, s, out) -> None:
         if s.orelse:
             raise UnsupportedSyntaxError("`for ... else` is not supported", self.source.loc(s))
-        if self.filtered_loop(s, out):
+        if self.filtered_loop(s, out) or self.unrolled_loop(s, out):
             return
         if self.is_builtin_call(s.iter, "range") and isinstance(s.target, gast.Name):
             iterable = self.atom(s.iter, out)

@@ -22,6 +22,7 @@ read once, by such a consumer or a loop, so that materializing it cannot change 
 """
 from __future__ import annotations
 
+import copy
 import functools
 import itertools
 
@@ -125,6 +126,24 @@ class PythonLowering:
             visit(stmt, ())
         self.load_nodes: dict = {}
         self.store_count: dict = {}
+        assigned: dict = {}  # name -> whether every binding of it is a def or a lambda
+        for node in scope_walk(fn):
+            if isinstance(node, gast.FunctionDef):
+                assigned.setdefault(node.name, True)
+            elif isinstance(node, gast.Assign):
+                for t in node.targets:
+                    for n in gast.walk(t):
+                        if isinstance(n, gast.Name):
+                            simple = isinstance(t, gast.Name) and isinstance(node.value, gast.Lambda)
+                            assigned[n.id] = assigned.get(n.id, True) and simple
+            elif isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load) and node.id not in assigned:
+                assigned[node.id] = False
+        for node in scope_walk(fn):  # (loop targets, augmented assignments, ... bind other values)
+            if isinstance(node, (gast.For, gast.AugAssign, gast.AnnAssign)):
+                for n in gast.walk(node.target):
+                    if isinstance(n, gast.Name):
+                        assigned[n.id] = False
+        self.def_names = {n for n, only in assigned.items() if only}
         for node in scope_walk(fn):
             if isinstance(node, gast.Name):
                 if isinstance(node.ctx, gast.Load):
@@ -453,6 +472,86 @@ class PythonLowering:
         if len(finite) == 1:
             return finite[0]
         return self.atom(gast.Call(func=_name("min"), args=finite, keywords=[]), out)
+
+    # -- loops over functions --------------------------------------------------------------------
+    def is_function_atom(self, e) -> bool:
+        """Whether `e` surely names a function known when the code is compiled: a lambda, a name
+        every binding of which is a def or lambda, or a global path to a function."""
+        if isinstance(e, gast.Lambda):
+            return True
+        if isinstance(e, gast.Name) and e.id in self.locals:
+            return e.id in self.def_names
+        value = self.callee_value(e) if self.is_global_path(e) else None
+        return callable(value) and not isinstance(value, type)
+
+    def function_sequence(self, e):
+        """(length, item(k)) of a sequence of functions whose length and items are known when the
+        code is compiled (a list or tuple display of them, a module-level list or tuple of
+        functions), else None. Display items are evaluated by the caller (`unrolled_loop`)."""
+        if isinstance(e, (gast.List, gast.Tuple)) and e.elts and not any(isinstance(x, gast.Starred) for x in e.elts) \
+                and any(self.is_function_atom(x) for x in e.elts):
+            return len(e.elts), None
+        if self.is_global_path(e) and not isinstance(e, gast.Constant):
+            value = self.callee_value(e)
+            if isinstance(value, (list, tuple)) and 0 < len(value) <= 64 and all(callable(v) for v in value) \
+                    and any(not isinstance(v, type) for v in value):
+                return len(value), lambda k: gast.Subscript(value=copy.deepcopy(e), slice=k, ctx=gast.Load())
+        return None
+
+    def unrolled_loop(self, s, out) -> bool:
+        """`for f in (g, np.sin, lambda t: ...)` (a sequence of functions, also inside `zip` or
+        `enumerate`) is unrolled: one copy of the body per function, each calling a function known
+        when the code is compiled. Other sequences zipped with it are read by position, and a copy
+        runs only while they have items (as `zip` stops at the shortest)."""
+        parts = s.iter.args if self.value_is(s.iter, zip) and not s.iter.keywords else None
+        enum = self.value_is(s.iter, enumerate) and len(s.iter.args) == 1 and not s.iter.keywords
+        if enum:
+            parts = s.iter.args
+        candidates = parts if parts is not None else [s.iter]
+        static = [self.function_sequence(p) for p in candidates]
+        if not any(static):
+            return False
+        from .normalize import _jumps
+
+        if _jumps(s.body) or any(isinstance(n, gast.Return) for t in s.body for n in gast.walk(t)):
+            self.refuse("a loop over a list or tuple of functions is unrolled, one copy of its body per "
+                        "function: `break`, `continue` and `return` are not supported in it", s)
+        n = min(form[0] for form in static if form)
+        items, bounds = [], []
+        for part, form in zip(candidates, static):
+            if form is None:
+                m, item = self.index_form(part, out)
+                if m is None:
+                    items.append(item)
+                    continue
+                bounds.append(m)
+                items.append(item)
+            elif form[1] is None:  # a display: each item evaluated once, before the loop
+                atoms = [self.atom(x, out) for x in part.elts]
+                items.append(lambda k, atoms=atoms: copy.deepcopy(atoms[k.value]))
+            else:
+                items.append(form[1])
+
+        def value(k):
+            got = [item(_const(k)) for item in items]
+            if enum:
+                return gast.Tuple(elts=[_const(k), got[0]], ctx=gast.Load())
+            return got[0] if parts is None else gast.Tuple(elts=got, ctx=gast.Load())
+
+        nested: list = []
+        for k in reversed(range(n)):
+            copy_ = [_located(gast.Assign(targets=[copy.deepcopy(s.target)], value=value(k), type_comment=None), s)] \
+                + copy.deepcopy(s.body) + nested
+            if bounds:
+                test = gast.BoolOp(op=gast.And(), values=[gast.Compare(left=_const(k), ops=[gast.Lt()],
+                                                                       comparators=[b]) for b in bounds]) \
+                    if len(bounds) > 1 else gast.Compare(left=_const(k), ops=[gast.Lt()], comparators=[bounds[0]])
+                nested = [_located(gast.If(test=test, body=copy_, orelse=[]), s)]
+            else:
+                nested = copy_
+        for t in nested:
+            self.stmt(t, out)
+        return True
 
     def filtered_loop(self, s, out) -> bool:
         """`for t in filter(p, xs): body` is `for item in xs: if p(item): t = item; body`."""

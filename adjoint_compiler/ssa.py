@@ -232,8 +232,11 @@ class SSABuilder:
                 return callee, args, kwargs, None
             if not isinstance(callee, ir.Global):
                 raise UnsupportedSyntaxError("calling a value computed inside the differentiated "
-                                             "function is not supported; call the function by name",
-                                             self.loc(e))
+                                             "function is not supported (a function must be known when the "
+                                             "code is compiled: not taken from a container by a run-time "
+                                             "index); call the function by name",
+                                             self.loc(e if getattr(e, "lineno", None) else
+                                                      getattr(self, "current_stmt", None) or e))
             return callee.value, args, kwargs, callee
         raise AssertionError(f"normalize left an unexpected expression: {gast.dump(e)}")
 
@@ -623,6 +626,10 @@ class SSABuilder:
             self.env[name] = self.inline(prim, args, kwargs, callee, at, out)
             return
         self.refuse_function_arguments(args, kwargs, callee, at)
+        folded = self.function_item(prim, args)
+        if folded is not None:  # `FUNCS[0]` of a module-level list or dict of functions
+            self.env[name] = folded
+            return
         if prim is operator.getitem and args[0] in self.tuples and isinstance(args[1], ir.Const) \
                 and isinstance(args[1].value, int):
             items = self.tuples[args[0]]
@@ -861,6 +868,20 @@ class SSABuilder:
         display = node.display if node.display != "lambda" else "the lambda"
         return Closure(fn, self.source, self, defaults, kw_defaults, frozenset(r.id for r in node.reads),
                        display, self.loc(at))
+
+    def function_item(self, prim, args: list):
+        """`SEQ[k]` of a global list, tuple or dict of functions at a constant key: that function,
+        as a global of its own (the guard re-checks the container's items at each call)."""
+        if prim is not operator.getitem or not (isinstance(args[0], ir.Global) and isinstance(args[1], ir.Const)):
+            return None
+        seq, key = args[0].value, args[1].value
+        try:
+            item = seq[key] if isinstance(seq, (list, tuple, dict)) else None
+        except (IndexError, KeyError, TypeError):
+            return None
+        if not callable(item) or isinstance(item, type):
+            return None
+        return ir.Global(self.namer.fresh(f"{args[0].path}_{key}"), item, item, ())
 
     def make_partial(self, args: list, kwargs: dict, value, at) -> Partial:
         """`functools.partial(func, *args, **kwargs)`: `func` must be known at compile time."""

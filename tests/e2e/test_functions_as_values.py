@@ -284,6 +284,65 @@ def test_grad_of_a_closure_made_by_a_factory():
 
 
 # ---------------------------------------------------------------------------------------------
+# sequences of functions known when the code is compiled: loops over them are unrolled
+# ---------------------------------------------------------------------------------------------
+
+def relu(t):
+    return np.maximum(t, 0.0)
+
+
+ACTIVATIONS = [np.tanh, relu, np.sin]
+BY_NAME = {"tanh": np.tanh, "relu": relu}
+
+
+def loop_over_global_functions(x):
+    for f in ACTIVATIONS:
+        x = f(x) * 1.5
+    return np.sum(x)
+
+
+def loop_over_display_of_functions(x):
+    s = 0.0
+    for f in (np.sin, lambda t: t * t, relu):
+        if np.sum(x) > 0:
+            s = s + np.sum(f(x))
+        else:
+            s = s - np.sum(f(x))
+    return s
+
+
+def zip_with_functions(x, Ws):
+    for W, act in zip(Ws, ACTIVATIONS):  # stops at the shorter, as zip does
+        x = act(W @ x)
+    return np.sum(x)
+
+
+def functions_by_constant_key(x):
+    return np.sum(BY_NAME["tanh"](x) + ACTIVATIONS[2](x))
+
+
+def enumerate_functions_and_reduce(x):
+    s = 0.0
+    for i, f in enumerate(ACTIVATIONS):
+        s = s + i * np.sum(f(x))
+    return s + np.sum(reduce(lambda acc, f: f(acc), ACTIVATIONS, x)) + sum(np.sum(f(x)) for f in ACTIVATIONS)
+
+
+@pytest.mark.parametrize("f, args", [(loop_over_global_functions, (V,)), (loop_over_display_of_functions, (V,)),
+                                     (loop_over_display_of_functions, (-V,)),
+                                     (zip_with_functions, (V[:3], [np.eye(3) * 0.5, np.ones((3, 3)) * 0.3])),
+                                     (functions_by_constant_key, (V,)), (enumerate_functions_and_reduce, (V,))])
+def test_loops_over_functions_are_unrolled(f, args):
+    check(f, *args)
+
+
+def test_zip_with_functions_stops_at_the_shorter():
+    x = V[:3]
+    one = [np.eye(3) * 0.5]
+    np.testing.assert_allclose(grad(zip_with_functions)(x, one), 0.5 * (1 - np.tanh(0.5 * x) ** 2))
+
+
+# ---------------------------------------------------------------------------------------------
 # functools.partial
 # ---------------------------------------------------------------------------------------------
 
@@ -616,6 +675,20 @@ def rebound_in_loop_used_after(x):
     return g(x)  # <-- HERE
 
 
+def break_in_loop_over_functions(x):
+    for f in ACTIVATIONS:  # <-- HERE
+        if np.sum(x) > 10:
+            break
+        x = f(x)
+    return np.sum(x)
+
+
+def function_from_list_by_runtime_index(x):
+    fs = ACTIVATIONS
+    k = int(x[0] > 0)
+    return np.sum(fs[k](x))  # <-- HERE
+
+
 def endless_comprehension(x):
     return sum(itertools.count())  # <-- HERE
 
@@ -628,7 +701,9 @@ REFUSED = [(in_tuple, UnsupportedSyntaxError, "container"), (returns_lambda, Uns
            (iterator_read_twice, UnsupportedSyntaxError, "more than once"),
            (free_name_not_yet_bound, CompileError, "before the enclosing function assigns"),
            (rebound_in_loop_used_after, UnsupportedSyntaxError, "only inside it"),
-           (endless_comprehension, UnsupportedSyntaxError, "never ends")]
+           (endless_comprehension, UnsupportedSyntaxError, "never ends"),
+           (break_in_loop_over_functions, UnsupportedSyntaxError, "unrolled"),
+           (function_from_list_by_runtime_index, UnsupportedSyntaxError, "run-time index")]
 
 
 @pytest.mark.parametrize("f, error, words", REFUSED, ids=[r[0].__name__ for r in REFUSED])
