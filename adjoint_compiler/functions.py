@@ -150,6 +150,20 @@ class Partial(FunctionValue):
         return f"<partial {self.display}>"
 
 
+class StaticSeq(FunctionValue):
+    """A tuple or list display holding a function value (`[partial(f, w), np.tanh, lambda z: ...]`):
+    kept at compile time, read at constant indices and slices, measured by `len`, and iterated by
+    loops that are unrolled (one copy of the body per item)."""
+
+    def __init__(self, items, kind: str):
+        self.items = list(items)
+        self.kind = kind  # 'tuple' or 'list'
+        self.display = f"a {kind} of functions"
+
+    def __repr__(self) -> str:
+        return f"<{self.kind} of {len(self.items)} items>"
+
+
 class Unusable:
     """A name whose function value cannot be followed past this point (different functions chosen
     by an `if`, a function rebound in a loop): reading it raises `reason` at the read."""

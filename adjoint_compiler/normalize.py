@@ -628,12 +628,16 @@ class Normalizer(PythonLowering):
             raise UnsupportedSyntaxError("`for ... else` is not supported", self.source.loc(s))
         if self.filtered_loop(s, out) or self.unrolled_loop(s, out):
             return
+        seq = None  # the sequence iterated by position, when it is held in a local name
         if self.is_builtin_call(s.iter, "range") and isinstance(s.target, gast.Name):
             iterable = self.atom(s.iter, out)
             target, head = s.target.id, []
         else:
             base = s.target.id if isinstance(s.target, gast.Name) else "item"
-            n, item = self.index_form(s.iter, out)
+            plain = not isinstance(s.iter, gast.Call) or self.stream_of(s.iter) is None and not any(
+                self.is_builtin_call(s.iter, f) for f in ("enumerate", "zip", "reversed"))
+            seq = self.atom(s.iter, out) if plain else None
+            n, item = self.index_form(seq if seq is not None else s.iter, out)
             if n is None:  # an endless iterator (`count()`): a `while True` that a break ends
                 self.endless_loop(s, item, out)
                 return
@@ -646,6 +650,8 @@ class Normalizer(PythonLowering):
         body = lower_jumps(head + self.block(s.body), flags)
         loop = gast.copy_location(gast.For(target=name(target, True), iter=iterable, body=body, orelse=[],
                                            type_comment=None), s)
+        if isinstance(seq, gast.Name) and seq.id in self.locals | self.outer:
+            loop.unroll_over = seq.id  # (ssa unrolls it if `seq` holds functions: a StaticSeq)
         self.emit_loop(loop, flags, out)
 
     def while_loop(self, s, out) -> None:

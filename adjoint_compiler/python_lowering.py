@@ -513,7 +513,9 @@ class PythonLowering:
             return False
         from .normalize import _jumps
 
-        if _jumps(s.body) or any(isinstance(n, gast.Return) for t in s.body for n in gast.walk(t)):
+        returns = any(isinstance(n, gast.Return) for n in scope_walk(gast.If(test=_const(True), body=s.body,
+                                                                               orelse=[])))
+        if _jumps(s.body) or returns:
             self.refuse("a loop over a list or tuple of functions is unrolled, one copy of its body per "
                         "function: `break`, `continue` and `return` are not supported in it", s)
         n = min(form[0] for form in static if form)

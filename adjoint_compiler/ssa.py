@@ -23,7 +23,7 @@ import numpy as np
 from . import aliasing, fence, frontend, ir, registry
 from .errors import CompileError, MissingRuleError, MutationError, UnsupportedSyntaxError
 from .frontend import Source, SourceError, is_library_module
-from .functions import Closure, FunctionNode, FunctionValue, Partial, Unusable, is_function_value
+from .functions import Closure, FunctionNode, FunctionValue, Partial, StaticSeq, Unusable, is_function_value
 from .naming import GENERATED_READS, Namer
 from .normalize import COPYTO_ITEMS as COPYTO_ITEMS_NAME
 from .normalize import OUT_WRITE as OUT_WRITE_NAME
@@ -88,7 +88,7 @@ class SSABuilder:
     # -- calls to user functions ---------------------------------------------------------------
     def inlinable(self, prim) -> bool:
         if isinstance(prim, FunctionValue):
-            return True
+            return isinstance(prim, Closure)
         func = frontend._unwrap(prim) if callable(prim) else prim
         return (isinstance(func, types.FunctionType) and registry.lookup(prim) is None
                 and registry.lookup(func) is None
@@ -196,7 +196,7 @@ class SSABuilder:
     def operation(self, e):
         """(prim, args, kwargs, callee) for a one-operation expression."""
         if isinstance(e, gast.BinOp):
-            left, right = self.operand(e.left), self.operand(e.right)
+            left, right = self.operand(e.left, allow_function=True), self.operand(e.right, allow_function=True)
             if isinstance(e.op, gast.Add) and _kind(left) == "seq" and _kind(right) == "seq":
                 return ir.CONCAT, [left, right], {}, None
             if isinstance(e.op, gast.Mult) and left is right and isinstance(left, ir.Var) and left.kind == "num":
@@ -213,11 +213,11 @@ class SSABuilder:
                 return (CONTAINS if op is gast.In else NOT_CONTAINS), [right, left], {}, None
             return COMPARE[op], [left, right], {}, None
         if isinstance(e, gast.Subscript):
-            return operator.getitem, [self.operand(e.value), self.index(e.slice)], {}, None
+            return operator.getitem, [self.operand(e.value, allow_function=True), self.index(e.slice)], {}, None
         if isinstance(e, gast.Tuple):
-            return ir.BUILD_TUPLE, [self.operand(x) for x in e.elts], {}, None
+            return ir.BUILD_TUPLE, [self.operand(x, allow_function=True) for x in e.elts], {}, None
         if isinstance(e, gast.List):
-            return ir.BUILD_LIST, [self.operand(x) for x in e.elts], {}, None
+            return ir.BUILD_LIST, [self.operand(x, allow_function=True) for x in e.elts], {}, None
         if isinstance(e, gast.Attribute):
             return ir.Attr(e.attr), [self.operand(e.value)], {}, None
         if isinstance(e, gast.Call):
@@ -603,7 +603,7 @@ class SSABuilder:
             self.env[name] = self.operand(value, allow_function=True)  # a copy: no statement
             return
         if isinstance(value, gast.Dict):
-            self.env[name] = _Dict({k.value: self.operand(v) for k, v in zip(value.keys, value.values)})
+            self.env[name] = _Dict({k.value: self.operand(v, allow_function=True) for k, v in zip(value.keys, value.values)})
             return
         if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name) \
                 and isinstance(self.env_value(value.value.id), _Dict):
@@ -625,11 +625,11 @@ class SSABuilder:
         if self.inlinable(prim):
             self.env[name] = self.inline(prim, args, kwargs, callee, at, out)
             return
-        self.refuse_function_arguments(args, kwargs, callee, at)
-        folded = self.function_item(prim, args)
-        if folded is not None:  # `FUNCS[0]` of a module-level list or dict of functions
+        folded = self.function_item(prim, args) or self.static_sequence_op(prim, args, callee, at)
+        if folded is not None:  # `FUNCS[0]` of a module-level list or dict of functions, a display of them
             self.env[name] = folded
             return
+        self.refuse_function_arguments(args, kwargs, callee, at)
         if prim is operator.getitem and args[0] in self.tuples and isinstance(args[1], ir.Const) \
                 and isinstance(args[1].value, int):
             items = self.tuples[args[0]]
@@ -730,6 +730,8 @@ class SSABuilder:
 
 
     def loop(self, s, out: list) -> None:
+        if self.unroll(s, out):
+            return
         is_for = isinstance(s, gast.For)
         body_nodes = list(s.body)
         cond_nodes: list = []
@@ -883,6 +885,51 @@ class SSABuilder:
             return None
         return ir.Global(self.namer.fresh(f"{args[0].path}_{key}"), item, item, ())
 
+    def static_sequence_op(self, prim, args: list, callee, at):
+        """A display holding a function value is a StaticSeq; its constant items and slices, its
+        `len` and concatenations are resolved now. None for any other operation."""
+        if prim in (ir.BUILD_TUPLE, ir.BUILD_LIST):
+            if any(is_function_value(a) or (isinstance(a, ir.Global) and callable(a.value)
+                                            and not isinstance(a.value, type)) for a in args):
+                return StaticSeq(args, "tuple" if prim is ir.BUILD_TUPLE else "list")
+            return None
+        if not args or not isinstance(args[0], StaticSeq):
+            return None
+        seq = args[0]
+        if prim is len and callee is not None and len(args) == 1:
+            return ir.Const(len(seq.items))
+        if prim in (ir.CONCAT, operator.add) and len(args) == 2 and isinstance(args[1], StaticSeq):
+            return StaticSeq(seq.items + args[1].items, seq.kind)
+        if prim is operator.getitem and isinstance(args[1], ir.Const) and type(args[1].value) is int:
+            try:
+                return seq.items[args[1].value]
+            except IndexError:
+                raise CompileError(f"index {args[1].value} is out of range for {seq.display} of "
+                                   f"{len(seq.items)} items", self.loc(at)) from None
+        if prim is operator.getitem and isinstance(args[1], ir.Struct) and args[1].kind == "slice" \
+                and all(isinstance(p, ir.Const) and (p.value is None or type(p.value) is int) for p in args[1].items):
+            return StaticSeq(seq.items[slice(*(p.value for p in args[1].items))], seq.kind)
+        raise UnsupportedSyntaxError(f"{seq.display} can be read only at constant indices and slices, by `len`, "
+                                     "and by a loop over it (unrolled): a function must be known when the code is "
+                                     "compiled", self.loc(at))
+
+    def unroll(self, s, out: list) -> bool:
+        """`for k in range(len(seq)): item = seq[k]; body` over a StaticSeq: one copy of the body
+        per item, `k` a constant in each (normalize marks the loops that may be such)."""
+        seq = self.env_value(getattr(s, "unroll_over", None) or "")
+        if not isinstance(seq, StaticSeq):
+            return False
+        if s.stop_flag or not isinstance(s, gast.For):
+            raise UnsupportedSyntaxError(f"a loop over {seq.display} is unrolled, one copy of its body per item: "
+                                         "`break`, `continue` and `return` are not supported in it", self.loc(s))
+        target = s.target.id
+        for k in range(len(seq.items)):
+            self.env[target] = ir.Const(k)
+            for t in copy.deepcopy(s.body):
+                self.stmt(t, out)
+        self.env.pop(target, None)
+        return True
+
     def make_partial(self, args: list, kwargs: dict, value, at) -> Partial:
         """`functools.partial(func, *args, **kwargs)`: `func` must be known at compile time."""
         func = args[0] if args else kwargs.get("func")
@@ -931,8 +978,13 @@ class SSABuilder:
     def refuse_function_arguments(self, args: list, kwargs: dict, callee, at) -> None:
         """A function value passed to a call that is not inlined: its callee would get no function."""
         for v in list(args) + list(kwargs.values()):
+            if is_function_value(v) and callee is None:
+                raise UnsupportedSyntaxError(
+                    f"{getattr(v, 'display', 'a function')} is used in an operation here: a function value can be "
+                    "called, bound to a name, passed to a function compiled from source or returned from one, and "
+                    "held in a list or tuple display read at constant indices or by a loop", self.loc(at))
             if is_function_value(v):
-                what = f"`{callee.path}`" if callee is not None else "this call"
+                what = f"`{callee.path}`"
                 raise UnsupportedSyntaxError(
                     f"{getattr(v, 'display', 'a function')} is passed to {what}, which is not compiled from "
                     "source, so the function cannot be followed into it; call the function yourself (a loop or "

@@ -336,6 +336,42 @@ def test_loops_over_functions_are_unrolled(f, args):
     check(f, *args)
 
 
+def run_layers(layers, x):
+    for W, act in layers:
+        x = act(W @ x)
+    return x
+
+
+def layers_of(w):
+    return [(np.eye(3) * w[0], np.tanh), (np.full((3, 3), 0.2), relu), (np.eye(3), lambda z: z * w[1])]
+
+
+def local_list_of_layers(w):
+    layers = [(np.eye(3) * w[0], np.tanh), (np.full((3, 3), 0.2), relu)]
+    return np.sum(run_layers(layers, w))
+
+
+def layers_from_a_factory(w):
+    return np.sum(run_layers(layers_of(w), w)) + len(layers_of(w))
+
+
+def pipeline_of_functions(w):
+    pipeline = [partial(np.multiply, w), np.tanh, lambda z: z * 2]
+    pipeline = pipeline + [np.sin]
+    out = reduce(lambda acc, f: f(acc), pipeline[1:], pipeline[0](w))
+    return np.sum(out) + sum(np.sum(f(w)) for f in pipeline[::-1])
+
+
+def tuple_of_lambdas(x):
+    fs = (lambda t: t, lambda t: 2 * t)
+    return np.sum(fs[0](x) + fs[-1](x) * len(fs))
+
+
+@pytest.mark.parametrize("f", [local_list_of_layers, layers_from_a_factory, pipeline_of_functions, tuple_of_lambdas])
+def test_lists_and_tuples_of_function_values(f):
+    check(f, V[:3])
+
+
 def test_zip_with_functions_stops_at_the_shorter():
     x = V[:3]
     one = [np.eye(3) * 0.5]
@@ -612,8 +648,8 @@ def test_itertools(f, arg):
 # function values that cannot be followed: located refusals
 # ---------------------------------------------------------------------------------------------
 
-def in_tuple(x):
-    fs = (lambda t: t, lambda t: 2 * t)  # <-- HERE
+def in_array(x):
+    fs = np.array([lambda t: t, lambda t: 2 * t])  # <-- HERE
     return fs[0](x)
 
 
@@ -689,11 +725,16 @@ def function_from_list_by_runtime_index(x):
     return np.sum(fs[k](x))  # <-- HERE
 
 
+def list_of_functions_by_runtime_index(x):
+    fs = [np.sin, lambda t: t]
+    return np.sum(fs[int(x[0] > 0)](x))  # <-- HERE
+
+
 def endless_comprehension(x):
     return sum(itertools.count())  # <-- HERE
 
 
-REFUSED = [(in_tuple, UnsupportedSyntaxError, "container"), (returns_lambda, UnsupportedSyntaxError, "returns a"),
+REFUSED = [(in_array, UnsupportedSyntaxError, "constant indices"), (returns_lambda, UnsupportedSyntaxError, "returns a"),
            (to_library_function, UnsupportedSyntaxError, "np.vectorize"),
            (chosen_by_branch, UnsupportedSyntaxError, "different functions"),
            (writes_enclosing_array, MutationError, "writes into `a`"),
@@ -703,7 +744,8 @@ REFUSED = [(in_tuple, UnsupportedSyntaxError, "container"), (returns_lambda, Uns
            (rebound_in_loop_used_after, UnsupportedSyntaxError, "only inside it"),
            (endless_comprehension, UnsupportedSyntaxError, "never ends"),
            (break_in_loop_over_functions, UnsupportedSyntaxError, "unrolled"),
-           (function_from_list_by_runtime_index, UnsupportedSyntaxError, "run-time index")]
+           (function_from_list_by_runtime_index, UnsupportedSyntaxError, "run-time index"),
+           (list_of_functions_by_runtime_index, UnsupportedSyntaxError, "constant indices")]
 
 
 @pytest.mark.parametrize("f, error, words", REFUSED, ids=[r[0].__name__ for r in REFUSED])
