@@ -130,6 +130,9 @@ class Normalizer(PythonLowering):
         if isinstance(e, gast.Attribute):
             return gast.Attribute(value=self.atom(e.value, out), attr=e.attr, ctx=gast.Load())
         if isinstance(e, gast.BinOp):
+            formatted = self.string_method(e, out)  # `'%.3f' % x`
+            if formatted is not None:
+                return formatted
             return gast.BinOp(left=self.atom(e.left, out), op=e.op, right=self.atom(e.right, out))
         if isinstance(e, gast.UnaryOp):
             if (isinstance(e.op, (gast.USub, gast.UAdd)) and isinstance(e.operand, gast.Constant)

@@ -90,6 +90,10 @@ def _located(node, at):
     return node
 
 
+def _str_method(attr: str) -> gast.Attribute:
+    return gast.Attribute(value=_name("str"), attr=attr, ctx=gast.Load())
+
+
 def _raises(stmts) -> bool:
     """Whether every path through `stmts` ends in a `raise` (or an `assert False`)."""
     if not stmts:
@@ -196,6 +200,9 @@ class PythonLowering:
     def python_call(self, e, out):
         """The lowered value of a call of `map`/`filter`/`reduce`/`sorted`/... (an atom or one
         operation), or None when `e` is no such call."""
+        lowered = self.string_method(e, out)
+        if lowered is not None:
+            return lowered
         if not isinstance(e, gast.Call) or self.callee_value(e.func) is None:
             if isinstance(e, gast.Call) and self.outer:
                 self.check_outer_mutation(e)
@@ -591,6 +598,12 @@ class PythonLowering:
         if kind is None:
             return False
         loads = self.load_nodes.get(target, [])
+        if not loads:  # an iterator nobody reads: only its arguments are evaluated (its items never are)
+            parts = [value.generators[0].iter] if isinstance(value, gast.GeneratorExp) else \
+                list(value.args) + [k.value for k in value.keywords]
+            for part in parts:
+                self.atom(part, out)
+            return True
         single = len(loads) == 1 and self.store_count.get(target, 0) == 1
         if single:
             inside = set(self.loops_of.get(id(loads[0]), ())) <= set(self.loops_of.get(id(s), ()))
@@ -706,6 +719,19 @@ class PythonLowering:
         fmt = text(e.values)
         if not args:
             return _const(fmt.replace("{{", "{").replace("}}", "}"))
-        return gast.Call(func=gast.Attribute(value=_const(fmt), attr="format", ctx=gast.Load()), args=args,
-                         keywords=[])
+        return _call(_str_method("format"), [_const(fmt)] + args)
+
+    def string_method(self, e, out):
+        """`'...'.join(xs)`, `'...'.format(x)`, `'%.3f' % x`: calls of `str`'s own methods
+        (`str.join(', ', xs)`), which pass no gradient, never a method of whatever `x` is."""
+        if isinstance(e, gast.BinOp) and isinstance(e.op, gast.Mod) and isinstance(e.left, gast.Constant) \
+                and isinstance(e.left.value, str) and self.is_global_path(_name("str")):
+            return _call(_str_method("__mod__"), [e.left, self.atom(e.right, out)])
+        f = e.func if isinstance(e, gast.Call) else None
+        if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Constant) and isinstance(f.value.value, str) \
+                and hasattr(str, f.attr) and self.is_global_path(_name("str")) \
+                and not any(isinstance(a, gast.Starred) for a in e.args) and all(k.arg for k in e.keywords):
+            return _call(_str_method(f.attr), [f.value] + [self.atom(a, out) for a in e.args],
+                         [gast.keyword(arg=k.arg, value=self.atom(k.value, out)) for k in e.keywords])
+        return None
 

@@ -444,6 +444,12 @@ def map_bound_then_consumed(x):
     return sum(m)
 
 
+def iterators_never_read(x):
+    m = map(np.sin, x)  # noqa: F841 (Python never calls np.sin here)
+    g = (v * v for v in x)  # noqa: F841
+    return np.sum(x ** 2)
+
+
 def map_in_loop_over_rows(A):
     s = 0.0
     for row in A:
@@ -481,7 +487,8 @@ def copyto_from_map_in_loop(p):
 
 @pytest.mark.parametrize("f, arg", [(map_in_sum, V), (map_into_list, V), (map_in_for, V),
                                     (map_of_two_sequences, V), (map_of_partial_in_comprehension, V),
-                                    (map_bound_then_consumed, V), (map_in_loop_over_rows, V.reshape(2, 2)),
+                                    (map_bound_then_consumed, V), (iterators_never_read, V),
+                                    (map_in_loop_over_rows, V.reshape(2, 2)),
                                     (filter_in_sum, V), (filter_in_for_with_break, V),
                                     (copyto_from_map, 1.3), (copyto_from_map_in_loop, 1.3)])
 def test_map_and_filter(f, arg):

@@ -54,6 +54,17 @@ def test_failed_assert_raises_as_python(f, bad):
     assert raised_by(value_and_grad(f), bad) == expected
 
 
+def checks_with_numpy_testing(p):
+    q = np.exp(p) / np.sum(np.exp(p))
+    np.testing.assert_allclose(np.sum(q), 1.0, rtol=1e-12)
+    assert type(q) is np.ndarray and callable(np.sum) and hasattr(q, "shape")
+    return -np.log(q[0])
+
+
+def test_numpy_testing_checks_run_and_pass_no_gradient():
+    check(checks_with_numpy_testing, V)
+
+
 # ---------------------------------------------------------------------------------------------
 # raise in a guard
 # ---------------------------------------------------------------------------------------------
@@ -127,7 +138,7 @@ def test_raise_in_a_guard(f, good, bad):
 def reports(x):
     y = np.tanh(x)
     print(f"step: loss={np.sum(y):.4f} first={y[0]!r:>12} n={len(y)} {{literal}}")
-    print("mean %.3f, max %s" % (np.mean(y), np.max(y)))
+    print("mean %.3f, max %s" % (np.mean(y), np.max(y)), "; ".join("%.2f" % v for v in y))
     print("{} and {:.2e}".format(y[1], x[2]), f"{x[0]:{'.3f'}}")
     logger.info(f"loss {np.sum(y):.6f}")
     logger.debug("values %s", y)
