@@ -129,10 +129,12 @@ def _reads(stmt, tables: dict) -> set:
 
 
 def _declares_only(stmt) -> bool:
-    """Imports, definitions and assignments of literals: statements that compute nothing."""
+    """Imports, definitions and assignments of literals to names: statements that compute nothing."""
     if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return True
-    if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [getattr(stmt, "target", None)]
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None \
+            and all(isinstance(t, ast.Name) for t in targets):
         try:
             ast.literal_eval(stmt.value)
             return True
