@@ -55,7 +55,7 @@ def script(tmp_path):
     return path
 
 
-def test_show_does_not_run_the_training_loop(script, tmp_path):
+def test_show_does_not_run_the_training_loop(script, tmp_path, monkeypatch):
     result = show(f"{script}:loss", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "training step" not in result.stdout + result.stderr
@@ -63,6 +63,7 @@ def test_show_does_not_run_the_training_loop(script, tmp_path):
     assert "def loss_grad" in result.stdout and "# L17: return np.sum(helper(w) * x)" in result.stdout
     assert "note: ran line 8 of" in result.stderr  # X = np.linspace(...) computed something
     sys.path.insert(0, str(tmp_path))
+    monkeypatch.chdir(tmp_path)  # (importing it here runs its top level, which writes a file)
     try:
         import train_script  # (importing it here runs the loop, in this process: compare the code)
         assert result.stdout.strip() == adjoint_source(train_script.loss).strip()
