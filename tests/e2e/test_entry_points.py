@@ -136,3 +136,31 @@ def test_real_arguments_of_every_kind_still_work():
     check_grads(mixes, V, np.arange(3))
     check_grads(mixes, V, 2.0)
     check_grads(mixes, V, np.float32(2.0))
+
+
+# -- two names of one array merged by an `if` stay one array ------------------------------------
+def alias_written_in_branch_then_loop(x, y):
+    d = y
+    if x[0] > 0:
+        d[0] = x[1]
+    for i in range(2):
+        d[1] += x[i]
+    return np.sum(y * y)
+
+
+def alias_written_in_branch_then_after(x, y):
+    d = y
+    if x[0] > 0:
+        d[0] = x[1]
+    d[1] = x[0] * 3
+    return np.sum(y * y)
+
+
+@pytest.mark.parametrize("f", [alias_written_in_branch_then_loop, alias_written_in_branch_then_after])
+@pytest.mark.parametrize("x0", [0.5, -0.5])
+def test_alias_written_in_a_branch_then_written_again(f, x0):
+    # the `if` gave `y` and `d` two outputs, so the later write through `d` missed `y`
+    x, y = np.array([x0, 0.7]), np.array([1.0, 2.0])
+    value, _ = value_and_grad(f, wrt=(0, 1))(x, y)
+    assert value == pytest.approx(f(x.copy(), y.copy()))
+    check_grads(f, x, y, wrt=(0, 1))
