@@ -12,6 +12,7 @@ import inspect
 import os
 import sys
 
+from .api import vjp_mode
 from .errors import AdjointCompilerError
 from .pipeline import STAGES, compile_gradient
 
@@ -74,7 +75,7 @@ def main(argv=None) -> int:
         wrt = _wrt(args.wrt, func)
         stage = "ssa" if args.ir else (args.stage or "codegen")
         n = len(inspect.signature(inspect.unwrap(func)).parameters)
-        text = compile_gradient(inspect.unwrap(func), wrt, ("num",) * n, "split" if args.vjp else "grad",
+        text = compile_gradient(inspect.unwrap(func), wrt, ("num",) * n, vjp_mode(func) if args.vjp else "grad",
                                 stage=stage)
     except (UsageError, AdjointCompilerError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__

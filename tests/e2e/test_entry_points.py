@@ -4,10 +4,12 @@ AdjointCompilerError whose message says what is wrong and where.
 """
 from __future__ import annotations
 
+import ast
+
 import numpy as np
 import pytest
 
-from adjoint_compiler import SourceError, grad, value_and_grad, vjp
+from adjoint_compiler import SourceError, adjoint_source, differentiable, grad, value_and_grad, vjp
 from adjoint_compiler.errors import AdjointCompilerError, ArgumentError, MissingRuleError
 from adjoint_compiler.testing import check_grads
 
@@ -164,3 +166,325 @@ def test_alias_written_in_a_branch_then_written_again(f, x0):
     value, _ = value_and_grad(f, wrt=(0, 1))(x, y)
     assert value == pytest.approx(f(x.copy(), y.copy()))
     check_grads(f, x, y, wrt=(0, 1))
+
+
+# -- vjp of an in-place function: the written arguments are its outputs -------------------------
+def rhs(du, u, p, t):
+    du[0] = p[0] * u[0] - p[1] * u[0] * u[1]
+    du[1] = -p[2] * u[1] + p[3] * u[0] * u[1] * np.cos(t)
+
+
+def rhs_early(du, u):
+    du[0] = u[0] ** 2
+    if u[1] > 0:
+        return
+    du[1] = u[0] * u[1]
+
+
+def rhs_out_keyword(du, u, p):
+    np.multiply(u, p, out=du)
+    du += u  # an in-place update of the argument's array
+
+
+def rhs_copyto(du, u):
+    np.copyto(du, np.exp(u))
+    du[...] *= 2.0
+
+
+def rhs_two(du, dv, u):
+    du[:] = u * 2.0
+    dv[1:] = du[:1] + u[1]
+
+
+def _square_into(out, v):
+    out[:] = v ** 2
+
+
+def rhs_helper_loop(du, u):
+    _square_into(du, u)
+    for i in range(2):
+        du[i] += u[i]
+
+
+def rhs_alias_then_rebound(du, u):
+    d = du
+    for i in range(2):
+        d[i] = d[i] * u[i]
+    du = np.zeros(2)  # the caller's array is `d` from here on
+    du[0] = 5.0
+
+
+def rhs_augmented(du, u):
+    du += u
+    du *= u
+
+
+def rhs_zero_d(t, x):
+    t += np.sum(x)
+
+
+def rhs_list(xs, x):
+    xs[0] = xs[0] * x
+    xs[1] = np.cos(x) + xs[1]
+
+
+def _copy(args):
+    return [[a.copy() for a in v] if isinstance(v, list) else v.copy() if isinstance(v, np.ndarray) else v
+            for v in args]
+
+
+def _inner(cts, outs) -> float:
+    if isinstance(outs, list):
+        return sum(_inner(c, o) for c, o in zip(cts, outs))
+    return float(np.sum(np.asarray(cts) * np.asarray(outs)))
+
+
+def _after(f, args, written):
+    """The written arguments as `f` leaves them (run on copies)."""
+    a = _copy(args)
+    assert f(*a) is None
+    return [a[i] for i in written]
+
+
+def _fd_inner(f, args, written, cts, eps=1e-6):
+    """Central differences of <cts, written arguments after f(*args)> w.r.t. each argument."""
+    def phi(a):
+        return sum(_inner(c, o) for c, o in zip(cts, _after(f, a, written)))
+
+    def along(i, k, j):  # d phi / d args[i][k][j] (k None: not a list; j None: a number)
+        up, down = _copy(args), _copy(args)
+        for a, step in ((up, eps), (down, -eps)):
+            if k is None and j is None:
+                a[i] = a[i] + step
+            else:
+                (a[i] if k is None else a[i][k])[j] += step
+        return (phi(up) - phi(down)) / (2 * eps)
+
+    grads = []
+    for i, x in enumerate(args):
+        if isinstance(x, list):
+            grads.append([np.array([along(i, k, j) for j in np.ndindex(v.shape)]).reshape(v.shape)
+                          for k, v in enumerate(x)])
+        elif isinstance(x, np.ndarray):
+            grads.append(np.array([along(i, None, j) for j in np.ndindex(x.shape)]).reshape(x.shape))
+        else:
+            grads.append(along(i, None, None))
+    return grads
+
+
+U = np.array([0.6, 0.5])
+IN_PLACE = [
+    (rhs, [np.array([3.0, 4.0]), U, np.array([1.1, 0.4, 0.4, 0.1]), 0.3], [0]),
+    (rhs_early, [np.array([3.0, 4.0]), U], [0]),
+    (rhs_early, [np.array([3.0, 4.0]), -U], [0]),
+    (rhs_out_keyword, [np.zeros(2), U, np.array([2.0, 3.0])], [0]),
+    (rhs_copyto, [np.zeros(2), U], [0]),
+    (rhs_two, [np.ones(2), np.ones(2), U], [0, 1]),
+    (rhs_helper_loop, [np.ones(2), U], [0]),
+    (rhs_alias_then_rebound, [np.ones(2) * 2, U], [0]),
+    (rhs_augmented, [np.ones(2) * 2, U], [0]),
+    (rhs_zero_d, [np.array(1.5), U], [0]),
+    (rhs_list, [[np.array([1.0, 2.0]), np.array([3.0, 4.0])], 0.3], [0]),
+]
+
+
+@pytest.mark.parametrize("f, args, written", IN_PLACE, ids=lambda v: getattr(v, "__name__", ""))
+def test_vjp_of_an_in_place_function_takes_the_written_arguments_as_outputs(f, args, written):
+    before = _copy(args)
+    out, pullback = vjp(f, *args)
+    expected = _after(f, args, written)
+    outs = [out] if len(written) == 1 else list(out)
+    assert len(outs) == len(expected)
+    for o, e in zip(outs, expected):
+        np.testing.assert_allclose(_flat(o), _flat(e), rtol=1e-12)
+    for a, b in zip(args, before):  # the caller's arrays are never changed
+        np.testing.assert_array_equal(_flat(a), _flat(b))
+    rng = np.random.default_rng(len(args))
+    cts = [[rng.normal(size=np.shape(x)) for x in e] if isinstance(e, list) else rng.normal(size=np.shape(e))
+           for e in expected]
+    grads = pullback(cts[0] if len(written) == 1 else tuple(cts))
+    assert len(grads) == len(args)
+    for g, fd in zip(grads, _fd_inner(f, args, written, cts)):
+        np.testing.assert_allclose(_flat(g), _flat(fd), rtol=1e-6, atol=1e-8)
+    again = pullback(cts[0] if len(written) == 1 else tuple(cts))
+    for g, h in zip(grads, again):
+        np.testing.assert_array_equal(_flat(g), _flat(h))
+
+
+def _flat(v):
+    if isinstance(v, (list, tuple)):
+        return np.concatenate([np.ravel(x) for x in v])
+    return np.ravel(v)
+
+
+def test_vjp_of_an_in_place_function_names_the_arguments_its_cotangents_are_for():
+    du, u, p = np.zeros(2), U, np.array([1.1, 0.4, 0.4, 0.1])
+    _, pullback = vjp(rhs, du, u, p, 0.3)
+    with pytest.raises(ArgumentError, match=r"pullback of rhs: the cotangent must have the shape of `du` \(the "
+                                            r"argument rhs writes into\), \(2,\), got shape \(\)"):
+        pullback(1.0)
+    with pytest.raises(ArgumentError, match=r"the cotangent must have the shape of `du`.*\(2,\), got shape \(4,\)"):
+        pullback(np.ones(4))
+    _, pullback = vjp(rhs_two, np.ones(2), np.ones(2), U)
+    with pytest.raises(ArgumentError, match=r"pullback of rhs_two: the cotangent must be a tuple of 2 cotangents "
+                                            r"\(one per argument it writes into: `du`, `dv`\), got an array"):
+        pullback(np.ones(2))
+    with pytest.raises(ArgumentError, match=r"the cotangent\[1\] must have the shape of `dv`"):
+        pullback((np.ones(2), np.ones(3)))
+
+
+def returns_nothing(x):
+    y = x * 2.0  # noqa: F841 -- a function with no effect at all
+
+
+def writes_and_returns(du, u):
+    du[0] = np.sin(u[0])
+    return np.sum(du * u)
+
+
+def test_vjp_of_a_function_that_returns_none_and_writes_nothing():
+    out, pullback = vjp(returns_nothing, U)
+    assert out is None
+    g, = pullback(None)
+    np.testing.assert_array_equal(g, np.zeros(2))
+    with pytest.raises(ArgumentError, match=r"pullback of returns_nothing: the cotangent must be None \(the "
+                                            r"function returns None and writes into no array argument\), got a float"):
+        pullback(1.0)
+
+
+def test_a_function_that_writes_and_returns_has_its_return_value_as_output():
+    du = np.array([3.0, 4.0])
+    out, pullback = vjp(writes_and_returns, du, U)
+    assert out == pytest.approx(writes_and_returns(du.copy(), U))
+    np.testing.assert_array_equal(du, [3.0, 4.0])
+    gdu, gu = pullback(2.0)
+    np.testing.assert_allclose(gdu, [0.0, 2.0 * U[1]])
+    np.testing.assert_allclose(gu, 2.0 * np.array([np.sin(U[0]) + U[0] * np.cos(U[0]), 4.0]))
+
+
+# -- gradient types follow the argument's type ---------------------------------------------------
+def cube(x):
+    return x * x * x
+
+
+def scaled_sum(xs, w):
+    return np.sum(xs[0] * w) + xs[1] * 2.0
+
+
+@pytest.mark.parametrize("arg, kind", [
+    (1.5, float), (np.float64(1.5), np.float64), (np.float32(1.5), np.float32), (np.float16(1.5), np.float16),
+    (2, float), (np.int64(2), np.float64), (np.array(1.5), np.ndarray), (np.array(1.5, np.float32), np.ndarray),
+])
+def test_the_gradient_has_the_type_of_its_argument(arg, kind):
+    expected = 3.0 * float(arg) ** 2
+    results = [grad(cube)(arg), value_and_grad(cube)(arg)[1], vjp(cube, arg)[1](1.0)[0]]
+    for g in results:
+        assert type(g) is kind, (type(g), kind)
+        if isinstance(arg, np.ndarray):
+            assert g.shape == () and g.dtype == arg.dtype
+        elif isinstance(arg, np.floating):
+            assert g.dtype == arg.dtype
+        assert float(g) == pytest.approx(expected, rel=1e-3 if kind is np.float16 else 1e-7)
+
+
+def test_gradient_types_inside_tuples_and_lists():
+    for xs in [(np.float32(1.0), 2.0), [np.float64(1.0), np.float32(2.0)]]:
+        w = np.array([0.5, -1.0])
+        for g in (grad(scaled_sum)(xs, w), vjp(scaled_sum, xs, w)[1](1.0)[0]):
+            assert type(g) is type(xs) and [type(v) for v in g] == [type(v) for v in xs]
+            assert [float(v) for v in g] == pytest.approx([-0.5, 2.0])
+
+
+# -- pullback cotangents: structure, shape, kind -------------------------------------------------
+def three(x):
+    return x * 2.0, (np.sum(x), x[:2]), np.tanh(x)
+
+
+@pytest.mark.parametrize("bad, message", [
+    (np.ones(3), (r"the cotangent must be a tuple of 3 cotangents \(the function returns a tuple of 3\), "
+                 r"got an array of shape \(3,\)")),
+    ((np.ones(3), (1.0, np.ones(2))), r"the cotangent must be a tuple of 3 cotangents.*got a tuple of length 2"),
+    ((np.ones(3), 1.0, np.ones(3)), r"the cotangent\[1\] must be a tuple of 2 cotangents.*got a float"),
+    ((np.ones(3), (1.0, np.ones(3)), np.ones(3)), (r"the cotangent\[1\]\[1\] must have the shape of the output, "
+                                                  r"\(2,\), got shape \(3,\)")),
+    ((np.ones(3), (np.ones(1), np.ones(2)), np.ones(3)), (r"the cotangent\[1\]\[0\] must have the shape of the "
+                                                         r"output, \(\), got shape \(1,\)")),
+    ((np.ones(3), (1j, np.ones(2)), np.ones(3)), (r"the cotangent\[1\]\[0\] must hold real numbers \(an array of "
+                                                 r"shape \(\) or a float, for the output\), got complex numbers")),
+    ((np.ones(3, bool), (1.0, np.ones(2)), np.ones(3)), r"the cotangent\[0\] must hold real numbers.*got booleans"),
+    ((np.ones(3), (1.0, np.ones(2)), None), r"the cotangent\[2\] must hold real numbers.*got None"),
+    ((np.ones(3), (1.0, "ab"), np.ones(3)), r"the cotangent\[1\]\[1\] must hold real numbers.*got dtype <U2"),
+    ((np.ones(3), (1.0, [[1.0], [1.0, 2.0]]), np.ones(3)), (r"the cotangent\[1\]\[1\] must hold real numbers.*"
+                                                           r"got a list of length 2")),
+    ((np.ones(3), (1.0, (2.0, 3.0, 4.0)), np.ones(3)), (r"the cotangent\[1\]\[1\] must have the shape of the "
+                                                       r"output, \(2,\), got a tuple of length 3, of shape \(3,\)")),
+])
+def test_a_malformed_cotangent_is_refused_naming_the_function_the_output_and_the_shapes(bad, message):
+    _, pullback = vjp(three, V)
+    with pytest.raises(ArgumentError, match=r"the pullback of three: " + message):
+        pullback(bad)
+
+
+def test_integer_cotangents_are_taken_as_floats():
+    _, pullback = vjp(three, V)
+    g, = pullback((np.array([1, 2, 3]), (np.int64(1), [0, 1]), np.ones(3, np.int32)))
+    fd = pullback((np.array([1.0, 2.0, 3.0]), (1.0, np.array([0.0, 1.0])), np.ones(3)))[0]
+    np.testing.assert_array_equal(g, fd)
+    np.testing.assert_allclose(fd, [2.0 + 1.0, 4.0 + 1.0 + 1.0, 6.0 + 1.0] + 1.0 / np.cosh(V) ** 2 - 1.0 + 1.0)
+
+
+# -- a pullback may run many times, and nothing it keeps leaks -----------------------------------
+def restores_a_returned_array(x):
+    b = x.copy()
+    y = b ** 2
+    b[0] = 5.0
+    return b * y, b
+
+
+def test_a_pullback_runs_twice_and_the_output_is_the_callers_own():
+    out, pullback = vjp(restores_a_returned_array, V)
+    value = [o.copy() for o in out]
+    ct = (np.array([1.0, 2.0, 3.0]), np.ones(3))
+    first = pullback(ct)[0].copy()
+    for o, v in zip(out, value):  # the pullback restores `b` in place: never the caller's `out`
+        np.testing.assert_array_equal(o, v)
+    for o in out:
+        o[...] = 100.0  # the caller's `out` is theirs to change
+    ct[0][...] = [1.0, 2.0, 3.0]
+    np.testing.assert_array_equal(pullback(ct)[0], first)
+    # out = ([5 x0^2, x1^3, x2^3], [5, x1, x2]): slot 0 of `b` was overwritten
+    np.testing.assert_allclose(first, [10.0 * V[0], 3 * V[1] ** 2 * 2.0 + 1.0, 3 * V[2] ** 2 * 3.0 + 1.0])
+    np.testing.assert_array_equal(ct[0], [1.0, 2.0, 3.0])
+
+
+# -- an early return (the issue's case) in every entry point -------------------------------------
+def early_return(x):
+    if np.sum(x) > 0:
+        return np.exp(x) * x
+    return np.sin(x) ** 3
+
+
+def early_return_scalar(x):
+    if np.sum(x) > 0:
+        return np.sum(np.exp(x) * x)
+    return np.sum(np.sin(x) ** 3)
+
+
+@pytest.mark.parametrize("x", [V + 1.0, V - 1.0])
+def test_early_return_in_every_entry_point(x):
+    ct = np.array([0.5, -1.0, 2.0])
+    out, pullback = vjp(early_return, x)
+    np.testing.assert_allclose(out, early_return(x))
+    g, = pullback(ct)
+    np.testing.assert_allclose(g, central(lambda v: np.sum(ct * early_return(v)), x), rtol=1e-6, atol=1e-8)
+    expected = central(early_return_scalar, x)
+    np.testing.assert_allclose(grad(early_return_scalar)(x), expected, rtol=1e-6, atol=1e-8)
+    value, g = value_and_grad(early_return_scalar)(x)
+    assert value == pytest.approx(early_return_scalar(x))
+    np.testing.assert_allclose(g, expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(vjp(early_return_scalar, x)[1](2.0)[0], 2.0 * expected, rtol=1e-6, atol=1e-8)
+    marked = differentiable(early_return_scalar)
+    np.testing.assert_allclose(marked.grad()(x), expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(marked.value_and_grad()(x)[1], expected, rtol=1e-6, atol=1e-8)
+    for mode in ("grad", "value_and_grad", "vjp"):
+        ast.parse(adjoint_source(early_return_scalar, mode=mode, args=(x,)))
