@@ -408,8 +408,8 @@ def _named_after(wrapper, func):
 def vjp(func, *args):
     """`(out, pullback)`: `pullback(out_bar)` returns one gradient per positional argument.
 
-    A function that returns nothing (no `return <value>`) and writes into arguments (an in-place
-    `rhs(du, u, p, t)`) has those arguments as its outputs: `out` is each written array as the
+    A function that returns nothing (no `return <value>`, or None from this call) and writes into
+    arguments (an in-place `rhs(du, u, p, t)`) has those arguments as its outputs: `out` is each written array as the
     call leaves it (one value, or a tuple in argument order) and the pullback takes their
     cotangents; a written argument's gradient is with respect to its value on entry. The caller's
     arrays are never changed (the compiled code writes into copies)."""
@@ -419,16 +419,20 @@ def vjp(func, *args):
         _check_numeric(values[i], f"argument {i} of {getattr(func, '__name__', func)}")
     _check_real(func, values)
     mode = vjp_mode(func)
-    entry = compiled(func, wrt, values, mode)
-    if entry.written:
-        _check_aliasing(func, entry, values)
-    try:
-        out, saved = entry.function(*values)
-    except Exception as exc:
-        _locate(exc, entry)
-        raise
-    if mode == "split_written" and entry.written:
-        out, spec, feed = _written_outputs(func, entry.written, out, values)
+    while True:
+        entry = compiled(func, wrt, values, mode)
+        if entry.written:
+            _check_aliasing(func, entry, values)
+        try:
+            out, saved = entry.function(*values)
+        except Exception as exc:
+            _locate(exc, entry)
+            raise
+        if mode == "split_written" or out is not None or not entry.written:
+            break
+        mode = "split_written"  # (returned None here, through a wrapper or on this path: the same rule)
+    if mode == "split_written" and entry.outputs:
+        out, spec, feed = _written_outputs(func, entry.outputs, out, values)
     else:
         out = _unshared(out, saved)
         spec, feed = _cotangent_spec(out), None
@@ -644,14 +648,16 @@ def adjoint_source(func, wrt=None, args=None, mode: str = "grad") -> str:
     arguments of those kinds (scalars, arrays of each ndim), which may skip shape bookkeeping."""
     if mode not in _SOURCE_MODES:
         raise ArgumentError(f"mode must be one of {', '.join(map(repr, _SOURCE_MODES))}, got {mode!r}")
+    frontend.check_first_order(_unwrap(func))
+    if wrt is None:
+        wrt = tuple(range(len(inspect.signature(func).parameters) if args is None else len(args))) \
+            if mode == "vjp" else 0
+    wrt_t = _normalize_wrt(wrt)[0] if wrt != () else ()
+    kind = vjp_mode(func) if mode == "vjp" else _SOURCE_MODES[mode]
+    func, wrt_t, given, kwargs = _through_partial(func, wrt_t, () if args is None else tuple(args), {})
     target = _unwrap(func)
     frontend.check_first_order(target)
-    n = len(inspect.signature(target).parameters)
-    values = [None] * n if args is None else _bind(func, args, {})
-    if wrt is None:
-        wrt = tuple(range(len(values))) if mode == "vjp" else 0
-    wrt_t, _ = _normalize_wrt(wrt) if wrt != () else ((), True)
-    kind = vjp_mode(func) if mode == "vjp" else _SOURCE_MODES[mode]
+    values = [None] * len(inspect.signature(target).parameters) if args is None else _bind(func, given, kwargs)
     return compiled(func, wrt_t, values, kind).source
 
 

@@ -64,6 +64,7 @@ class Compiled:
     origins: dict = field(default_factory=dict)  # namespace name -> where its value was looked up
     inlined: list = field(default_factory=list)
     written: tuple = ()  # the parameters (positions) the function writes into (copied on entry)
+    outputs: tuple = ()  # 'split_written': the parameters (positions) whose arrays are its outputs
     guard: object = None  # guard.Guard: what the code baked in, re-checked at each call (set by api)
 
 
@@ -190,15 +191,21 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
     compiled = finish(text, filename, namespace, fn.name, mode, line_locs, fn)
     compiled.origins = origins
     compiled.inlined = fn.inlined
-    compiled.written = fn.written_outputs if written_out else written_params(fn, source.node)
+    compiled.written = written_params(fn, source.node)
+    compiled.outputs = fn.written_outputs if written_out else ()
     return compiled
 
 
 def written_outputs(fn: ir.Function, node, namer) -> None:
     """'split_written': the result of a function that returns nothing becomes the arguments it
-    writes into (`written_params`), each as the function leaves it (`ssa.build(track_arguments=True)`):
-    one value, or a tuple in parameter order. A function that writes into none keeps its None."""
-    fn.written_outputs = positions = written_params(fn, node)
+    writes into, each as the function leaves it (`ssa.build(track_arguments=True)`): one value, or
+    a tuple in parameter order. An argument is one when it may be written (`written_params`) and
+    the value it leaves is not the one it came with (a name rebound before a write, or a copy a
+    conservative analysis made, writes nothing the caller sees). None when there is none."""
+    entry = {s.target: s.args[0] for s in fn.body if isinstance(s, ir.Assign) and s.prim is ir.OWN and s.args}
+    fn.written_outputs = positions = tuple(
+        i for i in written_params(fn, node)
+        if fn.arguments_after[i] is not fn.params[i] and entry.get(fn.arguments_after[i]) is not fn.params[i])
     if not positions:
         return
     values = [fn.arguments_after[i] for i in positions]
