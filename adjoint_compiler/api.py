@@ -8,9 +8,15 @@ other, and computing one never writes into the caller's arrays.
 
 Checked at each call: complex arguments are refused (ArgumentError); when the function writes
 into an argument, that argument must share no memory with another argument or a global array the
-code reads (MutationError); a pullback's cotangent must have the output's structure and shapes
-(ArgumentError). Our own gradient functions and pullbacks cannot be differentiated (SourceError:
-higher order is not supported yet).
+code reads (MutationError); a pullback's cotangent must have the output's structure, shapes and
+real numbers (ArgumentError naming the function, the output, expected and received). Our own
+gradient functions and pullbacks cannot be differentiated (SourceError: higher order is not
+supported yet).
+
+A gradient has its argument's type (a NumPy scalar's is a NumPy scalar of its float type). `vjp`
+of a function that returns nothing takes the arguments it writes into as its outputs
+('split_written': `out` is their values after the call, the pullback takes their cotangents);
+the caller's arrays are never written. `out` never shares memory with what a pullback restores.
 """
 from __future__ import annotations
 
@@ -371,11 +377,22 @@ def _run(func, wrt_t, as_tuple, args, kwargs, mode):
             value, raw = entry.function(*values)
         else:
             value, raw = None, entry.function(*values)
+    except ArgumentError as exc:
+        if str(exc).startswith(_NONE_RESULT) and entry.written:
+            raise ArgumentError(f"{_name(func)} returns None and writes into its arguments: an in-place function "
+                                "has no scalar result to differentiate. Its outputs are the arguments it writes "
+                                "into under `vjp` (`out, pullback = vjp(f, *args)`), or return the scalar you "
+                                "want the gradient of") from None
+        _locate(exc, entry)
+        raise
     except Exception as exc:
         _locate(exc, entry)
         raise
     grads = _deliver(raw, picked, values)
     return value, (tuple(grads) if as_tuple else grads[0])
+
+
+_NONE_RESULT = "grad needs a function that returns a scalar, but it returned a value of type NoneType"
 
 
 def grad(func, wrt=0):

@@ -517,3 +517,59 @@ def test_adjoint_source_of_a_partial_is_the_code_its_gradient_runs():
             ast.parse(text)
             assert "_scaled" in text and ("vjp of" in text) == (mode == "vjp")
     np.testing.assert_allclose(grad(f)(V), 1.5 * np.exp(1.5 * V))
+
+
+# -- the early-return and in-place families, through every entry point --------------------------
+def _families():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reliability"))
+    import families
+
+    families.load_all()
+    return families
+
+
+@pytest.mark.parametrize("name", ["early_return.scalar_result", "early_return.array_result",
+                                  "in_place.rhs_in_every_spelling"])
+def test_the_entry_point_families_in_every_mode(name):
+    import warnings
+
+    families = _families()
+    modes = families.entry.MODES
+    seen = {m: set() for m in modes}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for seed in range(6):
+            case = families.generate(name, seed)
+            result = families.check_case(case, modes=modes)
+            assert result.status == "pass", f"seed {seed}: {result.status}: {result.detail}\n{case.source}"
+            for mode, kind in result.modes.items():
+                seen[mode].add(kind)
+    scalar = name != "early_return.array_result"
+    for mode in modes:  # every mode ran (an array result has no grad, value_and_grad or methods)
+        assert "pass" in seen[mode] or (not scalar and mode in ("joint", "grad", "methods")), (mode, seen[mode])
+
+
+def test_the_readme_in_place_example_runs(tmp_path):
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    first = re.search(r"## Thirty seconds\n\n```python\n(.*?)```", text, re.S).group(1)
+    example = re.search(r"\*\*`vjp` of an in-place function.*?```python\n(.*?)```", text, re.S).group(1)
+    script = tmp_path / "in_place_example.py"
+    script.write_text(first.replace("print(adjoint_source(loss))", "") + example +
+                      "assert not du.any() and np.allclose(out, [0.9, -0.15])\n"
+                      "assert np.allclose(u_bar, [0.95, -0.7]) and np.allclose(p_bar, [1, -0.5, -0.5, 0.5])\n")
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+
+
+def test_grad_of_an_in_place_function_points_to_vjp():
+    for make in (grad, value_and_grad):
+        with pytest.raises(ArgumentError, match=r"rhs returns None and writes into its arguments.*under `vjp`"):
+            make(rhs)(np.zeros(2), U, np.array([1.1, 0.4, 0.4, 0.1]), 0.3)
