@@ -106,6 +106,8 @@ def run_families(args) -> int:
             _count_modes(per_mode, args.modes, seen)
             if status not in ("pass", "refused"):
                 failures.append((name, seed, status, detail, source))
+                print(f"  FAILED {name} seed {seed}: {status}: {detail.splitlines()[0] if detail else ''}",
+                      file=sys.stderr, flush=True)
             if tried % 500 == 0:
                 print(f"  ... {tried} programs, {len(failures)} failed, {time.time() - t0:.0f} s", file=sys.stderr,
                       flush=True)
@@ -178,6 +180,8 @@ def main(argv=None):
             _count_modes(per_mode, args.modes, seen)
             if prog is not None or status == "harness_error":
                 failures.append((seed, status, detail, prog))
+                print(f"  FAILED seed {seed}: {status}: {detail.splitlines()[0] if detail else ''}", file=sys.stderr,
+                      flush=True)
             if args.show:
                 print(f"seed {seed}: {status}")
                 if prog is not None:
