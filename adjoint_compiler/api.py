@@ -448,8 +448,8 @@ def vjp(func, *args):
         if mode == "split_written" or out is not None or not entry.written:
             break
         mode = "split_written"  # (returned None here, through a wrapper or on this path: the same rule)
-    if mode == "split_written" and entry.outputs:
-        out, spec, feed = _written_outputs(func, entry.outputs, out, values)
+    if mode == "split_written" and entry.written:
+        out, spec, feed = _written_outputs(func, entry.written, entry.outputs, out, values)
     else:
         out = _unshared(out, saved)
         spec, feed = _cotangent_spec(out), None
@@ -494,17 +494,21 @@ def vjp_mode(func) -> str:
     return "split_written" if known else "split"
 
 
-def _written_outputs(func, positions: tuple, out, values: list):
+def _written_outputs(func, positions: tuple, outputs: tuple, out, values: list):
     """`vjp` of a function that returns nothing: (the user's `out`, its cotangent spec, the map
-    from the user's cotangent to the compiled pullback's). The outputs are the written arguments
-    the caller could see change (arrays and lists; a number is rebound, never changed),
-    each a fresh copy of the value the call leaves, of the argument's shape and dtype."""
+    from the user's cotangent to the compiled pullback's). The compiled code returns the value
+    each argument it may write into (`positions`) is left with; the outputs are those the call
+    changes (`outputs`) that the caller could see change (arrays and lists; a number is rebound,
+    never changed), each a fresh copy of the value the call leaves, of the argument's shape and
+    dtype."""
     names = _param_names(func)
     produced = list(out) if len(positions) > 1 else [out]
     shown, specs, kept = [], [], []
     for k, i in enumerate(positions):
         arg, value = values[i], produced[k]
         name = names[i] if i < len(names) else str(i)
+        if i not in outputs:
+            continue  # (it leaves the value it came with: a name rebound before a write)
         if isinstance(arg, np.ndarray):
             if np.shape(value) != arg.shape or not np.can_cast(np.asarray(value).dtype, arg.dtype, "same_kind"):
                 raise MutationError(
@@ -530,20 +534,17 @@ def _written_outputs(func, positions: tuple, out, values: list):
 
     def feed(out_bar):
         given = [out_bar] if len(shown) == 1 else list(out_bar)
-        internal = [0.0 if not isinstance(p, (np.ndarray, list)) else None for p in produced]
+        internal = [rt.zeros_like(p) for p in produced]
         for k, b, s in zip(kept, given, specs):
             internal[k] = _as_float(s, b)
             if isinstance(produced[k], list):  # (a list's slots are written: its adjoint is a list)
                 internal[k] = list(internal[k])
-        for k, p in enumerate(produced):
-            if internal[k] is None:
-                internal[k] = np.zeros(np.shape(p))
         return tuple(internal) if len(positions) > 1 else internal[0]
     return user_out, spec, feed
 
 
 def _zero_cotangents(produced: list, positions: tuple):
-    zeros = [np.zeros(np.shape(p)) if isinstance(p, np.ndarray) else 0.0 for p in produced]
+    zeros = [rt.zeros_like(p) for p in produced]
     return tuple(zeros) if len(positions) > 1 else zeros[0]
 
 

@@ -144,6 +144,14 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
                 walk(s.body, loops + (s,), side)
                 for p in s.params:
                     carried[p] = carried[p] + (len(order) - 1,)
+                for p, init, nxt in zip(s.params, s.inits, s.nexts):
+                    made = made_by.get(nxt) if isinstance(nxt, ir.Var) else None
+                    if isinstance(init, ir.Var) and init.kind == "num" and isinstance(made, ir.Assign) \
+                            and made.prim not in ir.WRITES and not made.in_place:
+                        # rebound to a new value each trip: after a loop that may not run, the name
+                        # may still hold the array it came with, like an alias made in one branch
+                        if_aliases.setdefault(p, len(order) - 1)
+                        if_aliases.setdefault(init, len(order) - 1)
 
     walk(fn.body, ())
     writes = []  # (position, root written, stmt, loops)
@@ -179,9 +187,12 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
                     f"it may hold the array `{_describe(other)}`, which would change too; write "
                     f"`{_name_of(s.item_of)}[i] = {_name_of(s.item_of)}[i] + ...` (a new array) instead", s.loc)
     if writes:
-        for k, (s, loops) in enumerate(order):
-            reads = [v for op in ir.stmt_operands(s) for v in ir.operand_vars(op)] \
-                if not isinstance(s, ir.Loop) else [v for op in s.inits for v in ir.operand_vars(op)]
+        # every statement's reads, then the result's (read when the function returns)
+        reading = [(k, s.loc, loops, sides[k], [v for op in ir.stmt_operands(s) for v in ir.operand_vars(op)]
+                    if not isinstance(s, ir.Loop) else [v for op in s.inits for v in ir.operand_vars(op)])
+                   for k, (s, loops) in enumerate(order)]
+        reading.append((len(order), fn.loc, (), {}, ir.operand_vars(fn.result)))
+        for k, loc, loops, side, reads in reading:
             for v in reads:
                 watched = [(root, other, relation, made_at.get(v, -1))
                            for root, (other, relation) in shares.get(v, {}).items()]
@@ -189,14 +200,14 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
                     watched.append((arrays.find(v), None, "possibly the same array as", if_aliases[v]))
                 for root, other, relation, start in watched:
                     for w_pos, w_root, w, w_loops in writes:
-                        if w_root is root and w.target is not v and not _exclusive(sides[w_pos], sides[k]) \
+                        if w_root is root and w.target is not v and not _exclusive(sides[w_pos], side) \
                                 and _stale(v, start, k, w_pos, w_loops, loops, order, carried, made_at):
                             other = w.args[0] if other is None else other
                             raise MutationError(
                                 f"`{_name_of(v)}` {_verb(relation)} `{_describe(other)}` (line "
                                 f"{order[start][0].loc.line if start >= 0 else fn.loc.line}) and is used "
                                 f"after `{_name_of(w.args[0])}` is written on line {w.loc.line}; make it a "
-                                f"copy (`.copy()`) or read it again after the write", s.loc)
+                                f"copy (`.copy()`) or read it again after the write", loc)
     names_of_root: dict = {}
     for _, root, w, _ in writes:
         names_of_root.setdefault(root, set()).add(w.args[0].name)

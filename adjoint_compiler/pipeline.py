@@ -197,14 +197,17 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
 
 
 def written_outputs(fn: ir.Function, node, namer) -> None:
-    """'split_written': the result of a function that returns nothing becomes the arguments it
-    writes into, each as the function leaves it (`ssa.build(track_arguments=True)`): one value, or
-    a tuple in parameter order. An argument is one when it may be written (`written_params`) and
-    the value it leaves is not the one it came with (a name rebound before a write, or a copy a
-    conservative analysis made, writes nothing the caller sees). None when there is none."""
+    """'split_written': the result of a function that returns nothing becomes the arguments it may
+    write into (`written_params`), each as the function leaves it (`ssa.build(track_arguments=True)`):
+    one value, or a tuple in parameter order (None when there is none). Reading them at the end
+    lets `mutation` refuse an argument that may or may not hold the array a write changes (a name
+    rebound in one branch of an `if`, or in a loop that may not run). `fn.written_outputs` are the
+    positions whose value is not the one they came with: the outputs the caller sees (a name
+    rebound before a write, or a copy a conservative analysis made, writes nothing of theirs)."""
+    positions = written_params(fn, node)
     entry = {s.target: s.args[0] for s in fn.body if isinstance(s, ir.Assign) and s.prim is ir.OWN and s.args}
-    fn.written_outputs = positions = tuple(
-        i for i in written_params(fn, node)
+    fn.written_outputs = tuple(
+        i for i in positions
         if fn.arguments_after[i] is not fn.params[i] and entry.get(fn.arguments_after[i]) is not fn.params[i])
     if not positions:
         return

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from adjoint_compiler import SourceError, adjoint_source, differentiable, grad, value_and_grad, vjp
-from adjoint_compiler.errors import AdjointCompilerError, ArgumentError, MissingRuleError
+from adjoint_compiler.errors import AdjointCompilerError, ArgumentError, MissingRuleError, MutationError
 from adjoint_compiler.testing import check_grads
 
 V = np.array([0.3, -1.2, 0.8])
@@ -573,3 +573,60 @@ def test_grad_of_an_in_place_function_points_to_vjp():
     for make in (grad, value_and_grad):
         with pytest.raises(ArgumentError, match=r"rhs returns None and writes into its arguments.*under `vjp`"):
             make(rhs)(np.zeros(2), U, np.array([1.1, 0.4, 0.4, 0.1]), 0.3)
+
+
+# -- found by fuzzing every entry point: a name that may still hold an argument's array ---------
+def alias_then_loop_may_not_run(a, n):
+    b = a
+    for _ in range(n):
+        a = a * 2.0  # rebinds `a`, unless the loop runs zero times
+    a[0] = 5.0       # writes `b` too when it did not run
+    return np.sum(b * b)
+
+
+def alias_returned_after_branch(a, c):
+    b = a
+    if c > 0:
+        a = a * 2.0
+    a[0] = 5.0
+    return b  # the result itself reads the alias (no statement does)
+
+
+def rebound_then_written_in_place(a, n):  # returns nothing: `a`'s array is the output when n == 0
+    for _ in range(n):
+        a = a * 2.0
+    a[0] = 5.0
+
+
+@pytest.mark.parametrize("n", [0, 1])
+def test_an_alias_a_loop_may_leave_is_refused_not_wrong(n):
+    x = np.array([1.0, 2.0])
+    with pytest.raises(MutationError, match=r"possibly the same array as .* is used after `a` is written"):
+        value_and_grad(alias_then_loop_may_not_run)(x, n)
+    with pytest.raises(MutationError, match=r"possibly the same array as"):
+        vjp(alias_returned_after_branch, x, n)
+    with pytest.raises(MutationError, match=r"possibly the same array as"):
+        vjp(rebound_then_written_in_place, x, n)
+    np.testing.assert_array_equal(x, [1.0, 2.0])
+
+
+def written_after_a_branch_rebinding(a0):  # fuzz seed 210, minimized: `a0` is written on one path
+    if np.sum(np.exp(a0)) < -0.43:
+        a0 = np.zeros((3, 1))
+    else:
+        a0 = a0
+    a0[:, 0] = 0.12
+
+
+def written_after_a_while_loop(a0):  # fuzz seed 346, minimized: the loop may not run
+    k0 = 0
+    while k0 < 2 and np.sum(a0) < -0.43:
+        a0 = a0 / (1.5 + np.square(a0))
+        k0 += 1
+    np.copyto(a0, 0.19)
+
+
+def test_an_argument_written_on_some_paths_only_is_refused_under_vjp():
+    for f in (written_after_a_branch_rebinding, written_after_a_while_loop):
+        with pytest.raises(MutationError, match="possibly the same array as"):
+            vjp(f, np.ones((3, 1)))
