@@ -651,3 +651,28 @@ def test_a_pullback_restores_only_what_the_path_taken_made(a1):
         g0, g1 = pullback(1.0)
         assert g0 == pytest.approx(0.0 if a1[0] > 0 else 16 * 0.3)
         np.testing.assert_allclose(g1, np.ones(2) if a1[0] > 0 else np.zeros(2))
+
+
+def rebound_in_a_loop_that_surely_runs(a):
+    b = a
+    for _ in range(2):
+        a = a * 2.0
+    a[0] = 5.0  # `a` is a new array here: `b` is not written
+    return np.sum(b * b) + np.sum(a)
+
+
+def written_on_the_first_trip(a):
+    b = a
+    for _ in range(2):
+        a[0] = a[0] * 3.0  # the first trip writes `b`'s array
+        a = a * 2.0
+    return np.sum(b * b) + np.sum(a)
+
+
+def test_a_loop_that_surely_runs_leaves_a_new_array():
+    x = np.array([1.0, 2.0])
+    value, _ = value_and_grad(rebound_in_a_loop_that_surely_runs)(x)
+    assert value == pytest.approx(rebound_in_a_loop_that_surely_runs(x.copy()))
+    check_grads(rebound_in_a_loop_that_surely_runs, x)
+    with pytest.raises(MutationError, match="possibly the same array as"):
+        grad(written_on_the_first_trip)(x)
