@@ -524,7 +524,7 @@ def _written_outputs(func, positions: tuple, outputs: tuple, out, values: list):
         shown.append(value)
         specs.append(_cotangent_spec(value, f"`{name}` (the argument {_name(func)} writes into)"))
     if not shown:
-        return None, ("none",), lambda out_bar: _zero_cotangents(produced, positions)
+        return None, _cotangent_spec(None), lambda out_bar: _zero_cotangents(produced, positions)
     if len(shown) == 1:
         user_out, spec = shown[0], specs[0]
     else:
@@ -570,15 +570,16 @@ def _copy_arrays(value):
     return value
 
 
-def _cotangent_spec(out, whose: str = "the output"):
-    """What a cotangent of `out` must look like: ("none",) for None; ("tuple", specs, what they
+def _cotangent_spec(out, whose: str = "the output", top: bool = True):
+    """What a cotangent of `out` must look like: ("none", why) for None; ("tuple", specs, what they
     are) for a tuple or list; ("array", shape, whose) for a number, array or Buffer; None (anything)
     for another value."""
     if out is None:
-        return ("none",)
+        return ("none", "the function returns None and writes into no array argument" if top
+                else "that output is None")
     if isinstance(out, (tuple, list)):
         about = f"the function returns a {type(out).__name__} of {len(out)}"
-        return ("tuple", tuple(_cotangent_spec(o) for o in out), about)
+        return ("tuple", tuple(_cotangent_spec(o, top=False) for o in out), about)
     if isinstance(out, Buffer):
         out = out.data
     if isinstance(out, (np.ndarray, numbers.Number, np.generic)) and not isinstance(out, (str, bytes)):
@@ -607,8 +608,7 @@ def _check_cotangent(func, spec, out_bar, what: str) -> None:
     name = _name(func)
     if spec[0] == "none":
         if out_bar is not None:
-            raise ArgumentError(f"the pullback of {name}: {what} must be None (the function returns None and "
-                                f"writes into no array argument), got {_received(out_bar)}")
+            raise ArgumentError(f"the pullback of {name}: {what} must be None ({spec[1]}), got {_received(out_bar)}")
         return
     if spec[0] == "tuple":
         items = spec[1]

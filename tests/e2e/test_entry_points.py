@@ -676,3 +676,14 @@ def test_a_loop_that_surely_runs_leaves_a_new_array():
     check_grads(rebound_in_a_loop_that_surely_runs, x)
     with pytest.raises(MutationError, match="possibly the same array as"):
         grad(written_on_the_first_trip)(x)
+
+
+def with_none(x):
+    return x * 2.0, None
+
+
+def test_a_none_inside_a_tuple_output_takes_none():
+    _, pullback = vjp(with_none, V)
+    np.testing.assert_array_equal(pullback((np.ones(3), None))[0], 2.0 * np.ones(3))
+    with pytest.raises(ArgumentError, match=r"the cotangent\[1\] must be None \(that output is None\), got a float"):
+        pullback((np.ones(3), 0.0))
