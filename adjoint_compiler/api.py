@@ -578,7 +578,7 @@ def _cotangent_spec(out, whose: str = "the output", top: bool = True):
         return ("none", "the function returns None and writes into no array argument" if top
                 else "that output is None")
     if isinstance(out, (tuple, list)):
-        about = f"the function returns a {type(out).__name__} of {len(out)}"
+        about = f"{'the function returns' if top else 'that output is'} a {type(out).__name__} of {len(out)}"
         return ("tuple", tuple(_cotangent_spec(o, top=False) for o in out), about)
     if isinstance(out, Buffer):
         out = out.data
