@@ -414,13 +414,48 @@ def grad(func, wrt=0):
     return _named_after(gradient, func, (func, wrt_t, as_tuple, "grad"))
 
 
-def value_and_grad(func, wrt=0):
-    """Like `grad`, returning `(func(*args), gradient)` from one forward pass."""
+def value_and_grad(func, wrt=0, has_aux=False):
+    """Like `grad`, returning `(func(*args), gradient)` from one forward pass. With `has_aux`,
+    `func` returns `(loss, aux)`: the result is `((loss, aux), gradient)`, the gradient of the
+    loss alone (aux passes no gradient; it may hold numbers, arrays and tuples of them)."""
     wrt_t, as_tuple = _normalize_wrt(wrt)
+    if has_aux:
+        return _with_aux(func, wrt_t, as_tuple)
 
     def value_and_gradient(*args, **kwargs):
         return _run(func, wrt_t, as_tuple, args, kwargs, "joint")
     return _named_after(value_and_gradient, func, (func, wrt_t, as_tuple, "joint"))
+
+
+def _with_aux(func, wrt_t: tuple, as_tuple: bool):
+    """`value_and_grad(func, has_aux=True)`: one forward pass (vjp) and one pullback of the loss."""
+    name = getattr(func, "__name__", func)
+
+    def value_and_gradient(*args, **kwargs):
+        out, pullback = vjp(func, *_bind(func, args, kwargs), wrt=wrt_t)
+        if not (isinstance(out, tuple) and len(out) == 2):
+            raise ArgumentError(f"value_and_grad(has_aux=True) needs {name} to return a pair (loss, aux); "
+                                f"it returned {_received(out)}")
+        loss, aux = out
+        if np.size(loss) != 1 or isinstance(loss, (tuple, list)):
+            raise ArgumentError(f"value_and_grad(has_aux=True): the loss {name} returns must be a scalar, "
+                                f"got {_received(loss)}")
+        grads = pullback((np.ones(np.shape(loss)) if np.ndim(loss) else 1.0, _zero_cotangent(aux)))
+        return (loss, aux), (grads if as_tuple else grads[0])
+    frontend.DERIVATIVES.add(value_and_gradient)
+    return functools.update_wrapper(value_and_gradient, _unwrap(func))
+
+
+def _zero_cotangent(out):
+    """The zero cotangent of an output, in its structure (None for what takes none)."""
+    if isinstance(out, (tuple, list)):
+        return type(out)(_zero_cotangent(o) for o in out) if type(out) in (tuple, list) \
+            else tuple(_zero_cotangent(o) for o in out)
+    if isinstance(out, Buffer):
+        out = out.data
+    if isinstance(out, (np.ndarray, numbers.Number, np.generic)) and not isinstance(out, (str, bytes, bool)):
+        return np.zeros(np.shape(out)) if np.ndim(out) else 0.0
+    return None
 
 
 def _named_after(wrapper, func, spec=None):
@@ -439,15 +474,22 @@ def _named_after(wrapper, func, spec=None):
     return wrapper
 
 
-def vjp(func, *args):
-    """`(out, pullback)`: `pullback(out_bar)` returns one gradient per positional argument.
+def vjp(func, *args, wrt=None):
+    """`(out, pullback)`: `pullback(out_bar)` returns one gradient per positional argument; with
+    `wrt` (an int or a tuple of ints) only those, computed alone (one value for an int).
 
     A function that returns nothing (no `return <value>`, or None from this call) and writes into
     arguments (an in-place `rhs(du, u, p, t)`) has those arguments as its outputs: `out` is each written array as the
     call leaves it (one value, or a tuple in argument order) and the pullback takes their
     cotangents; a written argument's gradient is with respect to its value on entry. The caller's
     arrays are never changed (the compiled code writes into copies)."""
-    func, wrt, args, kwargs = _through_partial(func, tuple(range(len(args))), args, {})
+    requested, as_tuple = (tuple(range(len(args))), True) if wrt is None else _normalize_wrt(wrt)
+    for i in requested:
+        if not -len(args) <= i < len(args):
+            raise ArgumentIndexError(f"wrt={i} is out of range: {getattr(func, '__name__', func)} is given "
+                                     f"{len(args)} arguments")
+    requested = tuple(i % len(args) for i in requested) if args else requested
+    func, wrt, args, kwargs = _through_partial(func, requested, args, {})
     values = _bind(func, args, kwargs)
     for i in wrt:
         _check_numeric(values[i], f"argument {i} of {getattr(func, '__name__', func)}")
@@ -480,7 +522,8 @@ def vjp(func, *args):
             _locate(exc, entry)
             raise
         grads = [_gradient(g, values[i]) for g, i in zip(raw, wrt)]
-        return tuple(_owned(grads, list(values) + [out_bar, internal]))
+        grads = tuple(_owned(grads, list(values) + [out_bar, internal]))
+        return grads if as_tuple else grads[0]
     frontend.DERIVATIVES.add(pullback)
     return out, pullback
 
