@@ -908,3 +908,341 @@ def items_transpose(h, g, items, into=None):
         if len(items) else np.zeros(0)
     out.reshape(-1)[:flat.size] = flat
     return out
+
+
+# -- linear algebra: factorizations and decompositions (issue 15) ---------------------------------
+# Conventions, stated once (README "What is supported"):
+# - `cholesky`, `eigh`, `eigvalsh` read one triangle of their argument (NumPy's `UPLO`, `upper`):
+#   the gradient is with respect to the entries read, so the other triangle gets none. For a
+#   symmetric matrix built symmetrically (`K = k(X, X)`) this is the same gradient as the usual
+#   symmetrized one; unlike it, it also matches finite differences in every direction.
+# - Eigenvalues or singular values that are equal (to 1e-10 relative) share their gradient
+#   equally (the cluster's mean, as ties of `max`); eigenvectors or singular vectors of equal
+#   values have a gradient only when the loss does not depend on the basis chosen inside their
+#   space (a projector, a sum over the cluster): otherwise `UndefinedGradientError`.
+# - `pinv`, `lstsq` need full rank, `qr` a full-rank leading block: else `UndefinedGradientError`.
+
+from .errors import AdjointCompilerError as _AdjointCompilerError
+
+
+class UndefinedGradientError(_AdjointCompilerError, ArithmeticError):
+    """The derivative does not exist, or is not determined, at this point: eigenvectors of a
+    repeated eigenvalue under a loss that depends on the basis chosen, the pseudo-inverse of a
+    rank-deficient matrix, ... Raised by the gradient when it runs, naming the function."""
+
+
+_TIE = 1e-10  # values closer than this (relative to the largest) are equal
+_GAUGE = 1e-8  # a basis-dependent part smaller than this (relative) is rounding
+
+
+def _diag_embed(d):
+    """Matrices (stacked) with `d` on their diagonal."""
+    d = np.asarray(d)
+    return d[..., None, :] * np.eye(d.shape[-1])
+
+
+def _diag_part(x):
+    return np.diagonal(x, axis1=-2, axis2=-1)
+
+
+def _fold_triangle(s, lower: bool):
+    """The gradient with respect to the triangle a factorization of a symmetric matrix reads,
+    from `s`, a gradient whose symmetric part is right for symmetric perturbations."""
+    full = s + mT(s)
+    tri = np.tril(full) if lower else np.triu(full)
+    return tri - _diag_embed(_diag_part(s))
+
+
+def _tie_tolerance(w):
+    return _TIE * np.max(np.abs(w), axis=-1, keepdims=True)
+
+
+def _cluster_mean(g, w):
+    """`g` with each run of equal sorted values of `w` given the mean of its entries."""
+    g = np.array(np.broadcast_to(g, np.shape(w)), dtype=float)
+    w = np.asarray(w)
+    if w.shape[-1] < 2:
+        return g
+    gaps = np.abs(np.diff(w, axis=-1)) > _tie_tolerance(w)
+    if np.all(gaps):
+        return g
+    for idx in np.ndindex(w.shape[:-1]):
+        ids = np.concatenate([[0], np.cumsum(gaps[idx])])
+        means = np.bincount(ids, weights=g[idx]) / np.bincount(ids)
+        g[idx] = means[ids]
+    return g
+
+
+def _pair_inverse(w, k, what: str):
+    """`k * F`, with F_ij = 1 / (w_j - w_i) off the diagonal, for the basis-dependent part `k`
+    (antisymmetric): 0 at pairs of equal `w` where `k` is rounding there, else an error."""
+    w = np.asarray(w)
+    diff = w[..., None, :] - w[..., :, None]
+    tie = np.abs(diff) <= _tie_tolerance(w)[..., None]
+    n = w.shape[-1]
+    tie = tie & ~np.eye(n, dtype=bool)
+    if np.any(tie):
+        scale = np.max(np.abs(k), axis=(-2, -1), keepdims=True)
+        if np.any(tie & (np.abs(k) > _GAUGE * scale + 1e-300)):
+            raise UndefinedGradientError(
+                f"the gradient of {what} at repeated values is not determined: the loss depends on the basis "
+                "chosen inside their space (it is defined only for losses that do not, such as a projector "
+                "onto the whole space); perturb the matrix or use the values alone")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        f = np.where(tie | np.eye(n, dtype=bool), 0.0, 1.0 / np.where(diff == 0, 1.0, diff))
+    return k * f
+
+
+def _parts(g, n: int):
+    """The cotangent of a tuple result as a list of n entries (None where none)."""
+    if g is None:
+        return [None] * n
+    return list(g)
+
+
+@_facts.fresh
+def cholesky_adjoint(g, l, upper=False):
+    """The gradient of `a` in `l = np.linalg.cholesky(a, upper=upper)` (lower: `a = l l^T`), with
+    respect to the triangle NumPy reads (the lower one, the upper with `upper=True`)."""
+    l = np.asarray(l)
+    g = np.asarray(g, dtype=float)
+    if upper:
+        l, g = mT(l), mT(g)
+    p = mT(l) @ g
+    p = np.tril(p) - 0.5 * _diag_embed(_diag_part(p))
+    lt = mT(l)
+    s = mT(np.linalg.solve(lt, mT(np.linalg.solve(lt, p))))
+    return _fold_triangle(s, lower=not upper)
+
+
+@_facts.fresh
+def eigh_adjoint(g, a, y, UPLO="L"):
+    """The gradient of `a` in `w, v = np.linalg.eigh(a, UPLO)`, from the pair of gradients `g`
+    (either may be None): v (diag(w_bar) + F o (v^T v_bar)) v^T, F_ij = 1 / (w_j - w_i), folded
+    onto the triangle read. Eigenvectors need distinct eigenvalues (see `_pair_inverse`)."""
+    w, v = y[0], y[1]
+    gw, gv = _parts(g, 2)
+    inner = np.zeros(np.shape(v))
+    if gw is not None:
+        inner = inner + _diag_embed(_cluster_mean(gw, w))
+    if gv is not None:
+        m = mT(v) @ gv
+        inner = inner + _pair_inverse(w, 0.5 * (m - mT(m)), "the eigenvectors of np.linalg.eigh")
+    return _fold_triangle(v @ inner @ mT(v), lower=str(UPLO).upper() == "L")
+
+
+@_facts.fresh
+def eigvalsh_adjoint(g, a, UPLO="L"):
+    """The gradient of `a` in `w = np.linalg.eigvalsh(a, UPLO)`: v diag(w_bar) v^T folded onto the
+    triangle read (equal eigenvalues share their gradient)."""
+    w, v = np.linalg.eigh(a, UPLO)
+    return _fold_triangle((v * _cluster_mean(g, w)[..., None, :]) @ mT(v), lower=str(UPLO).upper() == "L")
+
+
+def _complement(q, qbar, k: int, what: str):
+    """The cotangent of the first k columns of the square orthogonal `q` that carries the
+    cotangent `qbar` of its last columns (a completion of the basis, chosen by LAPACK): through
+    the constraint that they stay orthogonal to the first k. The rotation among the completion's
+    columns is arbitrary: a loss that depends on it has no gradient."""
+    qk, qp, gp = q[..., :, :k], q[..., :, k:], qbar[..., :, k:]
+    w = mT(qp) @ gp
+    scale = np.max(np.abs(w), axis=(-2, -1), keepdims=True) if w.size else 0.0
+    if w.size and np.any(np.abs(w - mT(w)) > _GAUGE * scale + 1e-300):
+        raise UndefinedGradientError(
+            f"the gradient of {what} through the columns completing the basis (full_matrices=True or "
+            "mode='complete' on a non-square matrix) is not determined: LAPACK chooses them up to a rotation "
+            "and the loss depends on it; use the reduced factorization")
+    return qbar[..., :, :k] - qp @ mT(gp) @ qk
+
+
+@_facts.fresh
+def svd_adjoint(g, a, y, full_matrices=True, compute_uv=True):
+    """The gradient of `a` in `np.linalg.svd(a, full_matrices, compute_uv)` (Townsend's formula):
+    a = u s v^T, F_ij = 1 / (s_j^2 - s_i^2),
+    u [(F o (u^T u_bar - u_bar^T u)) s + diag(s_bar) + s (F o (v^T v_bar - v_bar^T v))] v^T
+    + (1 - u u^T) u_bar s^-1 v^T + u s^-1 v_bar^T (1 - v v^T).
+    Singular vectors need distinct nonzero singular values, or a loss that does not depend on the
+    basis chosen for equal ones; a zero singular value's own gradient is 0 (as `abs` at 0)."""
+    a = np.asarray(a)
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    if not compute_uv:
+        u, s, vh = np.linalg.svd(a, full_matrices=False)
+        return (u * _svd_values_bar(y if g is None else g, s)[..., None, :]) @ vh
+    u, s, vh = y[0], y[1], y[2]
+    gu, gs, gvh = _parts(g, 3)
+    v = mT(vh)
+    gv = None if gvh is None else mT(np.asarray(gvh, dtype=float))
+    if full_matrices and gu is not None and m > k:
+        gu = _complement(u, np.asarray(gu, dtype=float), k, "the left singular vectors")
+    if full_matrices and gv is not None and n > k:
+        gv = _complement(v, gv, k, "the right singular vectors")
+    u, v = u[..., :, :k], v[..., :, :k]
+    inner = np.zeros(s.shape + (k,))
+    out = np.zeros(a.shape)
+    if gs is not None:
+        inner = inner + _diag_embed(_svd_values_bar(gs, s))
+    if gu is not None or gv is not None:
+        ju = 0.0 if gu is None else mT(u) @ gu
+        jv = 0.0 if gv is None else mT(v) @ gv
+        au = ju - mT(ju) if gu is not None else np.zeros(inner.shape)
+        av = jv - mT(jv) if gv is not None else np.zeros(inner.shape)
+        # F o (au s + s av) (the pairs' parts): with s_i = s_j = sigma it is sigma (au + av) / 0
+        sq = s * s
+        mixed = au * s[..., None, :] + s[..., :, None] * av
+        inner = inner + _pair_inverse(sq, mixed, "the singular vectors of np.linalg.svd")
+        tol = _TIE * np.max(s, axis=-1, keepdims=True)
+        zero = s <= tol
+        # the singular vectors of a zero singular value have no derivative (their signs, and their
+        # basis for several, are free: a perturbation picks them)
+        for part in (gu, gv):
+            if part is not None:
+                _check_zero_columns(np.asarray(part)[..., :, :k], zero, "the singular vectors")
+        with np.errstate(divide="ignore"):
+            sinv = np.where(zero, 0.0, 1.0 / np.where(zero, 1.0, s))
+        if gu is not None and m > k:
+            out = out + ((gu - u @ ju) * sinv[..., None, :]) @ mT(v)
+        if gv is not None and n > k:
+            out = out + (u * sinv[..., None, :]) @ mT(gv - v @ jv)
+    return out + u @ inner @ mT(v)
+
+
+def _check_zero_columns(p, zero, what: str):
+    if np.any(zero):
+        scale = np.max(np.abs(p), axis=(-2, -1), keepdims=True)
+        if np.any(zero[..., None, :] & (np.abs(p) > _GAUGE * scale + 1e-300)) and np.any(scale > 0):
+            raise UndefinedGradientError(f"the gradient of {what} of np.linalg.svd at a zero singular value "
+                                         "is not determined (the matrix is rank-deficient); the singular values "
+                                         "and the vectors of nonzero ones have one")
+
+
+def _svd_values_bar(gs, s):
+    """The singular values' cotangent as used: equal values share it, zero values pass none."""
+    gs = _cluster_mean(gs, s)
+    return np.where(s <= _TIE * np.max(s, axis=-1, keepdims=True), 0.0, gs)
+
+
+def _copyltu(x):
+    """The symmetric matrix with the lower triangle of `x`."""
+    low = np.tril(x, -1)
+    return low + mT(low) + _diag_embed(_diag_part(x))
+
+
+def _qr_square_adjoint(q, r, gq, gr):
+    """The gradient of `a` in `q, r = qr(a)` for a tall or square `a` (k = n columns in q):
+    (q_bar + q copyltu(M)) r^-T with M = r r_bar^T - q_bar^T q."""
+    d = np.abs(_diag_part(r))
+    if np.any(d <= max(r.shape[-2:]) * np.finfo(float).eps * np.max(np.abs(r), axis=(-2, -1))[..., None]):
+        raise UndefinedGradientError("the gradient of np.linalg.qr is not determined: the matrix (its leading "
+                                     "square block, for a wide one) does not have full rank")
+    mat = r @ mT(gr) - mT(gq) @ q
+    b = gq + q @ _copyltu(mat)
+    return mT(np.linalg.solve(r, mT(b)))
+
+
+@_facts.fresh
+def qr_adjoint(g, a, y, mode="reduced"):
+    """The gradient of `a` in `np.linalg.qr(a, mode)` ('reduced', 'complete', 'r'); a wide matrix
+    `[x | z]` is `q [r1 | r2]` with `x = q r1` and `r2 = q^T z`."""
+    a = np.asarray(a)
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    if mode not in ("reduced", "complete", "r"):
+        raise ValueError(f"np.linalg.qr: no gradient for mode={mode!r} (use 'reduced', 'complete' or 'r')")
+    if mode == "r":
+        q, r = np.linalg.qr(a)
+        gq, gr = np.zeros(q.shape), (np.zeros(r.shape) if g is None else np.asarray(g, dtype=float))
+    else:
+        q, r = y[0], y[1]
+        gq, gr = _parts(g, 2)
+        gq = np.zeros(q.shape) if gq is None else np.asarray(gq, dtype=float)
+        gr = np.zeros(r.shape) if gr is None else np.asarray(gr, dtype=float)
+        if mode == "complete" and m > k:
+            gq = _complement(q, gq, k, "np.linalg.qr")
+            q, r, gr = q[..., :, :k], r[..., :k, :], gr[..., :k, :]
+    if m >= n:
+        return _qr_square_adjoint(q, r, gq, gr)
+    r1, gr1, gr2 = r[..., :, :m], gr[..., :, :m], gr[..., :, m:]
+    gx = _qr_square_adjoint(q, r1, gq + a[..., :, m:] @ mT(gr2), gr1)
+    return np.concatenate([gx, q @ gr2], axis=-1)
+
+
+def _full_rank(a, what: str, rcond=None):
+    """Refuse a matrix whose rank is not full at NumPy's cutoff (`rcond` times the largest
+    singular value; by default max(m, n) * eps, as `pinv` and `lstsq`)."""
+    s = np.linalg.svd(a, compute_uv=False)
+    if rcond is None or rcond == -1:
+        rcond = max(a.shape[-2:]) * np.finfo(float).eps
+    tol = np.asarray(rcond)[..., None] * np.max(s, axis=-1, keepdims=True)
+    if np.any(s <= tol):
+        raise UndefinedGradientError(f"the gradient of {what} needs a matrix of full rank: the pseudo-inverse "
+                                     "jumps where the rank changes")
+
+
+@_facts.fresh
+def pinv_adjoint(g, a, y, rcond=None):
+    """The gradient of `a` in `y = np.linalg.pinv(a, rcond)` (full rank):
+    -y^T g y^T + (1 - a y) g^T y y^T + y^T y g^T (1 - y a)."""
+    a = np.asarray(a)
+    _full_rank(a, "np.linalg.pinv", rcond)
+    m, n = a.shape[-2:]
+    yt, gt = mT(y), mT(g)
+    return -yt @ g @ yt + (np.eye(m) - a @ y) @ gt @ (y @ yt) + (yt @ y) @ gt @ (np.eye(n) - y @ a)
+
+
+def lstsq_adjoint(g, a, b, y, rcond=None):
+    """The gradients `(a_bar, b_bar)` in `x, residuals, rank, s = np.linalg.lstsq(a, b)` (full
+    rank), from the gradients of `x`, `residuals` and `s` (the rank passes none)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    _full_rank(a, "np.linalg.lstsq", rcond)
+    gx, gres, _, gs = _parts(g, 4)
+    x, res = y[0], y[1]
+    vector = b.ndim == 1
+    b2 = b[:, None] if vector else b
+    x2 = np.asarray(x)[:, None] if vector else np.asarray(x)
+    ga, gb = np.zeros(a.shape), np.zeros(b2.shape)
+    if gx is not None:
+        gx2 = np.reshape(gx, x2.shape)
+        p = np.linalg.pinv(a)
+        gb = gb + mT(p) @ gx2
+        ga = ga + pinv_adjoint(gx2 @ mT(b2), a, p)
+    if gres is not None and np.size(res):
+        r = (b2 - a @ x2) * np.reshape(gres, (1, -1))
+        gb = gb + 2.0 * r
+        ga = ga - 2.0 * r @ mT(x2)
+    if gs is not None:
+        ga = ga + svd_adjoint(gs, a, y[3], compute_uv=False)
+    return ga, (gb[:, 0] if vector else gb)
+
+
+@_facts.fresh
+def matrix_power_adjoint(g, a, n):
+    """The gradient of `a` in `np.linalg.matrix_power(a, n)`: the sum over i of
+    (a^T)^i g (a^T)^(n-1-i); for n < 0 the same for inv(a), then through the inverse."""
+    a = np.asarray(a, dtype=float)
+    g = np.asarray(g, dtype=float)
+    n = int(n)
+    if n == 0:
+        return np.zeros(a.shape)
+    base = np.linalg.inv(a) if n < 0 else a
+    k = abs(n)
+    bt = mT(base)
+    powers = [np.broadcast_to(np.eye(a.shape[-1]), a.shape)]
+    for _ in range(k - 1):
+        powers.append(powers[-1] @ bt)
+    out = sum(powers[i] @ g @ powers[k - 1 - i] for i in range(k))
+    if n < 0:
+        out = -bt @ out @ bt
+    return out
+
+
+def field_adjoint(g, result, name: str):
+    """The gradient of a named tuple `result` (`np.linalg.eigh(a)`, `svd`, `qr`, `slogdet`, a
+    user's NamedTuple) from the gradient `g` of its field `name`: `g` there, None elsewhere."""
+    fields = getattr(type(result), "_fields", None)
+    if fields is None or name not in fields:
+        raise TypeError(f"reading `.{name}` of a {type(result).__name__}: only the fields of named tuples "
+                        "(such as the results of np.linalg.eigh, svd, qr, slogdet) have a gradient rule")
+    out = [None] * len(fields)
+    out[fields.index(name)] = g
+    return type(result)._make(out)

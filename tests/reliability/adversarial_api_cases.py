@@ -1043,7 +1043,7 @@ REFUSED = {
     'cplx_conj_prod', 'cplx_const', 'cplx_dtype_kw', 'cplx_exp', 'cplx_fft', 'cplx_imag_attr',
     'cplx_j_mul_abs2', 'cplx_sqrt_neg', 'cplx_zeros', 'cross_v', 'dict_comp', 'fstring_unused',
     'geom', 'heaviside_v', 'interp_v', 'kron_', 'lambda_inside', 'lin_retstep', 'local_from_import',
-    'local_import', 'mT_flat', 'map_call', 'math_alias', 'matrix_power', 'mean_where', 'median_m',
+    'local_import', 'mT_flat', 'map_call', 'math_alias', 'mean_where', 'median_m',
     'meshgrid_v', 'min_initial', 'nan_to_num_v', 'nanmax', 'nanmean', 'nansum', 'nested_def',
     'nested_def_closure', 'pad_const', 'pad_v', 'partial_call', 'percentile_v', 'polyval_v',
     'ptp_v', 'put_method', 'quantile_v', 'real_v', 'sinc_v', 'sorted_builtin', 'split_v',
