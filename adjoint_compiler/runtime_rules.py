@@ -1246,3 +1246,146 @@ def field_adjoint(g, result, name: str):
     out = [None] * len(fields)
     out[fields.index(name)] = g
     return type(result)._make(out)
+
+
+# -- scipy (issue 15): the helpers of rules/scipy_*.py. SciPy is imported inside each helper, which
+#    runs only in a gradient of a program that called SciPy (so it is imported already) ------------
+
+@_facts.fresh
+def digamma(x):
+    """scipy.special.digamma (the derivative of gammaln)."""
+    from scipy import special
+    return special.digamma(x)
+
+
+@_facts.fresh
+def polygamma(n, x):
+    """scipy.special.polygamma (the derivatives of digamma)."""
+    from scipy import special
+    return _scalar(np.asarray(special.polygamma(n, x)))
+
+
+@_facts.fresh
+def ratio_or_zero(x, d):
+    """`x / d`, and 0 wherever `x` is 0 whatever `d` is (the derivative in y of xlogy(x, y) and
+    xlog1py(x, y), which are 0 for x == 0)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _scalar(np.where(np.asarray(x) == 0, 0.0, np.true_divide(x, d)))
+
+
+def logsumexp_adjoint(g, a, y, axis=None, b=None, keepdims=False, return_sign=False):
+    """The gradients `(a_bar, b_bar)` in `y = scipy.special.logsumexp(a, axis, b, keepdims,
+    return_sign)`: with s = sum(b exp(a)), d log|s| = (b exp(a) da + exp(a) db) / s, computed as
+    exp(a - y) (times the sign of s with `return_sign`)."""
+    a = np.asarray(a, dtype=float)
+    if return_sign:
+        r, sign = y[0], y[1]
+        g = None if g is None else g[0]
+    else:
+        r, sign = y, 1.0
+    if g is None:
+        return np.zeros(a.shape), (None if b is None else np.zeros(np.shape(b)))
+    shape = np.broadcast_shapes(a.shape, np.shape(b)) if b is not None else a.shape
+    nd = len(shape)
+    axes = _axes(axis, nd) if nd else ()
+
+    def expand(v):
+        v = np.asarray(v, dtype=float)
+        if not keepdims and axes:
+            v = np.expand_dims(v, axes)
+        return v
+    with np.errstate(invalid="ignore", over="ignore"):
+        e = np.exp(a - expand(r)) * (expand(sign) if return_sign else 1.0) * expand(g)
+    a_bar = e if b is None else e * b
+    b_bar = None if b is None else _runtime.unbroadcast(np.broadcast_to(e, shape), np.asarray(b))
+    return _scalar(_runtime.unbroadcast(np.broadcast_to(a_bar, shape), a)), b_bar
+
+
+def _trans_code(trans) -> int:
+    return {0: 0, 1: 1, 2: 1, "N": 0, "T": 1, "C": 1}[trans]
+
+
+def solve_triangular_adjoint(g, a, b, x, trans=0, lower=False, unit_diagonal=False):
+    """The gradients `(a_bar, b_bar)` in `x = scipy.linalg.solve_triangular(a, b, trans, lower,
+    unit_diagonal)`: b_bar = op(a)^-T g, op(a)_bar = -b_bar x^T, given to the triangle read (not
+    its diagonal with `unit_diagonal`)."""
+    from scipy import linalg
+    a, b = np.asarray(a), np.asarray(b)
+    t = _trans_code(trans)
+    vector = b.ndim == 1
+    gm = np.asarray(g, dtype=float)
+    xm = np.asarray(x, dtype=float)
+    if vector:
+        gm, xm = gm[..., None], xm[..., None]
+    bm_bar = linalg.solve_triangular(a, gm, trans=1 - t, lower=lower, unit_diagonal=unit_diagonal)
+    op_bar = -bm_bar @ mT(xm)
+    a_bar = op_bar if t == 0 else mT(op_bar)
+    a_bar = np.tril(a_bar) if lower else np.triu(a_bar)
+    if unit_diagonal:
+        a_bar = a_bar - _diag_embed(_diag_part(a_bar))
+    b_bar = bm_bar[..., 0] if vector else bm_bar
+    return _runtime.unbroadcast(a_bar, a), _runtime.unbroadcast(b_bar, b)
+
+
+def _flag(v) -> bool:
+    """cho_factor's `lower`: a bool, or one per matrix of a stack (all the same)."""
+    return bool(np.ravel(v)[0])
+
+
+def cho_factor_adjoint(g, a, y):
+    """The gradient of `a` in `(c, lower) = scipy.linalg.cho_factor(a, lower)`: the factor's
+    triangle through the Cholesky adjoint; the other triangle of `c` holds `a`'s own entries
+    (checked), so its gradient goes to them."""
+    c, lower = y[0], _flag(y[1])
+    gc = None if g is None else g[0]
+    a = np.asarray(a, dtype=float)
+    if gc is None:
+        return np.zeros(a.shape)
+    gc = np.asarray(gc, dtype=float)
+    tri = np.tril if lower else np.triu
+    factor_bar = tri(gc)
+    other_bar = gc - factor_bar
+    out = cholesky_adjoint(factor_bar, tri(c), upper=not lower)
+    if np.any(other_bar != 0):
+        other = c - tri(c)
+        if not np.array_equal(other, a - tri(a)):
+            raise UndefinedGradientError("the gradient of scipy.linalg.cho_factor through the triangle of its "
+                                         "result outside the factor is not defined (it holds no computed values)")
+        out = out + other_bar
+    return out
+
+
+def cho_solve_adjoint(g, c_and_lower, b, x):
+    """The gradients `((c_bar, None), b_bar)` in `x = scipy.linalg.cho_solve((c, lower), b)`,
+    x = (l l^T)^-1 b with `l` the triangle of `c`: b_bar = cho_solve(g), and with
+    m = -(b_bar x^T + x b_bar^T), l_bar = tril(m l) (lower) or u_bar = triu(u m) (upper)."""
+    from scipy import linalg
+    c, lower = c_and_lower[0], _flag(c_and_lower[1])
+    b = np.asarray(b)
+    vector = b.ndim == 1
+    gm = np.asarray(g, dtype=float)
+    xm = np.asarray(x, dtype=float)
+    if vector:
+        gm, xm = gm[..., None], xm[..., None]
+    bm_bar = linalg.cho_solve((c, c_and_lower[1]), gm)
+    m = -(bm_bar @ mT(xm) + xm @ mT(bm_bar))
+    if lower:
+        c_bar = np.tril(m @ np.tril(c))
+    else:
+        c_bar = np.triu(np.triu(c) @ m)
+    b_bar = bm_bar[..., 0] if vector else bm_bar
+    c_bar = _runtime.unbroadcast(c_bar, np.asarray(c))
+    return _runtime._rebuild(c_and_lower, [c_bar, None]), _runtime.unbroadcast(b_bar, b)
+
+
+@_facts.fresh
+def expm_adjoint(g, a):
+    """The gradient of `a` in `scipy.linalg.expm(a)`: the Frechet derivative of expm at a^T in
+    the direction g (scipy.linalg.expm_frechet), matrix by matrix for a stack."""
+    from scipy import linalg
+    a = np.asarray(a, dtype=float)
+    g = np.broadcast_to(np.asarray(g, dtype=float), a.shape)
+    out = np.zeros(a.shape)
+    for idx in np.ndindex(a.shape[:-2]):
+        out[idx] = linalg.expm_frechet(a[idx].T, g[idx], compute_expm=False)
+    return out
