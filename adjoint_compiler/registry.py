@@ -20,7 +20,7 @@ RULES: dict = {}
 _loaded = False
 _loading = False  # while built-in rules load, they never replace a rule the user registered
 _lock = threading.RLock()
-BUILTIN_MODULES = ("arithmetic", "ufuncs", "reductions", "linalg", "shape", "indexing", "writes", "nondiff",
+BUILTIN_MODULES = ("arithmetic", "ufuncs", "reductions", "linalg", "shape", "indexing", "writes", "nondiff", "numpy_more",
                    "composites", "runtime_helpers")
 
 

@@ -1389,3 +1389,306 @@ def expm_adjoint(g, a):
     for idx in np.ndindex(a.shape[:-2]):
         out[idx] = linalg.expm_frechet(a[idx].T, g[idx], compute_expm=False)
     return out
+
+
+# -- more of NumPy (issue 15): gathers, padding, splitting, joining, interpolation, nan-reductions --
+
+def _flat_axis(a, axis):
+    """(a moved so `axis` is last, the axis) for a gather along `axis` (None: the flat array)."""
+    a = np.asarray(a)
+    if axis is None:
+        return np.ravel(a), 0
+    return a, int(axis) % max(a.ndim, 1)
+
+
+@_facts.fresh
+def take_adjoint(g, a, indices, axis=None, mode="raise"):
+    """The gradient of `a` in `np.take(a, indices, axis, mode)`: `g` added back at the indices
+    (duplicates accumulate; 'wrap' and 'clip' indices as NumPy resolves them)."""
+    a = np.asarray(a)
+    n = a.size if axis is None else a.shape[int(axis) % a.ndim]
+    idx = np.asarray(indices)
+    if mode == "wrap":
+        idx = np.mod(idx, n)
+    elif mode == "clip":
+        idx = np.clip(idx, 0, n - 1)
+    if axis is None:
+        out = np.zeros(a.size, dtype=np.result_type(g, float))
+        np.add.at(out, idx, g)
+        return _scalar(out.reshape(a.shape))
+    ax = int(axis) % a.ndim
+    out = np.zeros(np.moveaxis(a, ax, 0).shape, dtype=np.result_type(g, float))
+    gm = np.moveaxis(np.asarray(g), tuple(range(ax, ax + idx.ndim)), tuple(range(idx.ndim)))
+    np.add.at(out, idx, gm)
+    return np.moveaxis(out, 0, ax)
+
+
+@_facts.fresh
+def take_along_axis_adjoint(g, arr, indices, axis):
+    """The gradient of `arr` in `np.take_along_axis(arr, indices, axis)` (duplicates accumulate;
+    `arr` broadcast against `indices` is summed back)."""
+    arr = np.asarray(arr)
+    g = np.asarray(g)
+    if axis is None:
+        out = np.zeros(arr.size, dtype=np.result_type(g, float))
+        np.add.at(out, np.asarray(indices), g)
+        return out.reshape(arr.shape)
+    ax = int(axis) % arr.ndim
+    idx = np.asarray(indices)
+    shape = g.shape
+    full = []
+    for d in range(arr.ndim):
+        if d == ax:
+            full.append(np.broadcast_to(idx, shape))
+        else:
+            grid = np.arange(shape[d]) if arr.shape[d] == shape[d] else np.zeros(shape[d], dtype=int)
+            full.append(np.broadcast_to(grid.reshape([-1 if k == d else 1 for k in range(arr.ndim)]), shape))
+    out = np.zeros(arr.shape, dtype=np.result_type(g, float))
+    np.add.at(out, tuple(full), g)
+    return out
+
+
+_PAD_GATHERS = ("constant", "edge", "reflect", "symmetric", "wrap")
+
+
+def pad_adjoint(g, array, pad_width, mode="constant", constant_values=0):
+    """The gradients `(array_bar, constant_values_bar)` in `np.pad(array, pad_width, mode,
+    constant_values=...)`: every padding mode that copies entries (constant, edge, reflect,
+    symmetric, wrap) is a gather, found by padding the entries' positions the same way (and, for
+    'constant', a code per axis and side where the constants go)."""
+    if mode not in _PAD_GATHERS:
+        raise NotImplementedError(f"no gradient for np.pad(mode={mode!r}); the modes with one are {_PAD_GATHERS}")
+    array = np.asarray(array)
+    nd = array.ndim
+    positions = np.arange(array.size).reshape(array.shape)
+    if mode == "constant":
+        codes = -1 - np.arange(2 * nd).reshape(nd, 2)  # -1 - (2 axis + side)
+        where = np.pad(positions, pad_width, mode="constant", constant_values=codes if nd else -1)
+    else:
+        where = np.pad(positions, pad_width, mode=mode)
+    gg = np.ravel(np.broadcast_to(g, where.shape))
+    flat = where.ravel()
+    inside = flat >= 0
+    array_bar = np.bincount(flat[inside], weights=gg[inside], minlength=array.size).reshape(array.shape)
+    if mode != "constant":
+        return _scalar(array_bar), 0.0
+    bar = np.bincount(-1 - flat[~inside], weights=gg[~inside], minlength=max(2 * nd, 1))[:max(2 * nd, 1)]
+    cv = np.asarray(constant_values, dtype=float)
+    if cv.ndim == 0 or cv.size == 1:
+        return _scalar(array_bar), _scalar(np.reshape(np.sum(bar), cv.shape))
+    return _scalar(array_bar), _runtime.unbroadcast(bar.reshape(nd, 2), cv)
+
+
+def split_adjoint(g, ary, y, axis=0):
+    """The gradient of `ary` in `np.split(ary, ...)` (and array_split, hsplit, vsplit, dsplit):
+    the pieces' gradients joined back along `axis` (a piece without one, zeros)."""
+    parts = _parts(g, len(y))
+    pieces = [np.zeros(np.shape(p)) if q is None else np.asarray(q, dtype=float) for p, q in zip(y, parts)]
+    return np.concatenate(pieces, axis=axis) if pieces else np.zeros(np.shape(ary))
+
+
+def hsplit_axis(ary):
+    """The axis np.hsplit splits: 1, or 0 for a vector."""
+    return 0 if np.ndim(ary) == 1 else 1
+
+
+def append_adjoint(g, arr, values, axis=None):
+    """The gradients `(arr_bar, values_bar)` in `np.append(arr, values, axis)`."""
+    if axis is None:
+        flat = np.ravel(g)
+        n = np.size(arr)
+        return _scalar(np.reshape(flat[:n], np.shape(arr))), _scalar(np.reshape(flat[n:], np.shape(values)))
+    n = np.shape(arr)[axis]
+    first, second = np.split(np.asarray(g), [n], axis=axis)
+    return first, np.reshape(second, np.shape(values))
+
+
+def column_stack_adjoint(g, tup):
+    """The gradients of the items of `tup` in `np.column_stack(tup)` (vectors are columns)."""
+    promoted = [np.asarray(a)[:, None] if np.ndim(a) < 2 else np.asarray(a) for a in tup]
+    return _split(g, tup, promoted, 1)
+
+
+def dstack_adjoint(g, tup):
+    """The gradients of the items of `tup` in `np.dstack(tup)`."""
+    return _split(g, tup, [np.atleast_3d(a) for a in tup], 2)
+
+
+def kron_adjoint(g, a, b):
+    """The gradients `(a_bar, b_bar)` in `np.kron(a, b)`: with both brought to the same rank,
+    kron(a, b) reshaped to (a0, b0, a1, b1, ...) is the outer product."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    nd = max(a.ndim, b.ndim)
+    a2 = a.reshape((1,) * (nd - a.ndim) + a.shape)
+    b2 = b.reshape((1,) * (nd - b.ndim) + b.shape)
+    inter = [s for pair in zip(a2.shape, b2.shape) for s in pair]
+    g4 = np.reshape(g, inter)
+    a_axes = tuple(range(0, 2 * nd, 2))
+    b_axes = tuple(range(1, 2 * nd, 2))
+    a_exp = np.expand_dims(a2, b_axes)
+    b_exp = np.expand_dims(b2, a_axes)
+    return _scalar(np.sum(g4 * b_exp, axis=b_axes).reshape(a.shape)), _scalar(np.sum(g4 * a_exp, axis=a_axes).reshape(b.shape))
+
+
+def cross_adjoint(g, a, b):
+    """The gradients `(a_bar, b_bar)` in `c = np.cross(a, b)` (vectors along the last axis; 2-vectors
+    as 3-vectors with a zero third component): a_bar = b x g, b_bar = g x a."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+
+    def three(v):
+        return np.concatenate([v, np.zeros(v.shape[:-1] + (1,))], -1) if v.shape[-1] == 2 else v
+    a3, b3 = three(a), three(b)
+    g = np.asarray(g, dtype=float)
+    if a.shape[-1] == 2 and b.shape[-1] == 2:  # c is the z component alone
+        g = np.stack([np.zeros(g.shape), np.zeros(g.shape), g], -1)
+    ga = np.cross(b3, g)[..., :a.shape[-1]]
+    gb = np.cross(g, a3)[..., :b.shape[-1]]
+    return _runtime.unbroadcast(ga, a), _runtime.unbroadcast(gb, b)
+
+
+def interp_adjoint(g, x, xp, fp, left=None, right=None):
+    """The gradients `(x_bar, xp_bar, fp_bar, left_bar, right_bar)` in `np.interp(x, xp, fp, left,
+    right)` (xp increasing). At a knot, where the function has a kink, the derivative in `x` (and
+    in `xp`) is the mean of the two one-sided ones (the central difference's limit); beyond the
+    ends the result is constant."""
+    x = np.asarray(x, dtype=float)
+    xp, fp = np.asarray(xp, dtype=float), np.asarray(fp, dtype=float)
+    g = np.broadcast_to(np.asarray(g, dtype=float), x.shape)
+    n = xp.size
+    gx = np.zeros(x.shape)
+    gxp, gfp = np.zeros(n), np.zeros(n)
+    gleft = gright = 0.0
+    below, above = x < xp[0], x > xp[-1]
+    if left is None:
+        gfp[0] += np.sum(g[below])
+    else:
+        gleft = np.sum(g[below])
+    if right is None:
+        gfp[-1] += np.sum(g[above])
+    else:
+        gright = np.sum(g[above])
+    inside = ~(below | above)
+    xi, gi = x[inside], g[inside]
+    for side, weight in (("left", 0.5), ("right", 0.5)):
+        j = np.searchsorted(xp, xi, side=side) - 1  # the segment [xp[j], xp[j+1]] on that side
+        flat = (j < 0) | (j >= n - 1)  # beyond an end: constant
+        jj = np.clip(j, 0, max(n - 2, 0))
+        if n < 2:
+            gfp[0] += weight * np.sum(gi)
+            continue
+        h = xp[jj + 1] - xp[jj]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            slope = np.where(h > 0, (fp[jj + 1] - fp[jj]) / h, 0.0)
+            t = np.where(h > 0, (xi - xp[jj]) / h, 0.0)
+        # the constant piece at an end reads the end value (fp[0] at x == xp[0], fp[-1] at xp[-1])
+        end = np.where(j < 0, 0, n - 1)
+        w = np.where(flat, 0.0, weight * gi)
+        np.add.at(gfp, end[flat], weight * gi[flat])
+        gx[inside] += w * slope
+        np.add.at(gfp, jj, w * (1.0 - t))
+        np.add.at(gfp, jj + 1, w * t)
+        np.add.at(gxp, jj, -w * slope * (1.0 - t))
+        np.add.at(gxp, jj + 1, -w * slope * t)
+    return _scalar(gx), gxp, gfp, gleft, gright
+
+
+def trapezoid_adjoint(g, y, x=None, dx=1.0, axis=-1):
+    """The gradients `(y_bar, x_bar, dx_bar)` in `np.trapezoid(y, x, dx, axis)` =
+    sum(d * (y[1:] + y[:-1]) / 2) with d = diff(x) (or dx)."""
+    y = np.asarray(y, dtype=float)
+    ax = int(axis) % y.ndim
+    G = np.expand_dims(np.asarray(g, dtype=float), ax)
+    n = y.shape[ax]
+
+    def cut(v, start, stop):
+        index = [slice(None)] * v.ndim
+        index[ax if v.ndim == y.ndim else 0] = slice(start, stop)
+        return v[tuple(index)]
+    s = (cut(y, 1, n) + cut(y, 0, n - 1)) / 2.0
+    if x is None:
+        d = dx
+    else:
+        xa = np.asarray(x, dtype=float)
+        d = np.diff(xa, axis=ax if xa.ndim == y.ndim else 0)
+        if xa.ndim == 1 and y.ndim > 1:
+            d = d.reshape([-1 if k == ax else 1 for k in range(y.ndim)])
+    s_bar = G * d
+    y_bar = np.zeros(y.shape)
+    pad_hi = [(0, 0)] * y.ndim
+    pad_lo = [(0, 0)] * y.ndim
+    pad_hi[ax], pad_lo[ax] = (1, 0), (0, 1)
+    y_bar = y_bar + np.pad(np.broadcast_to(s_bar / 2.0, s.shape), pad_hi) + np.pad(np.broadcast_to(s_bar / 2.0, s.shape), pad_lo)
+    d_bar = G * s
+    x_bar = None
+    dx_bar = 0.0
+    if x is None:
+        dx_bar = _runtime.unbroadcast(np.sum(d_bar), np.asarray(dx)) if np.ndim(dx) == 0 else \
+            _runtime.unbroadcast(d_bar, np.asarray(dx))
+    else:
+        xa = np.asarray(x, dtype=float)
+        if xa.ndim == 1 and y.ndim > 1:
+            d_bar = np.sum(d_bar, axis=tuple(k for k in range(y.ndim) if k != ax))
+            xax = 0
+        else:
+            d_bar = _runtime.unbroadcast(d_bar, np.diff(xa, axis=ax))
+            xax = ax
+        hi = [(0, 0)] * xa.ndim
+        lo = [(0, 0)] * xa.ndim
+        hi[xax], lo[xax] = (1, 0), (0, 1)
+        x_bar = np.pad(d_bar, hi) - np.pad(d_bar, lo)
+    return _scalar(y_bar), x_bar, dx_bar
+
+
+def polyval_adjoint(g, p, x):
+    """The gradients `(p_bar, x_bar)` in `np.polyval(p, x)` (coefficients highest power first)."""
+    p = np.asarray(p, dtype=float)
+    x = np.asarray(x, dtype=float)
+    n = p.shape[0]
+    g = np.asarray(g, dtype=float)
+    powers = np.asarray(x)[..., None] ** np.arange(n - 1, -1, -1)
+    p_bar = np.tensordot(np.broadcast_to(g, x.shape), powers, axes=x.ndim)
+    dp = p[:-1] * np.arange(n - 1, 0, -1)
+    x_bar = g * (np.polyval(dp, x) if n > 1 else 0.0)
+    return p_bar, _scalar(np.asarray(x_bar))
+
+
+def sinc_derivative(x):
+    """d/dx sinc(x) = (cos(pi x) - sinc(x)) / x, 0 at x = 0."""
+    x = np.asarray(x, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d = np.where(x == 0, 0.0, (np.cos(np.pi * x) - np.sinc(x)) / np.where(x == 0, 1.0, x))
+    return _scalar(d)
+
+
+def nan_reduction_adjoint(g, a, axis=None, keepdims=False, mean=False):
+    """The gradient of `a` in `np.nansum(a, axis)` (or `nanmean`): the reduction's over the entries
+    that are not nan, none to the nan entries."""
+    a = np.asarray(a, dtype=float)
+    keep = ~np.isnan(a)
+    ge = _expand(g, a, axis, keepdims)
+    if mean:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ge = ge / np.sum(keep, axis=axis, keepdims=True)
+    return _scalar(np.where(keep, ge, 0.0))
+
+
+def median_adjoint(g, a, y, axis=None, keepdims=False):
+    """The gradient of `a` in `y = np.median(a, axis)`: the middle value (the two middle ones, half
+    each, for an even count) gets the gradient, split equally among the entries equal to it (as
+    ties of `max`)."""
+    a = np.asarray(a, dtype=float)
+    if a.ndim == 0:
+        return g
+    axes = _axes(axis, a.ndim)
+    rest = [k for k in range(a.ndim) if k not in axes]
+    moved = np.transpose(a, rest + list(axes))
+    flat = moved.reshape(moved.shape[:len(rest)] + (-1,))
+    m = flat.shape[-1]
+    s = np.sort(flat, axis=-1)
+    lo, hi = s[..., (m - 1) // 2, None], s[..., m // 2, None]
+    hit_lo, hit_hi = flat == lo, flat == hi
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = 0.5 * hit_lo / np.sum(hit_lo, -1, keepdims=True) + 0.5 * hit_hi / np.sum(hit_hi, -1, keepdims=True)
+    gg = np.reshape(g, flat.shape[:-1] + (1,))
+    out = (share * gg).reshape(moved.shape)
+    return np.transpose(out, inverse_permutation(rest + list(axes)))
