@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import sys
 import threading
 
 from . import ir
@@ -19,7 +20,7 @@ RULES: dict = {}
 _loaded = False
 _loading = False  # while built-in rules load, they never replace a rule the user registered
 _lock = threading.RLock()
-BUILTIN_MODULES = ("arithmetic", "ufuncs", "reductions", "linalg", "shape", "indexing", "writes", "nondiff",
+BUILTIN_MODULES = ("arithmetic", "ufuncs", "reductions", "linalg", "shape", "indexing", "writes", "nondiff", "numpy_more",
                    "composites", "runtime_helpers")
 
 
@@ -125,6 +126,35 @@ def load_builtin_rules() -> None:
             _loaded = True
 
 
+# Rule modules of optional libraries: (the library module, the rule module). The compiler never
+# imports a library itself: a rule module loads the first time a lookup misses while its library
+# is imported (a program calling `scipy.special.erf` has imported it).
+OPTIONAL_MODULES = (("scipy.special", "scipy_special"), ("scipy.linalg", "scipy_linalg"),
+                    ("scipy.stats", "scipy_stats"))
+_optional_loaded: set = set()
+
+
+def load_optional() -> bool:
+    """Load the rule modules of the optional libraries imported since the last call (built-in
+    rules: they never replace a user's). True if one was loaded."""
+    global _loading
+    if len(_optional_loaded) == len(OPTIONAL_MODULES):
+        return False
+    pending = [rules for library, rules in OPTIONAL_MODULES if rules not in _optional_loaded and library in sys.modules]
+    if not pending:
+        return False
+    with _lock:
+        before, _loading = _loading, True
+        try:
+            for rules in pending:
+                if rules not in _optional_loaded:
+                    _optional_loaded.add(rules)
+                    importlib.import_module(f"adjoint_compiler.rules.{rules}")
+        finally:
+            _loading = before
+    return True
+
+
 TWINS: dict = {}  # function -> the plain function the compiler reads instead of its source
 
 
@@ -149,6 +179,8 @@ def lookup(prim):
         rule = RULES.get(prim)
     except TypeError:  # unhashable callee
         return None
+    if rule is None and load_optional():
+        rule = RULES.get(prim)
     if rule is None and hasattr(prim, "__func__"):  # a classmethod, bound anew at each access
         rule = RULES.get(prim.__func__)
     return rule

@@ -1,11 +1,12 @@
 """Products, contractions, diagonals and `np.linalg`: dot, inner, outer, tensordot, einsum, trace,
-diagonal, diag, triu, tril, inv, solve, det, slogdet, norm. (`@` and `np.matmul` share the
+diagonal, diag, triu, tril, inv, solve, det, slogdet, norm, and the factorizations cholesky, eigh,
+eigvalsh, svd, qr, pinv, lstsq, matrix_power. (`@` and `np.matmul` share the
 operator's rule: see `arithmetic` and `ufuncs`.)"""
 import numpy as np
 
 from adjoint_compiler import runtime as rt
 from adjoint_compiler.ir import Attr
-from adjoint_compiler.registry import adjoint, alias, nondifferentiable
+from adjoint_compiler.registry import adjoint, alias
 
 
 @adjoint(np.dot)
@@ -96,12 +97,97 @@ def slogdet(y, a):
 
 @adjoint(Attr("logabsdet"))
 def logabsdet(y, result):
-    result_bar += (None, y_bar)
+    result_bar += rt.field_adjoint(y_bar, result, "logabsdet")
 
 
-nondifferentiable(Attr("sign"))
+@adjoint(Attr("sign"))  # slogdet's sign passes nothing (its adjoint ignores it); a user's field does
+def sign(y, result):
+    result_bar += rt.field_adjoint(y_bar, result, "sign")
 
 
 @adjoint(np.linalg.norm)
 def norm(y, x, ord=None, axis=None, keepdims=False):
     x_bar += rt.norm_adjoint(y_bar, x, y, ord, axis, keepdims)
+
+
+# -- factorizations and decompositions (issue 15); conditions in runtime_rules ---------------------
+# Eigenvectors and singular vectors need distinct values (or a loss that does not depend on the
+# basis of a repeated value's space); `pinv` and `lstsq` need full rank; `cholesky`, `eigh` and
+# `eigvalsh` give their gradient to the triangle NumPy reads.
+@adjoint(np.linalg.cholesky)
+def cholesky(l, a, *, upper=False):
+    a_bar += rt.cholesky_adjoint(l_bar, l, upper=upper)
+
+
+@adjoint(np.linalg.eigh)
+def eigh(y, a, UPLO="L"):
+    a_bar += rt.eigh_adjoint(y_bar, a, y, UPLO)
+
+
+@adjoint(np.linalg.eigvalsh)
+def eigvalsh(w, a, UPLO="L"):
+    a_bar += rt.eigvalsh_adjoint(w_bar, a, UPLO)
+
+
+@adjoint(np.linalg.svd)
+def svd(y, a, full_matrices=True, compute_uv=True):
+    a_bar += rt.svd_adjoint(y_bar, a, y, full_matrices, compute_uv)
+
+
+@adjoint(np.linalg.qr)
+def qr(y, a, mode="reduced"):
+    a_bar += rt.qr_adjoint(y_bar, a, y, mode)
+
+
+@adjoint(np.linalg.pinv)
+def pinv(y, a, rcond=None):
+    a_bar += rt.pinv_adjoint(y_bar, a, y, rcond)
+
+
+@adjoint(np.linalg.lstsq)
+def lstsq(y, a, b, rcond=None):
+    parts = rt.lstsq_adjoint(y_bar, a, b, y, rcond)
+    a_bar += parts[0]
+    b_bar += parts[1]
+
+
+@adjoint(np.linalg.matrix_power)
+def matrix_power(y, a, n):
+    a_bar += rt.matrix_power_adjoint(y_bar, a, n)
+
+
+# The fields of the named results (`np.linalg.eigh(a).eigenvectors`): the gradient of the one
+# field, checked at run time to be a field of a named tuple (a user's NamedTuple works alike).
+@adjoint(Attr("eigenvalues"))
+def eigenvalues(y, result):
+    result_bar += rt.field_adjoint(y_bar, result, "eigenvalues")
+
+
+@adjoint(Attr("eigenvectors"))
+def eigenvectors(y, result):
+    result_bar += rt.field_adjoint(y_bar, result, "eigenvectors")
+
+
+@adjoint(Attr("U"))
+def U(y, result):
+    result_bar += rt.field_adjoint(y_bar, result, "U")
+
+
+@adjoint(Attr("S"))
+def S(y, result):
+    result_bar += rt.field_adjoint(y_bar, result, "S")
+
+
+@adjoint(Attr("Vh"))
+def Vh(y, result):
+    result_bar += rt.field_adjoint(y_bar, result, "Vh")
+
+
+@adjoint(Attr("Q"))
+def Q(y, result):
+    result_bar += rt.field_adjoint(y_bar, result, "Q")
+
+
+@adjoint(Attr("R"))
+def R(y, result):
+    result_bar += rt.field_adjoint(y_bar, result, "R")
