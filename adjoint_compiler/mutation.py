@@ -263,7 +263,7 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
                 if v in if_aliases:  # the `if` may have bound it to the same array as another name
                     watched.append((arrays.find(v), None, "possibly the same array as", if_aliases[v], None))
                 if v in loop_aliases:  # so may a loop, until its end if it surely runs
-                    watched.append((arrays.find(v), None, "possibly the same array as", *loop_aliases[v]))
+                    watched.append((arrays.find(v), None, "loop", *loop_aliases[v]))
                 for root, other, relation, start, until in watched:
                     for w_pos, w_root, w, w_loops in writes:
                         if until is not None and w_pos > until:
@@ -271,6 +271,12 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
                         if w_root is root and w.target is not v and not _exclusive(sides[w_pos], side) \
                                 and _stale(v, start, k, w_pos, w_loops, loops, order, carried, made_at):
                             other = w.args[0] if other is None else other
+                            if relation == "loop":
+                                raise MutationError(
+                                    f"`{_name_of(v)}` may be the array written into on line {w.loc.line}: the loop "
+                                    f"on line {order[start][0].loc.line} rebinds `{_describe(other)}` to a new "
+                                    "array, but not during its first trip, nor when it does not run; make a copy "
+                                    "before the loop (`.copy()`)", loc)
                             raise MutationError(
                                 f"`{_name_of(v)}` {_verb(relation)} `{_describe(other)}` (line "
                                 f"{order[start][0].loc.line if start >= 0 else fn.loc.line}) and is used "

@@ -7,7 +7,9 @@ storage, complex values, broadcasting writes, special points, zero-trip loops. E
 has one or more generators (`@family("views")` over `def gen(ch) -> Case`) that write such a
 program in one of several spellings, with random shapes and constants.
 
-A `Case` is judged by `check_case`:
+A `Case` is judged by `check_case`, through every entry point (`entry_modes.MODES`:
+value_and_grad, grad, vjp with a random cotangent, a pullback twice, @differentiable's methods,
+the dumps, the function rewritten as an in-place one; `Result.modes` has each mode's kind):
 - `pass`: the value equals running the function, and the gradient equals central finite
   differences; the caller's arrays are unchanged;
 - `refused`: one of our located errors (an `AdjointCompilerError`). Allowed unless the case says
@@ -18,7 +20,7 @@ A case with `then` runs it (Python statements, in the module's namespace) after 
 gradient, and checks a second gradient against finite differences of the changed program: a
 global rebound, a helper redefined, a rule re-registered must take effect.
 
-    python tools/fuzz_long.py --families --n 20000     # every generator, counts per generator
+    python tools/fuzz_long.py --families --n 20000     # every generator, counts per generator and mode
 """
 from __future__ import annotations
 
