@@ -4,6 +4,7 @@ from .buffer import Buffer, copyto
 from .errors import (AdjointCompilerError, ArgumentError, MissingRuleError, MutationError, RuleError,
                      UnsupportedSyntaxError)
 from .frontend import SourceError
+from .jacobians import jacobian, jacrev
 from .nesting import hessian, hvp
 from .registry import adjoint, nondifferentiable
 
@@ -24,6 +25,8 @@ __all__ = [
                      "grad",
                      "hessian",
                      "hvp",
+                     "jacobian",
+                     "jacrev",
                      "nondifferentiable",
                      "value_and_grad",
                      "vjp",

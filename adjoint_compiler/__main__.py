@@ -13,6 +13,7 @@ import inspect
 import os
 import sys
 
+from .api import vjp_mode
 from .errors import AdjointCompilerError
 from .pipeline import FINAL_TEXT, IR_STAGE, PASSES, STAGES, compile_gradient
 
@@ -78,7 +79,7 @@ def main(argv=None) -> int:
         wrt = _wrt(args.wrt, func)
         stage = IR_STAGE if args.ir else (args.stage or FINAL_TEXT)
         n = len(inspect.signature(inspect.unwrap(func)).parameters)
-        text = compile_gradient(inspect.unwrap(func), wrt, ("num",) * n, "split" if args.vjp else "grad",
+        text = compile_gradient(inspect.unwrap(func), wrt, ("num",) * n, vjp_mode(func) if args.vjp else "grad",
                                 stage=stage)
     except (UsageError, AdjointCompilerError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
