@@ -74,7 +74,7 @@ for label, jac in [("exact gradient", dnlml), ("finite differences", None)]:
 exact, fd = results["exact gradient"], results["finite differences"]
 print()
 print(f"function evaluations: {fd.nfev} with finite differences, {exact.nfev} with the exact gradient")
-print("gradient norm at the optimum: %.2e" % np.linalg.norm(dnlml(exact.x, X, y)))
+print(f"gradient norm at the optimum: {np.linalg.norm(dnlml(exact.x, X, y)):.2e}")
 X_new = np.array([[0.0, 0.0], [1.0, 0.5], [-2.0, 1.0]])
 truth = np.sin(1.5 * X_new[:, 0]) * np.cos(X_new[:, 1])
 print("posterior mean at 3 new points:", np.array2string(predict(exact.x, X, y, X_new), precision=3),
