@@ -313,11 +313,12 @@ class TangentWriter(Writer):
         return count
 
 
-def generate_jvp(fn: ir.Function, body: list, tangent_params: list, result_dot, header: str,
-                 arrays: frozenset = frozenset()) -> tuple:
+def generate_jvp(fn: ir.Function, body: list, tangent_params: list, result_dot, header: str, keep: set,
+                 needed: set, arrays: frozenset = frozenset()) -> tuple:
     """(source, {generated line: Loc}) of `<f>_jvp(*primals, *tangents) -> (value, tangent)`: the
-    statements `forward` made (primal and tangent interleaved), under one `# L<n>` comment per
-    user line, returning the result and its tangent."""
+    statements `forward` made (primal and tangent interleaved) that are in `keep`, loop and branch
+    values whose names are `needed`, under one `# L<n>` comment per user line, returning the
+    result and its tangent."""
     w = TangentWriter(fn.loc.file)
     w.emit(0, header)
     w.emit(0, "import numpy as np")
@@ -326,9 +327,6 @@ def generate_jvp(fn: ir.Function, body: list, tangent_params: list, result_dot, 
     w.emit(0, "")
     params = ", ".join([p.name for p in fn.params] + list(tangent_params))
     w.emit(0, f"def {fn.name}_jvp({params}):")
-    keep = set(ir.walk(body))
-    trips = {s.trips.name for s in keep if isinstance(s, ir.Loop) and s.trips is not None}
-    needed = {v.name for v in ir.defined_in(body)} - trips
     w.forward(body, 1, keep, needed)
     w.new_block()
     result, tangent = operand(fn.result), operand(result_dot)

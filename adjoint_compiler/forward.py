@@ -30,6 +30,7 @@ from .errors import AdjointCompilerError, MissingRuleError
 from .mutation import same_arrays
 from .printing import to_source
 from .shapes import broadcast_free
+from .simplify import forward_needed
 from .template import instantiate_tangent, operand_expr
 
 
@@ -107,6 +108,10 @@ _FRESH_NUMPY = {name for name in dir(np) if isinstance(getattr(np, name, None), 
     f.__name__ for f in aliasing.FRESH_FUNCTIONS if getattr(f, "__module__", "") in ("numpy", "numpy.linalg")}
 
 
+_FRESH_HELPERS = (runtime.own, runtime.Buffer, runtime.save_slots)
+_FLOAT_CONSTRUCTORS = (np.zeros, np.ones, np.empty)
+
+
 def _fresh_expr(expr) -> bool:
     """Whether a tangent expression surely makes a new value (never an operand's memory)."""
     if isinstance(expr, (gast.BinOp, gast.UnaryOp, gast.Constant, gast.Tuple, gast.List)):
@@ -114,7 +119,7 @@ def _fresh_expr(expr) -> bool:
     if isinstance(expr, gast.Call):
         helper = rtcall.helper(expr)
         if helper is not None:
-            return rtcall.facts_of(expr).fresh
+            return rtcall.facts_of(expr).fresh or helper in _FRESH_HELPERS
         func = expr.func
         return isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and func.value.id == "np" \
             and func.attr in _FRESH_NUMPY
@@ -130,6 +135,9 @@ class Forward:
         self.ndims = ndims
         self.names: dict = {}  # primal name -> tangent name (the versions of an array share both)
         self.written = self._written(views)
+        self.made: dict = {}  # a new If or Loop (tangents carried) -> the IR's own
+        self.defs = {s.target: s for s in ir.walk(fn.body) if isinstance(s, ir.Assign) and s.target is not None}
+        self.inits = {p: i for s in ir.walk(fn.body) if isinstance(s, ir.Loop) for p, i in zip(s.params, s.inits)}
 
     def tangent_name(self, var) -> str:
         if var.name not in self.names:
@@ -190,7 +198,9 @@ class Forward:
             self.zero(base, self.tangent_name(base), s.loc, out)
             active = active | {base}
         body = instantiate_tangent(rule, s, active, self.tangent_name, self.namer.fresh,
-                                   lambda stmt, var: self.full_shape(stmt, var))
+                                   lambda stmt, var: self.full_shape(stmt, var),
+                                   s.prim in ir.WRITES and self.holds_floats(s.args[0]),
+                                   lambda op: self.ndims.get(op) == 0 or self.classes.get(op) == 0)
         mine = self.tangent_name(s.target)
         for t in body:
             if isinstance(t, gast.Assign) and isinstance(t.targets[0], gast.Name) and t.targets[0].id == mine:
@@ -199,6 +209,20 @@ class Forward:
         if s.prim in ir.WRITES and self.tangent_name(s.args[0]) != mine:  # (versions share their name)
             out.append(Tangent(_assign(mine, _load(self.tangent_name(s.args[0]))), s.loc))
         return out
+
+    def holds_floats(self, var, depth: int = 0) -> bool:
+        """Whether the array `var` holds surely holds floats: a Buffer, or made by `np.zeros(shape)`,
+        `np.ones(shape)`, `np.empty(shape)` (no dtype), also through the loop values it entered as."""
+        if not isinstance(var, ir.Var) or depth > 8:
+            return False
+        if var.is_buffer:
+            return True
+        root = var.storage or var
+        if root in self.inits:
+            return self.holds_floats(self.inits[root], depth + 1)
+        made = self.defs.get(root)
+        return made is not None and made.callee is not None and made.prim in _FLOAT_CONSTRUCTORS \
+            and len(made.args) == 1 and not made.kwargs
 
     def full_shape(self, stmt, var) -> bool:
         if var is stmt.target:
@@ -229,7 +253,9 @@ class Forward:
                 outputs.append(ir.Var(self.tangent_name(o)))
                 body_results.append(self.tangent_of(a, s.loc, body))
                 orelse_results.append(self.tangent_of(b, s.loc, orelse))
-        return ir.If(s.cond, body, orelse, outputs, body_results, orelse_results, s.loc)
+        made = ir.If(s.cond, body, orelse, outputs, body_results, orelse_results, s.loc)
+        self.made[made] = s
+        return made
 
     def loop(self, s: ir.Loop) -> list:
         before: list = []
@@ -243,6 +269,7 @@ class Forward:
                 nexts.append(self.tangent_of(n, s.loc, body))
         loop = ir.Loop(s.kind, params, inits, body, nexts, s.loc, s.target, s.iterable, cond_body, s.cond, s.stop,
                        s.trips)
+        self.made[loop] = s
         return before + [loop]
 
     def result(self, into: list):
@@ -251,12 +278,23 @@ class Forward:
 
 def forward(fn: ir.Function, active: set, namer, wrt: list, classes: dict, ndims: dict, views: dict) -> tuple:
     """(the statements of the jvp function, the tangent parameters' names, the result's tangent
-    operand, {primal name: tangent name}). The `wrt` parameters are named first (`x_dot`)."""
+    operand, {primal name: tangent name}, the statements to print, the names they need). The
+    `wrt` parameters are named first (`x_dot`). A primal statement is printed when the result or
+    a tangent needs its value (or it may have side effects), as `grad` computes only what its
+    adjoints read (`simplify.forward_needed`)."""
     fw = Forward(fn, active, namer, classes, ndims, views)
     tangent_params = [fw.tangent_name(p) for p in wrt]
     body = fw.block(fn.body)
     result_dot = fw.result(body)
-    return body, tangent_params, result_dot, fw.names
+    needed = {v.name for v in ir.operand_vars(fn.result)}
+    tangents = [t for t in ir.walk(body) if isinstance(t, Tangent)]
+    for t in tangents:
+        needed |= {n.id for n in gast.walk(t.stmt) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+    keep, _ = forward_needed(fn, needed)
+    carrying = {made for made in fw.made if any(isinstance(t, Tangent) for t in ir.walk([made]))}
+    keep = keep | set(tangents) | carrying | {made for made, own in fw.made.items() if own in keep}
+    needed |= set(fw.names.values())
+    return body, tangent_params, result_dot, fw.names, keep, needed
 
 
 def _load(name: str) -> gast.Name:

@@ -441,14 +441,14 @@ def _forward_activity(c: Context) -> None:
 
 def _forward(c: Context) -> None:
     """The tangent of each active statement right after it; tangents as loop and branch values."""
-    c.tangent_code, c.tangent_params, c.result_dot, c.tangent_names = forward.forward(
+    c.tangent_code, c.tangent_params, c.result_dot, c.tangent_names, c.keep, c.needed = forward.forward(
         c.fn, c.active, c.namer, c.wrt_vars, c.classes, c.ndims, c.views)
 
 
 def _show_forward(c: Context) -> str:
     shown = ir.Function(c.fn.name, c.fn.params + [ir.Var(n) for n in c.tangent_params], c.tangent_code,
                         ir.Struct("tuple", (c.fn.result, c.result_dot)), c.fn.loc)
-    return format_ir(shown)
+    return format_ir(shown, lambda s: "" if s in c.keep else "not computed")
 
 
 def _jvp_codegen(c: Context) -> None:
@@ -461,7 +461,7 @@ def _jvp_codegen(c: Context) -> None:
     c.arrays = frozenset({v.name for v in arrays} | {c.tangent_names[v.name] for v in arrays
                                                      if v.name in c.tangent_names})
     c.text, c.line_locs = codegen.generate_jvp(fn, c.tangent_code, c.tangent_params, c.result_dot, header,
-                                               c.arrays)
+                                               c.keep, c.needed, c.arrays)
 
 
 _SHARED = PASSES[:STAGES.index("globals") + 1]
@@ -469,9 +469,9 @@ FORWARD_PASSES = _SHARED + (
     Pass("rules", _tangent_rules, _show_tangent_rules, ("fn",), ("fn",)),
     Pass("activity", _forward_activity, _show_activity, ("fn", "wrt"), ("wrt_vars", "active")),
     Pass("forward", _forward, _show_forward, ("fn", "active", "wrt_vars", "classes", "ndims", "views"),
-         ("tangent_code", "tangent_params", "result_dot", "tangent_names")),
+         ("tangent_code", "tangent_params", "result_dot", "tangent_names", "keep", "needed")),
     Pass("codegen", _jvp_codegen, _text, ("fn", "tangent_code", "tangent_params", "result_dot", "ndims",
-                                          "tangent_names"), ("arrays", "text", "line_locs")),
+                                          "tangent_names", "keep", "needed"), ("arrays", "text", "line_locs")),
     Pass("release", _release, _text, ("text", "line_locs", "arrays"), ("text", "line_locs")),
     Pass("loader", _loader, _text, ("text", "namespace", "origins", "line_locs", "fn", "source"), ("compiled",)),
 )

@@ -535,6 +535,18 @@ class _Lower:
         return Sub().visit(out)
 
 
+def _index_form(node):
+    """An index as the user writes it: `slice(1, 3, None)` -> `1:3` (also inside a tuple)."""
+    if isinstance(node, gast.Tuple):
+        return gast.Tuple(elts=[_index_form(e) for e in node.elts], ctx=node.ctx)
+    if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.func.id == "slice" \
+            and not node.keywords and 1 <= len(node.args) <= 3:
+        parts = [None if isinstance(a, gast.Constant) and a.value is None else a for a in node.args]
+        lower, upper, step = ([None] + parts + [None])[:3] if len(parts) == 1 else (parts + [None])[:3]
+        return gast.Slice(lower=lower, upper=upper, step=step)
+    return node
+
+
 class _SimplifyTangent(gast.NodeTransformer):
     """`rt.broadcast_tangent(t, y)` -> `t` where a tangent in `t` surely has the result's shape (or
     the result is a scalar); `rt.stored_tangent(t, b)` -> `t` for a Buffer (always floats) or a
@@ -543,6 +555,11 @@ class _SimplifyTangent(gast.NodeTransformer):
     def __init__(self, full_shape, float_storage: bool):
         self.full_shape = full_shape
         self.float_storage = float_storage
+
+    def visit_Subscript(self, node):
+        self.generic_visit(node)
+        node.slice = _index_form(node.slice)
+        return node
 
     def visit_Call(self, node):
         self.generic_visit(node)
@@ -555,31 +572,40 @@ class _SimplifyTangent(gast.NodeTransformer):
 
 
 class _DropComplete(gast.NodeTransformer):
-    """`rt.broadcast_tangent(e, y)` -> `e` where every tangent `e` reads is there: the sum of the
-    terms of all the operands has the shape of the elementwise result."""
+    """`rt.broadcast_tangent(e, y)` -> `e` where every tangent `e` reads is there, or missing only
+    for scalars: the terms left have the shape of the elementwise result."""
 
-    def __init__(self, names: dict, dots: set):
-        self.names, self.dots = names, dots
+    def __init__(self, names: dict, dots: set, is_scalar):
+        self.names, self.dots, self.is_scalar = names, dots, is_scalar
+
+    def complete(self, value) -> bool:
+        if isinstance(value, list):
+            return all(self.complete(v) for v in value)
+        if isinstance(value, _Zero):
+            return all(self.is_scalar(o) for o in value.origins)
+        return True
 
     def visit_Call(self, node):
         self.generic_visit(node)
         if rtcall.is_call(node, runtime.broadcast_tangent) and len(node.args) == 2:
             read = [n.id for n in gast.walk(node.args[0]) if isinstance(n, gast.Name) and n.id in self.dots]
             values = [self.names.get(r) for r in read]
-            if read and all(not isinstance(v, _Zero) and not (isinstance(v, list) and any(
-                    isinstance(i, _Zero) for i in v)) for v in values):
+            if any(not isinstance(v, _Zero) for v in values) and all(self.complete(v) for v in values):
                 return node.args[0]
         return node
 
 
 def instantiate_tangent(rule: Rule, stmt: ir.Assign, active: set, tangent_name, temp_name,
-                        full_shape=lambda stmt, var: False) -> list:
+                        full_shape=lambda stmt, var: False, float_storage: bool = False,
+                        is_scalar=lambda op: False) -> list:
     """The tangent statements (gast) of `stmt` from its tangent rule. The tangent of an argument
     that has none (not in `active`) is zero: a sum drops the terms reading it, a product, quotient
     or call all of whose tangents are zero is zero, and a call or display with some tangents gets
     explicit zeros for the others (`rt.zero_tangent(x)`, 0.0 for a number); a result whose
     tangent comes out zero is `rt.zero_tangent(y)`. `full_shape(stmt, var)` tells a tangent that
-    surely has the result's shape (`rt.broadcast_tangent` is then dropped)."""
+    surely has the result's shape, `is_scalar(op)` an operand surely a number (where only numbers
+    miss a tangent, `rt.broadcast_tangent` is dropped too); `float_storage`, that a write's array
+    surely holds floats (`rt.stored_tangent` is then dropped)."""
     names: dict = {}
     dots: set = set()
     dot_vars: dict = {}
@@ -609,7 +635,9 @@ def instantiate_tangent(rule: Rule, stmt: ir.Assign, active: set, tangent_name, 
     body = rule.body
     if at_default:
         body = [_DropDefaults(at_default | {p + "_dot" for p in at_default}).visit(copy.deepcopy(s)) for s in body]
-    body = [_DropComplete(names, dots).visit(copy.deepcopy(s)) for s in body]
+    def scalar(op) -> bool:
+        return isinstance(op, ir.Const) and isinstance(op.value, (bool, int, float)) or is_scalar(op)
+    body = [_DropComplete(names, dots, scalar).visit(copy.deepcopy(s)) for s in body]
     lower = _Lower(names, dots)
 
     def surely_full(expr) -> bool:
@@ -618,7 +646,7 @@ def instantiate_tangent(rule: Rule, stmt: ir.Assign, active: set, tangent_name, 
         return any(isinstance(n, gast.Name) and n.id in dot_vars and full_shape(stmt, dot_vars[n.id])
                    for n in gast.walk(expr))
     storage = stmt.target if stmt.prim in ir.WRITES else None
-    simplify = _SimplifyTangent(lambda e: surely_full(e), storage is not None and storage.is_buffer)
+    simplify = _SimplifyTangent(lambda e: surely_full(e), storage is not None and (storage.is_buffer or float_storage))
     out = []
     for s in body:
         value = lower.lower(s.value)
@@ -643,6 +671,7 @@ def instantiate_tangent(rule: Rule, stmt: ir.Assign, active: set, tangent_name, 
         lowered_target = lower.lower(target)  # a write into an argument's tangent
         if isinstance(lowered_target, _Zero):
             raise RuleError(f"tangent rule for {rule.name}: writes into the tangent of an argument that has none")
+        lowered_target = simplify.visit(lowered_target)
         lowered_target.ctx = gast.Store()
         out.append(gast.Assign(targets=[lowered_target], value=simplify.visit(_materialize(value))))
     return out

@@ -44,6 +44,17 @@ def outer_dot(c, a, b):
     c_dot = np.outer(a_dot, b) + np.outer(a, b_dot)
 
 
+@adjoint(np.multiply.outer)  # (the gradient of a matrix-vector product is one: differentiable again)
+def multiply_outer(c, a, b):
+    a_bar += np.tensordot(c_bar, b, axes=np.ndim(b))
+    b_bar += np.tensordot(a, c_bar, axes=np.ndim(a))
+
+
+@tangent(np.multiply.outer)
+def multiply_outer_dot(c, a, b):
+    c_dot = np.multiply.outer(a_dot, b) + np.multiply.outer(a, b_dot)
+
+
 @adjoint(np.tensordot)
 def tensordot(c, a, b, axes=2):
     a_bar += rt.tensordot_left(c_bar, a, b, axes)
