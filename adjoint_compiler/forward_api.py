@@ -109,7 +109,8 @@ def _arrays(value, out: list) -> list:
 
 def _deliver(tangent, value, inputs: list):
     """The tangent handed to the user: the output's structure, floats, float arrays of the
-    output's shape (zeros for integer outputs), None for None, never memory of an input."""
+    output's shape (zeros for integer outputs), None for None, never memory of an input or of
+    another part of the tangent (`inputs` grows with the arrays handed out)."""
     if isinstance(value, (tuple, list)):
         tangent = [None] * len(value) if tangent is None else tangent
         items = [_deliver(t, v, inputs) for t, v in zip(tangent, value)]
@@ -130,6 +131,7 @@ def _deliver(tangent, value, inputs: list):
         out = np.broadcast_to(out, shape)
     if not out.flags.writeable or not out.flags.owndata or any(np.may_share_memory(out, a) for a in inputs):
         out = np.array(out)
+    inputs.append(out)
     return out
 
 
@@ -210,10 +212,11 @@ def _returning(func, out: int):
     return _IN_PLACE[key]
 
 
-def _unit(shape: tuple, flat: int, dtype=float):
-    if not shape:
+def _unit(like, flat: int):
+    """The tangent that moves entry `flat` of `like` (a number or an array) by one."""
+    if not isinstance(like, np.ndarray):
         return 1.0
-    e = np.zeros(shape, dtype=dtype)
+    e = np.zeros(like.shape, dtype=like.dtype if like.dtype.kind == "f" else float)
     e.reshape(-1)[flat] = 1.0
     return e
 
@@ -256,7 +259,10 @@ def jacfwd(func, wrt=0, out=None):
                                     f"{type(v).__name__}")
             if _integer(v):  # an integer argument is differentiated as the float it stands for
                 values[i] = float(v) if np.ndim(v) == 0 and not isinstance(v, np.ndarray) else np.asarray(v, float)
-        runner = target if out is None else _returning(target, int(out))
+        if out is None:
+            runner = target
+        else:  # (a position among `func`'s own parameters, as `wrt`)
+            runner = _returning(target, _through_partial(func, (int(out),), args, kwargs)[1][0])
         blocks = []
         value = None
         for i in positions:
@@ -264,7 +270,7 @@ def jacfwd(func, wrt=0, out=None):
             shape = np.shape(values[i])
             columns = []
             for flat in range(int(np.prod(shape))):
-                value, tangent = _run(runner, entry, values, [_unit(shape, flat)])
+                value, tangent = _run(runner, entry, values, [_unit(values[i], flat)])
                 columns.append(tangent)
             blocks.append((shape, columns))
         if value is None:  # an argument with no entries: run once for the output's structure

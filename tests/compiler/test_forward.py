@@ -1,7 +1,7 @@
 """The forward pass (forward mode) on its printed output: the IR after `forward` and the generated
 `<f>_jvp` source, the tangent template language (`@tangent`), and the forward pipeline's stages.
 
-The golden file tests/compiler/golden/jvp-euler.txt pins one generated jvp; rewrite it with
+The golden file tests/compiler/golden/jvp/euler.txt pins one generated jvp; rewrite it with
 `ADJOINT_UPDATE_GOLDEN=1 pytest tests/compiler/test_forward.py` after an intended change."""
 from __future__ import annotations
 
@@ -124,15 +124,15 @@ def test_tangents_are_copied_only_where_a_write_could_tell_them_apart():
 
 def test_golden_jvp():
     text = jvp_source(euler, (np.ones(2), np.ones(4)))
-    path = GOLDEN / "jvp-euler.txt"
+    path = GOLDEN / "jvp" / "euler.txt"
     if os.environ.get("ADJOINT_UPDATE_GOLDEN") == "1":
         path.write_text(text)
     assert text == path.read_text()
 
 
 def test_jvp_source_is_the_same_in_another_process():
-    code = ("import sys; sys.path.insert(0, %r); import test_forward as t; from adjoint_compiler import jvp_source; "
-            "print(jvp_source(t.euler), end='')" % str(HERE))
+    code = (f"import sys; sys.path.insert(0, {str(HERE)!r}); import test_forward as t; "
+            "from adjoint_compiler import jvp_source; print(jvp_source(t.euler), end='')")
     env = dict(os.environ, ADJOINT_COMPILER_CACHE="0", PYTHONHASHSEED="7")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
     assert out == jvp_source(euler)
@@ -173,7 +173,7 @@ def test_tangent_templates_are_checked_when_registered():
     with pytest.raises(RuleError, match="augmented"):
         @tangent(f)
         def _(y, x):
-            y_dot += x_dot  # noqa: F821
+            y_dot += x_dot  # noqa: F821, F841
     with pytest.raises(RuleError, match="`z` is not one of its parameters"):
         @tangent(f)
         def _(y, x):
@@ -183,3 +183,17 @@ def test_tangent_templates_are_checked_when_registered():
         def _(y, x):
             y_dot = W * x_dot  # noqa: F821, F841
     assert f not in TANGENTS
+
+
+def test_show_jvp_on_the_command_line(capsys):
+    from adjoint_compiler.__main__ import main
+    target = f"{__file__}:straight"
+    assert main(["show", target, "--jvp"]) == 0
+    assert capsys.readouterr().out.rstrip("\n") == jvp_source(straight).rstrip("\n")
+    assert main(["show", target, "--jvp", "--wrt", "1", "--stage", "forward"]) == 0
+    out = capsys.readouterr().out
+    assert "def straight(x, w, w_dot):" in out and "x_times_w_dot = x * w_dot" in out
+    assert main(["show", target, "--jvp", "--ir"]) == 0
+    assert "tangent numpy.sin" in capsys.readouterr().out
+    assert main(["show", target, "--jvp", "--stage", "tape"]) == 2
+    assert "pass of reverse mode" in capsys.readouterr().err

@@ -245,11 +245,13 @@ CASES = [
 
 @pytest.mark.parametrize("f,args", CASES, ids=[f"{f.__name__}-{k}" for k, (f, _) in enumerate(CASES)])
 def test_jvp_matches_finite_differences(f, args):
-    before = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     check_jvp(f, *args)
-    for a, b in zip(args, before):  # the caller's arrays are never written
-        if isinstance(a, np.ndarray):
-            np.testing.assert_array_equal(a, b)
+    tangents = [np.ones(np.shape(a)) if isinstance(a, np.ndarray) else 1.0 if isinstance(a, float) else None
+                for a in args]
+    before = [np.copy(a) for a in list(args) + tangents]
+    jvp(f, args, tangents)
+    for a, b in zip(list(args) + tangents, before):  # the caller's arrays and tangents are never written
+        np.testing.assert_array_equal(a, b)
 
 
 def test_buffer_tangent_by_hand():
@@ -339,6 +341,11 @@ def identity(x):
     return x
 
 
+def twice(x):
+    y = np.sin(x)
+    return y, y
+
+
 def int_argument(x, n):
     return x * n
 
@@ -346,11 +353,13 @@ def int_argument(x, n):
 def test_tangent_structure_and_aliasing():
     x = rand(3)
     dx = np.ones(3)
-    value, t = jvp(identity, (x,), (dx,))
+    _, t = jvp(identity, (x,), (dx,))
     assert t is not dx and not np.may_share_memory(t, dx) and not np.may_share_memory(t, x)
     np.testing.assert_array_equal(t, dx)
-    value, t = jvp(tuple_output, (x, x), (dx, np.zeros(3)))
+    _, t = jvp(tuple_output, (x, x), (dx, np.zeros(3)))
     assert isinstance(t, tuple) and isinstance(t[2], tuple) and t[2][1] == 0.0
+    _, (t1, t2) = jvp(twice, (x,), (dx,))
+    assert not np.may_share_memory(t1, t2)
     assert type(jvp(scalar_to_scalar, (0.3,), (1.0,))[1]) is float
 
 
@@ -392,7 +401,7 @@ def test_a_primitive_without_a_tangent_rule_is_a_located_error():
 
 
 def _softplus_adjoint(y, x):
-    x_bar += y_bar / (1.0 + np.exp(-x))  # noqa: F821
+    x_bar += y_bar / (1.0 + np.exp(-x))  # noqa: F821, F841
 
 
 def _softplus_tangent(y, x):
@@ -404,3 +413,64 @@ def test_jvp_source_is_readable():
     assert "def calls_jvp(x, y, x_dot, y_dot):" in text
     assert "# L" in text and "helper_writes" in text
     assert "return " in text
+
+
+def test_readme_forward_mode_example_runs(tmp_path):
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    snippet = re.search(r"## Forward mode: jvp, jacfwd\n.*?```python\n(.*?)```", text, re.DOTALL).group(1)
+    script = tmp_path / "readme_forward.py"
+    script.write_text(snippet + "\nprint(repr(dfdu.tolist()))\n")
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                            check=False)
+    assert result.returncode == 0, result.stderr
+    assert "def layer_jvp(W, v, W_dot, v_dot):" in result.stdout
+    u, p = (1.0, 0.5), (1.1, 0.4, 0.4, 0.1)  # d du / d u of the Lotka-Volterra right-hand side, by hand
+    expected = [[p[0] - p[1] * u[1], -p[1] * u[0]], [p[3] * u[1], -p[2] + p[3] * u[0]]]
+    np.testing.assert_allclose(eval(result.stdout.strip().splitlines()[-1]), expected)
+
+
+# -- forward over reverse -------------------------------------------------------------------------------
+def sin_square_prod(x):
+    return np.sum(np.sin(x) * x ** 2) + np.prod(x)
+
+
+def buffer_loss(x):
+    """The Buffer function written, snapshotted and written again, times a nonlinear loss."""
+    b = Buffer(x)
+    t1 = np.sum(b.copy())
+    b[0] = 30.0
+    t2 = np.sum(b.copy())
+    copyto(b, (2.0 * i for i in range(1, 6)))
+    t3 = np.sum(b.copy())
+    return np.sin(0.1 * (t1 + t2 + t3)) + np.sum(np.sin(b.copy()) * x)
+
+
+def euler_loss(u0, p):
+    return np.sum(euler_ndarray(u0, p) ** 2)
+
+
+def test_jacfwd_of_grad_is_the_hessian():
+    from adjoint_compiler import grad
+    x = np.array([0.3, 0.7, -0.4])
+    H = jacfwd(grad(sin_square_prod))(x)
+    by_hand = np.diag(-x ** 2 * np.sin(x) + 4 * x * np.cos(x) + 2 * np.sin(x))
+    by_hand += np.prod(x) / np.outer(x, x) * (1 - np.eye(3))
+    np.testing.assert_allclose(H, by_hand, rtol=1e-10, atol=1e-12)
+    for f, args, wrt in [(buffer_loss, (np.arange(1.0, 11.0) * 0.1,), 0), (euler_loss, (U0, P), 1)]:
+        g = grad(f, wrt)
+        H = jacfwd(g, wrt)(*args)
+        x = args[wrt]
+
+        def moved(t, e, args=args, wrt=wrt, x=x, g=g):
+            a = list(args)
+            a[wrt] = x + t * e
+            return g(*a)
+        fd = np.stack([(moved(1e-5, e) - moved(-1e-5, e)) / 2e-5 for e in np.eye(x.size)], axis=-1)
+        np.testing.assert_allclose(H, fd, rtol=1e-6, atol=1e-7)
+        v = np.linspace(-1.0, 1.0, x.size)
+        tangents = tuple(v if i == wrt else np.zeros(np.shape(a)) for i, a in enumerate(args))
+        np.testing.assert_allclose(jvp(g, args, tangents)[1], fd @ v, rtol=1e-6, atol=1e-7)

@@ -1037,7 +1037,6 @@ def f32_int_pow(v): return np.sum(v ** 3)
 REFUSED = {
     'globals_scale', 'dir_len', 'eval_scale',
     'fromiter_gen', 'diagflat_v', 'max_initial', 'np_append', 'np_insert', 'np_delete', 'add_at',
-    'ufunc_method_outer',
     'add_reduce', 'array_split_m', 'assert_stmt', 'average_plain', 'average_w', 'column_stack_v',
     'convolve_v', 'copysign_v', 'cplx_abs_exp', 'cplx_astype', 'cplx_complex_builtin',
     'cplx_conj_prod', 'cplx_const', 'cplx_dtype_kw', 'cplx_exp', 'cplx_fft', 'cplx_imag_attr',
