@@ -135,8 +135,10 @@ def _deliver(tangent, value, inputs: list):
     return out
 
 
-def _run(func, entry, values: list, tangents: list):
-    if entry.written:
+def _run(func, entry, values: list, tangents: list, checked: bool = False):
+    """The generated jvp function's `(value, tangent)`; `checked`: the arguments' aliasing was
+    checked already (a Jacobian runs it once per entry of an argument)."""
+    if entry.written and not checked:
         _check_aliasing(func, entry, values)
     try:
         return entry.function(*values, *tangents)
@@ -229,7 +231,8 @@ def _column(tangent, value):
         tangent = tangent.data
     if tangent is None or _integer(value):
         return np.zeros(np.shape(value))
-    return np.broadcast_to(np.asarray(tangent, dtype=float), np.shape(value))
+    column = np.asarray(tangent, dtype=float)
+    return column if column.shape == np.shape(value) else np.broadcast_to(column, np.shape(value))
 
 
 def jacfwd(func, wrt=0, out=None):
@@ -270,7 +273,7 @@ def jacfwd(func, wrt=0, out=None):
             shape = np.shape(values[i])
             columns = []
             for flat in range(int(np.prod(shape))):
-                value, tangent = _run(runner, entry, values, [_unit(values[i], flat)])
+                value, tangent = _run(runner, entry, values, [_unit(values[i], flat)], checked=flat > 0)
                 columns.append(tangent)
             blocks.append((shape, columns))
         if value is None:  # an argument with no entries: run once for the output's structure

@@ -6,7 +6,9 @@ Most helpers are linear in the cotangent they receive; their adjoints are their 
 (`dot_left(g, a, b)`, the gradient of `a` in `np.dot(a, b)`) satisfies
 <h, dot_left(g, a, b)> = <g, np.dot(h, b)>, which gives both of its adjoints.
 Helpers that write into their arguments (`add_at`, `zero_slots`, `copyto`) have no rule here: they
-are compiled from their source like user code, or refused with a located error."""
+are compiled from their source like user code, or refused with a located error. Each tangent rule
+(forward mode, so that `jacfwd(grad(f))` works) is the helper applied to the tangents of the
+arguments it is linear in, plus the derivative in the others (`chain`, `pow_base_derivative`)."""
 import numpy as np
 
 from adjoint_compiler import runtime as rt
