@@ -147,7 +147,7 @@ def _run(func, entry, values: list, tangents: list, checked: bool = False):
         raise
 
 
-def jvp(func, primals, tangents):
+def jvp(func, primals: tuple, tangents: tuple) -> tuple:
     """`(func(*primals), tangent_out)`: the value and its derivative along `tangents` (forward
     mode). `primals` and `tangents` are tuples of the same structure as the positional arguments;
     `tangent_out` has the structure of the output (a float, an array, a tuple)."""
@@ -175,7 +175,7 @@ def jvp(func, primals, tangents):
     return value, _deliver(tangent, value, _arrays(list(values) + list(given), []))
 
 
-def jvp_source(func, args=None) -> str:
+def jvp_source(func, args: tuple | None = None) -> str:
     """The generated Python source of `func`'s jvp (forward mode), with tangents for every
     parameter; with example `args`, the code that runs for arguments of those kinds (integer
     arguments then get no tangent)."""
@@ -235,7 +235,7 @@ def _column(tangent, value):
     return column if column.shape == np.shape(value) else np.broadcast_to(column, np.shape(value))
 
 
-def jacfwd(func, wrt=0, out=None):
+def jacfwd(func, wrt: int | tuple = 0, out: int | None = None):
     """A function of `func`'s arguments returning the Jacobian of its output with respect to
     argument `wrt`, of shape `output.shape + argument.shape` (a float for scalars; a tuple over
     `wrt` when it is a tuple; a tuple over the outputs for a tuple output), from one jvp per
