@@ -5,6 +5,7 @@ from .errors import (AdjointCompilerError, ArgumentError, MissingRuleError, Muta
                      UnsupportedSyntaxError)
 from .forward_api import jacfwd, jvp, jvp_source
 from .frontend import SourceError
+from .jacobians import jacobian, jacrev
 from .nesting import hessian, hvp
 from .registry import adjoint, nondifferentiable, tangent
 
@@ -26,6 +27,8 @@ __all__ = [
                      "hessian",
                      "hvp",
                      "jacfwd",
+                     "jacobian",
+                     "jacrev",
                      "jvp",
                      "jvp_source",
                      "nondifferentiable",

@@ -15,6 +15,7 @@ import inspect
 import os
 import sys
 
+from .api import vjp_mode
 from .errors import AdjointCompilerError
 from .pipeline import FINAL_TEXT, FORWARD_PASSES, FORWARD_STAGES, IR_STAGE, PASSES, STAGES, compile_gradient
 
@@ -93,7 +94,7 @@ def main(argv=None) -> int:
         if args.jvp and stage not in FORWARD_STAGES:
             raise UsageError(f"--stage {stage} is a pass of reverse mode; with --jvp the passes are "
                              f"{', '.join(FORWARD_STAGES)}")
-        mode = "jvp" if args.jvp else "split" if args.vjp else "grad"
+        mode = "jvp" if args.jvp else vjp_mode(func) if args.vjp else "grad"
         text = compile_gradient(inspect.unwrap(func), wrt, ("num",) * n, mode, stage=stage)
     except (UsageError, AdjointCompilerError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__

@@ -287,7 +287,11 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
         for stack in (sorted(set(tape.stacks.values()) & set(saved)) if tape else []):
             w.emit(1, f"{stack} = list({stack})  # a pullback may run more than once")
         for name, final in finals.items():  # (a list, or a value not known to be an array: rt.refill)
-            w.emit(1, f"{name}[...] = {final}  # the state the forward pass left" if name in arrays
+            depth = 1
+            if name in maybe:  # (made on some paths only: None where the forward pass did not make it)
+                w.emit(1, f"if {name} is not None:")
+                depth = 2
+            w.emit(depth, f"{name}[...] = {final}  # the state the forward pass left" if name in arrays
                    else f"{rtcall.name(runtime.refill)}({name}, {final})  # the state the forward pass left")
         w.backward(backward, 1)
         if guard:
