@@ -3,7 +3,8 @@
 Guarantees: the output parses; names are the IR's (deterministic); each block of statements is
 preceded by `# L<line>: <the user's statement>`; unneeded primal statements are not emitted.
 Two shapes: 'joint' (one function, forward then backward, for grad) and 'split' (forward returning
-the result and a `pullback` closure, for vjp).
+the result and a `pullback` closure, for vjp); and forward mode's `<f>_jvp` (`generate_jvp`:
+primal and tangent statements interleaved, returning the value and its tangent).
 
     def f_grad(x):                         def f_vjp(x):
         # L2: y = np.sin(x)                    ...
@@ -19,6 +20,7 @@ import gast
 
 from . import ir, rtcall, runtime
 from .backward import BIf, BLoop, Code, counted
+from .forward import Tangent
 from .printing import expression, operand, to_source
 from .simplify import header_reads, loads, stores
 
@@ -295,4 +297,45 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
         if guard:
             w.emit(1, guard)
         w.emit(1, f"return {grad_tuple}")
+    return "\n".join(w.lines) + "\n", w.line_locs
+
+
+# -- forward mode ----------------------------------------------------------------------------------
+
+class TangentWriter(Writer):
+    """Prints the statements of `forward` (the IR with `Tangent` statements among its own)."""
+
+    def forward(self, stmts, depth: int, keep: set, needed: set) -> int:
+        count = 0
+        for s in stmts:
+            if isinstance(s, Tangent):
+                self.comment(depth, s.loc)
+                self.emit(depth, s.text, s.loc)
+                count += 1
+            else:
+                count += super().forward([s], depth, keep, needed)
+        return count
+
+
+def generate_jvp(fn: ir.Function, body: list, tangent_params: list, result_dot, header: str, keep: set,
+                 needed: set, arrays: frozenset = frozenset()) -> tuple:
+    """(source, {generated line: Loc}) of `<f>_jvp(*primals, *tangents) -> (value, tangent)`: the
+    statements `forward` made (primal and tangent interleaved) that are in `keep`, loop and branch
+    values whose names are `needed`, under one `# L<n>` comment per user line, returning the
+    result and its tangent."""
+    w = TangentWriter(fn.loc.file)
+    w.emit(0, header)
+    w.emit(0, "import numpy as np")
+    w.emit(0, "from adjoint_compiler import runtime as rt")
+    w.emit(0, "")
+    w.emit(0, "")
+    params = ", ".join([p.name for p in fn.params] + list(tangent_params))
+    w.emit(0, f"def {fn.name}_jvp({params}):")
+    w.forward(body, 1, keep, needed)
+    w.new_block()
+    result, tangent = operand(fn.result), operand(result_dot)
+    powers = complex_powers(fn, arrays)
+    if powers:
+        w.emit(1, f"{rtcall.name(runtime.refuse_complex)}(({result}, {tangent}), {powers!r})")
+    w.emit(1, f"return {result}, {tangent}")
     return "\n".join(w.lines) + "\n", w.line_locs

@@ -1,9 +1,11 @@
-"""The rule table: primitive -> Rule. Built-in rules live in `rules/`; users add theirs with
-`@adjoint(func)` and `nondifferentiable(func)`. User rules take precedence over compiling source.
+"""The rule tables: primitive -> Rule, for the adjoint (reverse mode) and the tangent (forward
+mode). Built-in rules live in `rules/`, each tangent rule beside its adjoint; users add theirs with
+`@adjoint(func)`, `@tangent(func)` and `nondifferentiable(func)` (which declares both zero). User
+rules take precedence over compiling source.
 
-    @adjoint(np.sin)
-    def sin(y, x):
-        x_bar += y_bar * np.cos(x)
+    @adjoint(np.sin)                      @tangent(np.sin)
+    def sin(y, x):                        def sin(y, x):
+        x_bar += y_bar * np.cos(x)            y_dot = x_dot * np.cos(x)
 """
 from __future__ import annotations
 
@@ -14,9 +16,10 @@ import threading
 
 from . import ir
 from .errors import RuleError
-from .template import Rule, nondiff_rule, parse_template
+from .template import Rule, nondiff_rule, parse_tangent, parse_template
 
 RULES: dict = {}
+TANGENTS: dict = {}  # primitive -> its tangent Rule (kind 'tangent'); a nondifferentiable one is in RULES
 _loaded = False
 _loading = False  # while built-in rules load, they never replace a rule the user registered
 _lock = threading.RLock()
@@ -91,12 +94,30 @@ def adjoint(*funcs):
     return register
 
 
+def tangent(*funcs):
+    """Register the decorated template as the tangent (forward-mode) rule of each of `funcs`:
+    parameters are the primal result then its arguments, the body assigns `<result>_dot` from the
+    arguments' tangents `<arg>_dot` (a missing tangent is zero: the terms reading it are dropped)."""
+    def register(template):
+        rule = parse_tangent(template, _describe(funcs[0]))
+        with _lock:
+            for func in funcs:
+                _check_arity(func, rule)
+                if not (_loading and _key(func) in TANGENTS):
+                    TANGENTS[_key(func)] = rule
+                if not _loading:
+                    _registered(func, "tangent " + _template_text(template))
+        return template
+    return register
+
+
 def nondifferentiable(*funcs):
-    """Declare that calls to `funcs` pass no gradient."""
+    """Declare that calls to `funcs` pass no gradient (and no tangent)."""
     with _lock:
         for func in funcs:
             if not (_loading and _key(func) in RULES):
                 RULES[_key(func)] = nondiff_rule(_describe(func))
+                TANGENTS.pop(_key(func), None)
             if not _loading:
                 _registered(func, "nondifferentiable")
     return funcs[0] if len(funcs) == 1 else funcs
@@ -107,6 +128,8 @@ def alias(target, source) -> None:
     with _lock:
         if not (_loading and _key(target) in RULES):
             RULES[_key(target)] = RULES[_key(source)]
+            if _key(source) in TANGENTS:
+                TANGENTS[_key(target)] = TANGENTS[_key(source)]
         if not _loading:
             _registered(target, f"alias of {_describe(source)}")
 
@@ -183,4 +206,21 @@ def lookup(prim):
         rule = RULES.get(prim)
     if rule is None and hasattr(prim, "__func__"):  # a classmethod, bound anew at each access
         rule = RULES.get(prim.__func__)
+    return rule
+
+
+def lookup_tangent(prim):
+    """The tangent rule of `prim`: its registered one, or the zero rule of a nondifferentiable
+    primitive; None when it has none."""
+    load_builtin_rules()
+    try:
+        rule = TANGENTS.get(prim)
+        if rule is None and hasattr(prim, "__func__"):
+            rule = TANGENTS.get(prim.__func__)
+    except TypeError:  # unhashable callee
+        return None
+    if rule is None:
+        adjoint_rule = lookup(prim)
+        if adjoint_rule is not None and adjoint_rule.body is None:
+            return adjoint_rule
     return rule

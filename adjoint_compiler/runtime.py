@@ -248,6 +248,7 @@ def expand_reduced(g, x, axis=None, keepdims=False):
 
 
 from .runtime_rules import *  # the rule templates' helpers, as rt.<name>
+from .runtime_tangents import *  # the tangent rules' helpers (forward mode), as rt.<name>
 
 
 def seq_head(g, y):
