@@ -23,6 +23,7 @@ from . import (
     cse,
     dtypes,
     fence,
+    floats,
     frontend,
     hoist,
     ir,
@@ -117,11 +118,12 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
     if stage == "normalize":
         return to_source(normalized)
     params = [a.id for a in source.node.args.posonlyargs + source.node.args.args + source.node.args.kwonlyargs]
-    fn = ssa.build(source, normalized, namer, {p: ("num" if k.startswith("r") else k)
+    fn = ssa.build(source, normalized, namer, {p: ("num" if k[0] in "rf" else k)
                                                for p, k in zip(params, kinds)})
     dtypes.check(fn)  # complex values: refused at the user's line
-    ranks, ndims = shapes.infer(fn, {v: (int(k[1:]) if k.startswith("r") else None)
+    ranks, ndims = shapes.infer(fn, {v: (int(k[1:]) if k[0] in "rf" else None)
                                      for v, k in zip(fn.params, kinds)})
+    real = floats.infer(fn, {v for v, k in zip(fn.params, kinds) if k[0] == "f"})
     mutation.check_shared_updates(fn, ranks)
     views = mutation.check(fn, ndims)
     hoist.hoist(fn, ranks, namer)
@@ -131,6 +133,7 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
     if stage == "ssa":
         return format_ir(fn)
     wrt_vars = [fn.params[i] for i in wrt]
+    floats.apply(fn, real)
     activity.bind_rules(fn)
     composite.fuse(fn)
     active = activity.analyze(fn, wrt_vars)
@@ -142,7 +145,7 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
     if stage == "reverse":
         return "\n".join(repr(s) for s in backward)
     shapes_from_params(backward, ranks, fn.params, [s.target for s in fn.body if isinstance(s, ir.Assign) and s.target])
-    forget_dtypes(backward, {v.name for s in ir.walk(fn.body) for v in ir.defined_by(s) if v.is_buffer})
+    forget_dtypes(backward, floats.float_names(fn, real))
     returned = {names[v] for v in wrt_vars if v in names}
     code, live_in, defined = simplify(backward, names, {result_bar} if result_bar else set(), returned, views)
     # `grad` needs no value: a result known to be an active scalar is seeded with 1.0 unread

@@ -25,7 +25,8 @@ ELEMENTWISE = {operator.add, operator.sub, operator.mul, operator.truediv, opera
 REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.std, np.var}
 REDUCING_METHODS = {"sum", "mean", "prod", "max", "min", "std", "var"}
 SCALAR_RESULTS = {float, int, len, math.fsum}
-SAME_SHAPE = {np.copy, np.array, np.asarray, np.zeros_like, np.ones_like, np.empty_like, Buffer}
+SAME_SHAPE = {np.copy, np.array, np.asarray, np.zeros_like, np.ones_like, np.empty_like, Buffer, Buffer.zeros_like}
+FROM_LENGTH = {np.zeros, np.ones, np.empty, np.full, Buffer.zeros}  # (n, ...) -> an array of n numbers
 
 
 def _same_shape(s) -> bool:
@@ -43,6 +44,7 @@ class Shapes:
         self.ranks: dict = dict(ranks or {})
         self.ints: set = set()  # Vars that surely hold an integer (never a bool): loop counters, len(...)
         self.shape_tuples: set = set()  # Vars holding a `.shape`
+        self.refuted: set = set()  # loop params whose rank differs between iterations
 
     def rank(self, op):
         if isinstance(op, ir.Var):
@@ -61,7 +63,7 @@ class Shapes:
         if p in (operator.matmul, np.matmul, np.dot) and len(ranks) == 2 and ranks[0] in (1, 2) \
                 and ranks[1] in (1, 2):
             return ranks[0] + ranks[1] - 2
-        if p in (np.zeros, np.ones, np.empty, np.full) and s.args and self.rank(s.args[0]) == 0 \
+        if p in FROM_LENGTH and s.args and self.rank(s.args[0]) == 0 \
                 and _integral(s.args[0], self.ints) and len(s.args) == (2 if p is np.full else 1) \
                 and _numeric_dtype(s.kwargs.get("dtype")):
             return 1  # a length: a 1-d array of numbers
@@ -145,17 +147,27 @@ class Shapes:
                 if s.target is not None:
                     if s.prim == ir.Attr("shape") or s.prim is np.shape:
                         self.shape_tuples.add(s.target)
-                    if _integer_result(s, self.ints, self.shape_tuples):
+                    integer = _integer_result(s, self.ints, self.shape_tuples)
+                    if integer:
                         self.ints.add(s.target)
-                    rank = self.statement_rank(s)
+                    rank = 0 if integer else self.statement_rank(s)
                     if rank is not None:
                         self.ranks[s.target] = rank
+                    elif s.target in self.ranks:  # (an operand's rank was refuted since)
+                        del self.ranks[s.target]
+                        changed = True
                     changed |= self.set(s.target, 0 if rank == 0 else self.assign(s))
             elif isinstance(s, ir.If):
                 changed |= self.block(s.body) | self.block(s.orelse)
                 for out, a, b in zip(s.outputs, s.body_results, s.orelse_results):
                     ta, tb = self.of(a), self.of(b)
                     changed |= self.set(out, ta if ta == tb and ta is not None else out)
+                    ra, rb = self.rank(a), self.rank(b)
+                    if ra is not None and ra == rb:
+                        self.ranks[out] = ra
+                    elif out in self.ranks:
+                        del self.ranks[out]
+                        changed = True
             elif isinstance(s, ir.Loop):
                 if s.target is not None:
                     self.ints.add(s.target)  # a counter over a range
@@ -163,7 +175,7 @@ class Shapes:
                 for p, i in zip(s.params, s.inits):
                     if p not in self.known:
                         changed |= self.set(p, self.of(i) if self.of(i) is not None else p)
-                    if self.rank(i) is not None and p not in self.ranks:
+                    if self.rank(i) is not None and p not in self.ranks and p not in self.refuted:
                         self.ranks[p] = self.rank(i)
                 for _ in range(len(s.params) + 2):
                     inner = self.block(s.cond_body) | self.block(s.body)
@@ -172,6 +184,7 @@ class Shapes:
                             inner |= self.set(p, p)  # differs across iterations: a class of its own
                         if p in self.ranks and self.rank(n) != self.ranks[p]:
                             del self.ranks[p]
+                            self.refuted.add(p)  # its rank changes across iterations
                             inner = True
                     changed |= inner
                     if not inner:

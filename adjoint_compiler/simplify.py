@@ -475,8 +475,8 @@ def forward_needed(fn: ir.Function, needed: set, shaped: set | None = None) -> t
             return None
         if is_elementwise(s.prim):
             return "broadcast"
-        if s.prim in SAME_SHAPE or s.prim in ir.WRITES \
-                or (isinstance(s.prim, ir.Method) and s.prim.name == "copy" and len(s.args) == 1):
+        # (never a write: it may raise, for an index out of bounds or too many items)
+        if s.prim in SAME_SHAPE or (isinstance(s.prim, ir.Method) and s.prim.name == "copy" and len(s.args) == 1):
             return "same"
         return None
 
@@ -494,8 +494,9 @@ def forward_needed(fn: ir.Function, needed: set, shaped: set | None = None) -> t
                                   for v in ir.operand_vars(op))
                     continue
                 # a call without a rule (on constants only, see activity) may have side effects
-                # (`rng.normal()` advances the generator): it runs even when its value is unused
-                if s.target is None or s.rule is None or want(s.target.name):
+                # (`rng.normal()` advances the generator), and a write may raise (an index out of
+                # bounds, too many items): they run even when their values are unused
+                if s.target is None or s.rule is None or s.prim in ir.WRITES or want(s.target.name):
                     if s.target is not None:
                         needed.add(s.target.name)
                     keep.add(id(s))

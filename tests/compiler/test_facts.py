@@ -1,0 +1,132 @@
+"""Facts the compiler knows from the argument kinds: ranks (`shapes`) and real floats (`floats`),
+checked on the IR analyses and on the generated source they simplify."""
+from __future__ import annotations
+
+import numpy as np
+
+from adjoint_compiler import Buffer, adjoint_source, floats, frontend, normalize, shapes, ssa
+from adjoint_compiler.naming import Namer
+from adjoint_compiler.pipeline import RESERVED
+
+
+def build(func, ranks: dict):
+    src = frontend.read_function(func)
+    namer = Namer(RESERVED)
+    fn = ssa.build(src, normalize.normalize(src, namer), namer, {p: "num" for p in ranks})
+    classes, ndims = shapes.infer(fn, {v: ranks[v.name] for v in fn.params})
+    return fn, classes, ndims
+
+
+def by_name(facts: dict) -> dict:
+    return {v.name: f for v, f in facts.items()}
+
+
+# -- ranks ------------------------------------------------------------------------------------
+
+def scalar_then_array(x, a):
+    p = a
+    for _ in range(3):
+        y = p + 1.0
+        p = y * x
+    return np.sum(p)
+
+
+def test_a_rank_refuted_by_a_later_iteration_is_forgotten():
+    """`y` is a scalar in the first iteration only: no rank is claimed for it."""
+    _, _, ndims = build(scalar_then_array, {"x": 1, "a": 0})
+    assert "y" not in by_name(ndims) and "p" not in by_name(ndims)
+
+
+def length_from_shape(x):
+    n = x.shape[0]
+    b = np.zeros(n)
+    s = 0.0
+    for i in range(n):
+        b[i] = x[i] * 2.0
+        s = s + b[i] if b[i] > 0 else s
+    return s
+
+
+def test_an_entry_of_a_shape_is_a_scalar_length():
+    """`n = x.shape[0]` is an integer, so `np.zeros(n)` is a vector, `b[i]` a scalar, and the
+    branch's output `s` a scalar on both paths."""
+    _, _, ndims = build(length_from_shape, {"x": 1})
+    names = by_name(ndims)
+    assert names["n"] == 0 and names["b"] == 1 and names["b_i"] == 0 and names["s"] == 0
+
+
+def test_scalar_branch_outputs_need_no_shapes_on_the_tape():
+    src = adjoint_source(length_from_shape, args=(np.ones(3),))
+    assert ".append(rt.shape_of(" not in src and "rt.unbroadcast(" not in src and "s_stack" not in src
+
+
+# -- real floats ------------------------------------------------------------------------------
+
+def fresh_each_step(u0, k):
+    u = u0.copy()
+    for _ in range(3):
+        v = np.empty_like(u)
+        v[0] = u[0]
+        v[1:] = u[1:] * k
+        u = v
+    return np.sum(u * u)
+
+
+def test_float_facts_flow_from_the_argument_kinds():
+    fn, _, _ = build(fresh_each_step, {"u0": 1, "k": 0})
+    facts = by_name(floats.infer(fn, {fn.params[0]}))
+    assert facts["u"] == facts["v"] == facts["u_2"] == "f"
+    assert "u" not in by_name(floats.infer(fn, set()))  # an array of unknown dtype
+
+
+def test_writes_into_float_arrays_do_not_ask_their_dtype():
+    """A float array cannot truncate what is written into it: no dtype read, so nothing about
+    the array written in each iteration is kept on the tape."""
+    src = adjoint_source(fresh_each_step, args=(np.ones(4), 0.5))
+    assert "rt.shape_of(" not in src and "v_stack" not in src
+    assert "rt.written_adjoint(u_2_bar, slice(1, None, None))" in src
+
+
+def test_writes_into_integer_arrays_still_ask_their_dtype():
+    src = adjoint_source(fresh_each_step, args=(np.ones(4, dtype=int), 0.5))
+    assert "rt.written_adjoint(u_2_bar, slice(1, None, None), v)" in src
+
+
+def integer_then_float(n, x):
+    c = np.zeros(3, int)
+    c[0] = n
+    b = Buffer(c)
+    b[1] = x * 2.0
+    return np.sum(b.copy() ** 2)
+
+
+def test_a_buffer_of_integers_holds_floats():
+    fn, _, _ = build(integer_then_float, {"n": 0, "x": 0})
+    facts = by_name(floats.infer(fn, set()))
+    assert facts["c"] == "r" and facts["b"] == "f"
+
+
+def buffer_stencil(u0, k):
+    u = Buffer(u0)
+    for _ in range(2):
+        u[1:-1] = u[1:-1] + k * (u[2:] - 2.0 * u[1:-1] + u[:-2])
+    return np.sum(u.copy() ** 2)
+
+
+def test_a_float_buffer_accumulates_like_an_array():
+    """A Buffer of floats has an array of floats as gradient: `+=` into slices, not `rt.accum`."""
+    src = adjoint_source(buffer_stencil, args=(np.ones(6), 0.25))
+    assert "rt.accum(" not in src and "u_2_bar[2:] += " in src
+
+
+def object_slots(x):
+    ob = Buffer(np.empty(2, object))
+    ob[0] = x
+    ob[1] = x * 2.0
+    return np.sum(ob[0]) + np.sum(ob[1] ** 2)
+
+
+def test_an_object_buffer_is_not_a_float():
+    fn, _, _ = build(object_slots, {"x": 1})
+    assert "ob" not in by_name(floats.infer(fn, {fn.params[0]}))
+    assert "rt.accum(" in adjoint_source(object_slots, args=(np.ones(2),))
