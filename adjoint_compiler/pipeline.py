@@ -30,6 +30,7 @@ from . import (
     loader,
     mutation,
     normalize,
+    plain,
     shapes,
     ssa,
     tape,
@@ -121,8 +122,9 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
     fn = ssa.build(source, normalized, namer, {p: ("num" if k[0] in "rf" else k)
                                                for p, k in zip(params, kinds)})
     dtypes.check(fn)  # complex values: refused at the user's line
+    ints: set = set()
     ranks, ndims = shapes.infer(fn, {v: (int(k[1:]) if k[0] in "rf" else None)
-                                     for v, k in zip(fn.params, kinds)})
+                                     for v, k in zip(fn.params, kinds)}, ints)
     real = floats.infer(fn, {v for v, k in zip(fn.params, kinds) if k[0] == "f"})
     mutation.check_shared_updates(fn, ranks)
     views = mutation.check(fn, ndims)
@@ -153,6 +155,8 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
     if seeded:  # a constant like any other: `copies` puts it where it is read
         code.insert(0, Code(assign_stmt(result_bar, gast.Constant(value=1.0, kind=None)),
                             getattr(code[0], "loc", fn.loc) if code else fn.loc))
+    code = copies.propagate(code, set(names.values()), returned | (set() if seeded else {result_bar}))
+    code = plain.rewrite(code, plain_facts(fn, names, ints, ndims, real))
     code = copies.propagate(code, set(names.values()), returned | (set() if seeded else {result_bar}))
     grads = [names[v] if v in names and names[v] in defined else f"rt.zeros_like({v.name})" for v in wrt_vars]
     needed = set(live_in) | (set() if seeded else {v.name for v in ir.operand_vars(fn.result)})
@@ -186,6 +190,25 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
     compiled.inlined = fn.inlined
     compiled.written = written_params(fn, source.node)
     return compiled
+
+
+def plain_facts(fn: ir.Function, names: dict, ints: set, ndims: dict, real: dict) -> plain.Facts:
+    """The names the backward code binds to integers, and the ranks of the names bound to real
+    floats (a primal value or its adjoint), for `plain`; a name bound to values that disagree
+    is left out."""
+    values = set(fn.params) | ir.defined_in(fn.body)
+    int_names = {v.name for v in ints} - {v.name for v in values if v not in ints}
+    ranks: dict = {}
+    clash: set = set()
+    for v in values:
+        rank = ndims.get(v) if real.get(v) == "f" else None
+        for name in (v.name, names.get(v)):
+            if name is None:
+                continue
+            if rank is None or ranks.get(name, rank) != rank:
+                clash.add(name)
+            ranks[name] = rank
+    return plain.Facts(int_names, {n: r for n, r in ranks.items() if n not in clash})
 
 
 def written_params(fn: ir.Function, node) -> tuple:

@@ -63,8 +63,8 @@ class Reverser:
                 continue
             if snapshot:
                 held = self.namer.fresh(self.adjoint_name(p) + "_in")
-                body.append(Raw(assign_stmt(held, ir_name(self.adjoint_name(p))), s.loc))
-                handoff.append(Accum(n, ir_name(held), s.loc))
+                body.append(Raw(assign_stmt(held, ir_name(self.adjoint_name(p))), s.loc, transfer=True))
+                handoff.append(Accum(n, ir_name(held), s.loc, transfer=True))
             else:
                 body.append(Accum(n, ir_name(self.adjoint_name(p)), s.loc, transfer=True))
         body += [Reset(p) for p, _, _ in carried] + handoff

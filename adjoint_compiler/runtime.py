@@ -493,6 +493,12 @@ def total_after_zeroing(g, idx, into=None):
     return written_total(zero_slots(g, idx), ...)
 
 
+def private(g):
+    """A copy of an adjoint array that another name may hold (or a read-only broadcast), for a
+    loop that updates it in place; a number as it is."""
+    return g.copy() if isinstance(g, np.ndarray) else g
+
+
 def zero_slots(g, idx):
     """The overwritten slots of an adjoint array nobody else holds, zeroed in place. Returns `g`."""
     if isinstance(g, list):

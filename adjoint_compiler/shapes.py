@@ -250,14 +250,17 @@ def _integer_result(s: ir.Assign, ints: set, shape_tuples: set) -> bool:
         return False
 
 
-def infer(fn: ir.Function, param_ranks: dict) -> tuple:
+def infer(fn: ir.Function, param_ranks: dict, ints: set | None = None) -> tuple:
     """({Var: shape class}, {Var: ndim}) for the values whose class or rank is known;
-    `param_ranks` maps each parameter to its ndim (or None when not an array or scalar)."""
+    `param_ranks` maps each parameter to its ndim (or None when not an array or scalar).
+    `ints`, when given, receives the Vars that surely hold integers."""
     shapes = Shapes({p: (0 if r == 0 else p) for p, r in param_ranks.items() if r is not None},
                     {p: r for p, r in param_ranks.items() if r is not None})
     for _ in range(4):
         if not shapes.block(fn.body):
             break
+    if ints is not None:
+        ints |= shapes.ints
     return shapes.known, shapes.ranks
 
 

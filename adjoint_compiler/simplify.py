@@ -71,7 +71,7 @@ def stores(node) -> tuple:
 # Helpers that return a new array nobody else holds.
 FRESH_HELPERS = {"getitem_adjoint", "zeros_like", "overwritten_adjoint", "overcopied_adjoint",
                  "overfilled_adjoint", "add_at", "zero_slots", "matmul_left", "matmul_right",
-                 "chain", "chain_div"}
+                 "chain", "chain_div", "private"}
 
 
 def rt_helper(expr):
@@ -189,7 +189,12 @@ class Resolver:
                     dropped |= stores(s.stmt)[0] - self.adjoint_names  # a rule's local made from a zero
                     continue
                 defined |= stores(s.stmt)[0] & self.adjoint_names
+                source = s.stmt.value.id if s.transfer and isinstance(s.stmt.value, gast.Name) else None
+                handed = source in owned
                 owned -= set().union(*stores(s.stmt))
+                if handed:  # `held = x_bar`, x_bar dead after: the array changes hands
+                    owned.discard(source)
+                    owned |= stores(s.stmt)[0]
                 out.append(Code(s.stmt, s.loc))
             elif isinstance(s, Reset):
                 defined.discard(self.names[s.var])
@@ -228,6 +233,10 @@ class Resolver:
             if name not in defined:
                 before.append(self.zeros(name, s.loc))
                 defined.add(name)
+                owned.add(name)
+            elif name not in owned and self.adjoint_of[name].kind == "num":
+                # shared (or a read-only broadcast): one private copy here, not one per iteration
+                before.append(Code(_assign(name, rt_call("private", _name(name))), s.loc))
                 owned.add(name)
         # An array owned at the top of an iteration must still be owned at its end (the next
         # iteration starts there): shrink the assumption until it holds.
@@ -290,7 +299,8 @@ def restore_code(write: ir.Assign) -> Code:
     return Code(stmt, write.loc, restore=base.name)
 
 
-SHAPE_ONLY = {"getitem_adjoint": 1, "unbroadcast": 1, "expand_reduced": 1, "zeros_like": 0, "reduced_size": 0}
+SHAPE_ONLY = {"getitem_adjoint": 1, "unbroadcast": 1, "expand_reduced": 1, "zeros_like": 0, "reduced_size": 0,
+              "copied_adjoint": 1}
 SHAPES_OF_ALL = {"broadcast_shape", "shape_of"}  # helpers that read only the shapes of all arguments
 # helpers that read one argument for its dtype only (the array a write stored into): no value
 # read (no restore of its slots), but never replaced by another value of its shape

@@ -41,10 +41,13 @@ class Accum:
 
 @dataclass
 class Raw:
-    """Any other adjoint statement (a write into an adjoint, a helper call)."""
+    """Any other adjoint statement (a write into an adjoint, a helper call). `transfer`: the
+    statement is a copy `a = b` of adjoint names and `b` is dead afterwards, so the array changes
+    hands (as for Accum)."""
 
     stmt: object
     loc: ir.Loc
+    transfer: bool = False
 
 
 @dataclass

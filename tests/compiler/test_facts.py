@@ -84,7 +84,7 @@ def test_writes_into_float_arrays_do_not_ask_their_dtype():
     the array written in each iteration is kept on the tape."""
     src = adjoint_source(fresh_each_step, args=(np.ones(4), 0.5))
     assert "rt.shape_of(" not in src and "v_stack" not in src
-    assert "rt.written_adjoint(u_2_bar, slice(1, None, None))" in src
+    assert "u_2_bar[1:].copy()" in src and "rt.written_adjoint(" not in src  # (and `plain` reads it)
 
 
 def test_writes_into_integer_arrays_still_ask_their_dtype():
@@ -116,7 +116,7 @@ def buffer_stencil(u0, k):
 def test_a_float_buffer_accumulates_like_an_array():
     """A Buffer of floats has an array of floats as gradient: `+=` into slices, not `rt.accum`."""
     src = adjoint_source(buffer_stencil, args=(np.ones(6), 0.25))
-    assert "rt.accum(" not in src and "u_2_bar[2:] += " in src
+    assert "rt.accum(" not in src and "_bar[2:] += " in src
 
 
 def object_slots(x):

@@ -1,0 +1,204 @@
+"""Plain: runtime helper calls of the backward code whose run-time checks are settled at compile
+time become the NumPy statements they run.
+
+A write helper checks, at every call, what kind of index it got (advanced indices need
+`np.add.at` and the winning duplicates), whether its array is a number or an array, and what it
+returns (a slot or a copy of slots). Where the index is basic (integers known to be integers,
+literal slices), the adjoint array's rank is known and the array written holds floats (the
+helper was not given its dtype: `floats`), the answer is known and the call is replaced:
+
+    x_bar = rt.add_at(x_bar, i, g)              x_bar[i] += g
+    v_bar = rt.written_total(b_bar, i)     ->   v_bar = b_bar[i]
+    b_bar_2 = rt.zero_slots(b_bar, i)           b_bar[i] = 0.0
+                                                b_bar_2 = b_bar
+
+Each rewrite lives beside the helper it replaces, keyed by the helper itself (never its name),
+and reproduces exactly the branch the helper would take.
+"""
+from __future__ import annotations
+
+import copy
+
+import gast
+
+from . import runtime as rt
+from .simplify import Code, assign_stmt
+from .template import BIf, BLoop
+
+
+class Facts:
+    """What the rewrites may assume: `ints` are names surely holding integers, `ranks` the ndim of
+    the values (and adjoints) bound to a name."""
+
+    def __init__(self, ints: set, ranks: dict):
+        self.ints = ints
+        self.ranks = ranks
+
+    def parts(self, idx) -> list | None:
+        """The parts of a basic index (each 'int' or 'slice'), or None for any other index."""
+        items = idx.elts if isinstance(idx, gast.Tuple) else [idx]
+        out = []
+        for item in items:
+            if _int_literal(item) or (isinstance(item, gast.Name) and item.id in self.ints):
+                out.append("int")
+            elif _literal_slice(item) is not None:
+                out.append("slice")
+            else:
+                return None
+        return out if items else None
+
+    def selects_one(self, g, idx) -> bool | None:
+        """Whether `g[idx]` is one element (True), an array of slots (False), or unknown (None)."""
+        parts = self.parts(idx)
+        rank = self.ranks.get(g.id) if isinstance(g, gast.Name) else None
+        if parts is None or rank is None or rank < 1 or len(parts) > rank:
+            return None
+        return parts.count("int") == rank
+
+
+def _int_literal(e) -> bool:
+    if isinstance(e, gast.UnaryOp) and isinstance(e.op, gast.USub):
+        e = e.operand
+    return isinstance(e, gast.Constant) and type(e.value) is int
+
+
+def _literal_slice(e):
+    """`slice(a, b, c)` with literal int or None bounds as subscript syntax (`a:b:c`), else None."""
+    if isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and e.func.id == "slice" and len(e.args) == 3 \
+            and not e.keywords and all(_int_literal(a) or (isinstance(a, gast.Constant) and a.value is None)
+                                       for a in e.args):
+        lo, hi, step = (None if isinstance(a, gast.Constant) and a.value is None else a for a in e.args)
+        return gast.Slice(lower=lo, upper=hi, step=step)
+    return None
+
+
+def _subscript_index(idx):
+    """A basic index as subscript syntax."""
+    if isinstance(idx, gast.Tuple):
+        return gast.Tuple(elts=[_subscript_index(e) for e in idx.elts], ctx=gast.Load())
+    return _literal_slice(idx) or idx
+
+
+def _subscript(g, idx, store: bool = False):
+    return gast.Subscript(value=gast.Name(id=g.id, ctx=gast.Load(), annotation=None, type_comment=None),
+                          slice=_subscript_index(copy.deepcopy(idx)), ctx=gast.Store() if store else gast.Load())
+
+
+def _method(value, name: str):
+    return gast.Call(func=gast.Attribute(value=value, attr=name, ctx=gast.Load()), args=[], keywords=[])
+
+
+# -- expressions: helper(args) -> an expression, or None to keep the call ---------------------------
+
+def _written_total(call, facts: Facts):
+    """`rt.written_total(g, idx)` of a float array, basic index: the slot, or the sum of the slots."""
+    if len(call.args) != 2 or call.keywords:
+        return None
+    g, idx = call.args
+    one = facts.selects_one(g, idx)
+    if one is None:
+        return None
+    return _subscript(g, idx) if one else _method(_subscript(g, idx), "sum")
+
+
+def _written_adjoint(call, facts: Facts):
+    """`rt.written_adjoint(g, idx)` of a float array, basic index: the slot, or a copy of the slots."""
+    if len(call.args) != 2 or call.keywords:
+        return None
+    g, idx = call.args
+    one = facts.selects_one(g, idx)
+    if one is None:
+        return None
+    return _subscript(g, idx) if one else _method(_subscript(g, idx), "copy")
+
+
+def _pow_base_derivative(call, facts: Facts):
+    """`rt.pow_base_derivative(x, k)` for an integer literal k >= 2: `k * x ** (k - 1)`."""
+    if len(call.args) != 2 or call.keywords or not (isinstance(call.args[1], gast.Constant)
+                                                    and type(call.args[1].value) is int and call.args[1].value >= 2):
+        return None
+    x, k = call.args
+    power = x if k.value == 2 else gast.BinOp(left=x, op=gast.Pow(), right=gast.Constant(value=k.value - 1, kind=None))
+    return gast.BinOp(left=gast.Constant(value=k.value, kind=None), op=gast.Mult(), right=power)
+
+
+EXPRESSIONS = {rt.written_total: _written_total, rt.written_adjoint: _written_adjoint,
+               rt.pow_base_derivative: _pow_base_derivative}
+
+
+# -- statements: `a = helper(g, ...)` that update g in place -> statements, or None ------------------
+
+def _in_place(target: str, g, stmt) -> list:
+    """`stmt` (which updates the array `g` in place), then `target = g` unless they are one name."""
+    out = [stmt]
+    if target != g.id:
+        out.append(assign_stmt(target, gast.Name(id=g.id, ctx=gast.Load(), annotation=None, type_comment=None)))
+    return out
+
+
+def _zero_slots(target: str, call, facts: Facts):
+    """`a = rt.zero_slots(g, idx)`, g an array of floats, basic index: `g[idx] = 0.0`."""
+    if len(call.args) != 2 or call.keywords or not isinstance(call.args[0], gast.Name):
+        return None
+    g, idx = call.args
+    if facts.selects_one(g, idx) is None:
+        return None
+    zero = gast.Assign(targets=[_subscript(g, idx, store=True)], value=gast.Constant(value=0.0, kind=None),
+                       type_comment=None)
+    return _in_place(target, g, zero)
+
+
+def _add_at(target: str, call, facts: Facts):
+    """`a = rt.add_at(g, idx, v)`, basic index: `g[idx] += v`."""
+    if len(call.args) != 3 or call.keywords or not isinstance(call.args[0], gast.Name):
+        return None
+    g, idx, v = call.args
+    if facts.parts(idx) is None:
+        return None
+    add = gast.AugAssign(target=_subscript(g, idx, store=True), op=gast.Add(), value=v)
+    return _in_place(target, g, add)
+
+
+STATEMENTS = {rt.zero_slots: _zero_slots, rt.add_at: _add_at}
+
+
+def _helper(call):
+    f = call.func if isinstance(call, gast.Call) else None
+    if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and f.value.id == "rt":
+        return getattr(rt, f.attr, None)
+    return None
+
+
+class _Expressions(gast.NodeTransformer):
+    def __init__(self, facts: Facts):
+        self.facts = facts
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        rewrite = EXPRESSIONS.get(_helper(node))
+        new = rewrite(node, self.facts) if rewrite else None
+        return node if new is None else new
+
+
+def _statement(stmt, facts: Facts) -> list:
+    if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name):
+        rewrite = STATEMENTS.get(_helper(stmt.value))
+        new = rewrite(stmt.targets[0].id, stmt.value, facts) if rewrite else None
+        if new is not None:
+            return new
+    return [_Expressions(facts).visit(stmt)]
+
+
+def rewrite(code: list, facts: Facts) -> list:
+    """`code` with the settled helper calls replaced (nested blocks included)."""
+    out = []
+    for c in code:
+        if isinstance(c, Code) and c.restore is None:
+            out += [Code(s, c.loc) for s in _statement(c.stmt, facts)]
+        elif isinstance(c, BIf):
+            out.append(BIf(c.cond, rewrite(c.body, facts), rewrite(c.orelse, facts), c.loc))
+        elif isinstance(c, BLoop):
+            out.append(BLoop(c.loop, rewrite(c.body, facts), c.loc))
+        else:
+            out.append(c)
+    return out

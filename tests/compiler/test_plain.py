@@ -1,0 +1,96 @@
+"""The plain pass: helper calls whose run-time checks are settled become NumPy statements."""
+from __future__ import annotations
+
+import gast
+import numpy as np
+
+from adjoint_compiler import adjoint_source, grad, plain
+from adjoint_compiler.printing import to_source
+from adjoint_compiler.simplify import Code
+from adjoint_compiler.testing import check_grads
+
+FACTS = plain.Facts(ints={"i", "j"}, ranks={"b": 1, "m": 2, "g": 0})
+
+
+def rewritten(*lines, facts=FACTS):
+    code = plain.rewrite([Code(gast.parse(line).body[0], None) for line in lines], facts)
+    return [to_source(c.stmt).strip() for c in code]
+
+
+def test_an_add_at_a_basic_index_adds_in_place():
+    assert rewritten("b = rt.add_at(b, i, g)") == ["b[i] += g"]
+    assert rewritten("c = rt.add_at(b, slice(1, -1, None), g)") == ["b[1:-1] += g", "c = b"]
+
+
+def test_an_add_at_any_other_index_stays():
+    """`k` may hold an integer array (duplicates accumulate with np.add.at)."""
+    assert rewritten("b = rt.add_at(b, k, g)") == ["b = rt.add_at(b, k, g)"]
+
+
+def test_the_total_of_written_slots_reads_them():
+    assert rewritten("v = rt.written_total(b, i)") == ["v = b[i]"]
+    assert rewritten("v = rt.written_total(m, i)") == ["v = m[i].sum()"]
+    assert rewritten("v = rt.written_total(m, (i, j))") == ["v = m[i, j]"]
+    assert rewritten("v = rt.written_total(b, slice(None, -2, None))") == ["v = b[:-2].sum()"]
+
+
+def test_written_slots_are_copied_unless_one():
+    assert rewritten("v = rt.written_adjoint(b, -1)") == ["v = b[-1]"]
+    assert rewritten("v = rt.written_adjoint(m, 0)") == ["v = m[0].copy()"]
+
+
+def test_zeroing_slots_writes_zeros():
+    assert rewritten("a = rt.zero_slots(b, i)") == ["b[i] = 0.0", "a = b"]
+
+
+def test_unknown_ranks_dtypes_or_indices_keep_the_helper():
+    keep = ["v = rt.written_total(x, i)",  # x: rank (so: float) unknown
+            "v = rt.written_total(b, i, into)",  # the array written may hold integers
+            "v = rt.written_total(m, (i, i, i))",  # more indices than axes: the helper raises
+            "a = rt.zero_slots(g, i)",  # a 0-d gradient may be a number
+            "v = rt.written_adjoint(b, mask)"]
+    for line in keep:
+        assert rewritten(line) == [line]
+
+
+def test_integer_powers():
+    assert rewritten("d = rt.pow_base_derivative(x, 2)") == ["d = 2 * x"]
+    assert rewritten("d = rt.pow_base_derivative(x, 3)") == ["d = 3 * x ** 2"]
+    for line in ("d = rt.pow_base_derivative(x, 0.5)", "d = rt.pow_base_derivative(x, 1)",
+                 "d = rt.pow_base_derivative(x, y)"):
+        assert rewritten(line) == [line]
+
+
+def slot_loop(x, w):
+    b = np.zeros(x.shape[0])
+    s = 0.0
+    for i in range(x.shape[0]):
+        b[i] = x[i] * w
+        s = s + b[i] ** 3
+    return s + np.sum(b)
+
+
+def slot_loop_integers(x, w):
+    b = np.zeros(x.shape[0], dtype=int)
+    s = 0.0
+    for i in range(x.shape[0]):
+        b[i] = x[i] * w
+        s = s + x[i] * b[i]
+    return s
+
+
+def test_element_writes_in_a_loop_are_plain_numpy():
+    src = adjoint_source(slot_loop, args=(np.ones(3), 0.5))
+    for helper in ("rt.add_at(", "rt.written_total(", "rt.zero_slots(", "rt.pow_base_derivative("):
+        assert helper not in src
+    check_grads(slot_loop, np.array([0.3, -1.2, 2.0]), 0.7, wrt=(0, 1))
+
+
+def test_writes_into_integers_keep_their_checks():
+    """The truncated value written into an integer array gets no gradient (at run time)."""
+    x = np.array([0.3, -1.2, 2.5])
+    src = adjoint_source(slot_loop_integers, args=(x, 0.7))
+    assert "rt.written_total(" in src
+    gx, gw = grad(slot_loop_integers, wrt=(0, 1))(x, 0.7)
+    np.testing.assert_allclose(gx, np.trunc(x * 0.7))
+    assert gw == 0.0
