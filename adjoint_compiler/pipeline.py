@@ -142,14 +142,17 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
     if stage == "activity":
         names = sorted(v.name for v in active)
         return format_ir(fn) + "\n\n# active: " + ", ".join(names)
-    backward, names = reverse(fn, active, namer, wrt_vars, ranks, ndims)
+    zeros: dict = {}
+    backward, names = reverse(fn, active, namer, wrt_vars, ranks, ndims, real, zeros)
     result_bar = names.get(fn.result) if isinstance(fn.result, ir.Var) else None
     if stage == "reverse":
         return "\n".join(repr(s) for s in backward)
     shapes_from_params(backward, ranks, fn.params, [s.target for s in fn.body if isinstance(s, ir.Assign) and s.target])
     forget_dtypes(backward, floats.float_names(fn, real))
     returned = {names[v] for v in wrt_vars if v in names}
-    code, live_in, defined = simplify(backward, names, {result_bar} if result_bar else set(), returned, views)
+    scalars = {names[v] for v, ndim in ndims.items() if ndim == 0 and v in names}
+    code, live_in, defined = simplify(backward, names, {result_bar} if result_bar else set(), returned, views,
+                                      zeros, scalars)
     # `grad` needs no value: a result known to be an active scalar is seeded with 1.0 unread
     seeded = mode == "grad" and result_bar is not None and ndims.get(fn.result) == 0
     if seeded:  # a constant like any other: `copies` puts it where it is read

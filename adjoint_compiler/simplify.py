@@ -10,11 +10,12 @@ Guarantees on the output (a list of `Code` and `BIf`):
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import gast
 
-from . import ir
+from . import ir, sink
 from .printing import operand as operand_text
 from .shapes import SAME_SHAPE, is_elementwise
 from .template import Accum, BIf, BLoop, Mark, Raw, Reset, Restore
@@ -134,10 +135,12 @@ class Resolver:
     by one name only, so they may be updated in place): `x_bar += e`, `rt.add_at(x_bar, idx, g)`
     and in-place zeroing of overwritten slots are used only on owned arrays."""
 
-    def __init__(self, names: dict):
+    def __init__(self, names: dict, zeros: dict | None = None, scalars: set = frozenset()):
         self.names = names  # Var -> adjoint name
         self.adjoint_of = {n: v for v, n in names.items()}
         self.adjoint_names = set(self.adjoint_of)
+        self.zero_values = zeros or {}  # adjoint name -> its zero, where not rt.zeros_like(value)
+        self.scalars = scalars  # adjoint names of values known to be scalars (never updated in place)
 
     def accumulate(self, s: Accum, name: str, defined: set, owned: set):
         """The statement adding `s.expr` into `name`, and `name`'s ownership after it."""
@@ -177,7 +180,11 @@ class Resolver:
         owned = set() if owned is None else owned
         out: list = []
         dropped: set = set()  # locals of rule statements dropped for reading a zero adjoint
-        for s in stmts:
+        stmts = list(stmts)
+        k = 0
+        while k < len(stmts):
+            s = stmts[k]
+            k += 1
             if isinstance(s, Accum):
                 name = self.names[s.var]
                 if (loads(s.expr) & self.adjoint_names) - defined or _overwrites_all(s.expr) \
@@ -209,6 +216,13 @@ class Resolver:
                 d_body, d_else = set(defined), set(defined)
                 o_body, o_else = set(owned), set(owned)
                 body, orelse = self.block(s.body, d_body, o_body), self.block(s.orelse, d_else, o_else)
+                moved = sink.split(stmts[k:], d_body, d_else, self.names, self.adjoint_names)
+                if moved:  # what reads a gradient only one branch defines runs in that branch
+                    s = BIf(s.cond, s.body + moved[0], s.orelse + moved[1], s.loc)
+                    stmts[k:] = moved[2]
+                    d_body, d_else = set(defined), set(defined)
+                    o_body, o_else = set(owned), set(owned)
+                    body, orelse = self.block(s.body, d_body, o_body), self.block(s.orelse, d_else, o_else)
                 for name in sorted(d_body - d_else):
                     orelse.append(self.zeros(name, s.loc))
                     o_else.add(name)
@@ -228,13 +242,19 @@ class Resolver:
         loop = s.loop
         carried = [self.names[p] for p in loop.params if p in self.names]
         local = {self.names[v] for v in ir.defined_in(loop.body) | {loop.target} if v in self.names}
+        local |= {self.names[v] for slot in s.slots for v in (slot.var, slot.rest) if v in self.names}
+        # a slot-local array's adjoint is defined by an iteration only if it was on entry
+        lent = {self.names[slot.param] for slot in s.slots if not slot.write_back and slot.param in self.names}
+        carried = [name for name in carried if name not in lent]
         before = []
         for name in carried + sorted(self.accumulated(s.body) - local - set(carried)):
             if name not in defined:
+                if name in lent:
+                    continue
                 before.append(self.zeros(name, s.loc))
                 defined.add(name)
                 owned.add(name)
-            elif name not in owned and self.adjoint_of[name].kind == "num":
+            elif name not in owned and self.adjoint_of[name].kind == "num" and name not in self.scalars:
                 # shared (or a read-only broadcast): one private copy here, not one per iteration
                 before.append(Code(_assign(name, rt_call("private", _name(name))), s.loc))
                 owned.add(name)
@@ -257,7 +277,7 @@ class Resolver:
             body = self.block(s.body, inside, end)
             body += [self.zeros(name, s.loc) for name in carried if name not in inside]
         owned.intersection_update(start)
-        return before + [BLoop(loop, body, s.loc)]
+        return before + [BLoop(loop, body, s.loc, s.slots)]
 
     def accumulated(self, stmts) -> set:
         """Adjoint names that `stmts` add to or write into."""
@@ -272,6 +292,8 @@ class Resolver:
         return out
 
     def zeros(self, name: str, loc) -> Code:
+        if name in self.zero_values:
+            return Code(_assign(name, copy.deepcopy(self.zero_values[name])), loc)
         var = self.adjoint_of[name]
         return Code(_assign(name, rt_call("zeros_like", _name(var.name))), loc)
 
@@ -455,13 +477,15 @@ def prune(stmts, live: set) -> tuple:
     return kept, live
 
 
-def simplify(backward: list, adjoint_names: dict, seeded: set, returned: set, views=None) -> tuple:
+def simplify(backward: list, adjoint_names: dict, seeded: set, returned: set, views=None,
+             zeros: dict | None = None, scalars: set = frozenset()) -> tuple:
     """(backward code, primal and adjoint names it reads on entry).
 
     `adjoint_names` maps Var -> adjoint name; `seeded` are the adjoints defined before the backward
     pass (the result's); `returned` the adjoint names the gradient function returns, and `defined`
-    tells which of those exist at the end."""
-    resolver = Resolver(adjoint_names)
+    tells which of those exist at the end. `zeros` maps adjoint names to their zero where it is
+    not `rt.zeros_like` of the value; `scalars` are the adjoint names of known scalars."""
+    resolver = Resolver(adjoint_names, zeros, scalars)
     defined = set(seeded)
     code = resolver.block(backward, defined)
     code, _ = prune_restores(code, set(), views or {})

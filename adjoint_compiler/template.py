@@ -62,11 +62,13 @@ class BIf:
 
 @dataclass
 class BLoop:
-    """The adjoint of a Loop: its iterations in reverse order."""
+    """The adjoint of a Loop: its iterations in reverse order. `slots`: the loop-carried arrays
+    whose adjoint meets one slot per iteration (`slots.Slot`)."""
 
     loop: object
     body: list
     loc: ir.Loc
+    slots: tuple = ()
 
 
 @dataclass
