@@ -147,7 +147,8 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
     result_bar = names.get(fn.result) if isinstance(fn.result, ir.Var) else None
     if stage == "reverse":
         return "\n".join(repr(s) for s in backward)
-    shapes_from_params(backward, ranks, fn.params, [s.target for s in fn.body if isinstance(s, ir.Assign) and s.target])
+    shapes_from_params(backward, ranks, fn.params, [s.target for s in fn.body if isinstance(s, ir.Assign) and s.target],
+                       fn.body)
     forget_dtypes(backward, floats.float_names(fn, real))
     returned = {names[v] for v in wrt_vars if v in names}
     scalars = {names[v] for v, ndim in ndims.items() if ndim == 0 and v in names}
@@ -159,7 +160,7 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
         code.insert(0, Code(assign_stmt(result_bar, gast.Constant(value=1.0, kind=None)),
                             getattr(code[0], "loc", fn.loc) if code else fn.loc))
     code = copies.propagate(code, set(names.values()), returned | (set() if seeded else {result_bar}))
-    code = plain.rewrite(code, plain_facts(fn, names, ints, ndims, real))
+    code = plain.rewrite(code, plain_facts(fn, names, ints, ndims, real, ranks))
     code = copies.propagate(code, set(names.values()), returned | (set() if seeded else {result_bar}))
     grads = [names[v] if v in names and names[v] in defined else f"rt.zeros_like({v.name})" for v in wrt_vars]
     needed = set(live_in) | (set() if seeded else {v.name for v in ir.operand_vars(fn.result)})
@@ -195,23 +196,25 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
     return compiled
 
 
-def plain_facts(fn: ir.Function, names: dict, ints: set, ndims: dict, real: dict) -> plain.Facts:
-    """The names the backward code binds to integers, and the ranks of the names bound to real
-    floats (a primal value or its adjoint), for `plain`; a name bound to values that disagree
-    is left out."""
+def plain_facts(fn: ir.Function, names: dict, ints: set, ndims: dict, real: dict, classes: dict) -> plain.Facts:
+    """The names the backward code binds to integers, and the ranks and shape classes of the names
+    bound to real floats (a primal value or its adjoint), for `plain`; a name bound to values
+    that disagree is left out."""
     values = set(fn.params) | ir.defined_in(fn.body)
     int_names = {v.name for v in ints} - {v.name for v in values if v not in ints}
-    ranks: dict = {}
+    facts: dict = {}
     clash: set = set()
     for v in values:
-        rank = ndims.get(v) if real.get(v) == "f" else None
+        fact = (ndims.get(v), classes.get(v)) if real.get(v) == "f" else None
         for name in (v.name, names.get(v)):
             if name is None:
                 continue
-            if rank is None or ranks.get(name, rank) != rank:
+            if fact is None or fact[0] is None or facts.get(name, fact) != fact:
                 clash.add(name)
-            ranks[name] = rank
-    return plain.Facts(int_names, {n: r for n, r in ranks.items() if n not in clash})
+            facts[name] = fact
+    kept = {n: f for n, f in facts.items() if n not in clash}
+    return plain.Facts(int_names, {n: f[0] for n, f in kept.items()},
+                       {n: f[1] for n, f in kept.items() if f[1] not in (None, 0)})
 
 
 def written_params(fn: ir.Function, node) -> tuple:

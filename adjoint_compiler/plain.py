@@ -30,9 +30,15 @@ class Facts:
     """What the rewrites may assume: `ints` are names surely holding integers, `ranks` the ndim of
     the values (and adjoints) bound to a name."""
 
-    def __init__(self, ints: set, ranks: dict):
+    def __init__(self, ints: set, ranks: dict, classes: dict | None = None):
         self.ints = ints
         self.ranks = ranks
+        self.classes = classes or {}  # name -> shape class (shapes), for the arrays of `ranks`
+
+    def same_shape(self, a, b) -> bool:
+        """Whether the names `a` and `b` surely hold arrays of one shape."""
+        ta = self.classes.get(a.id) if isinstance(a, gast.Name) else None
+        return ta is not None and isinstance(b, gast.Name) and ta == self.classes.get(b.id)
 
     def parts(self, idx) -> list | None:
         """The parts of a basic index (each 'int' or 'slice'), or None for any other index."""
@@ -162,6 +168,24 @@ def _add_at(target: str, call, facts: Facts):
 STATEMENTS = {rt.zero_slots: _zero_slots, rt.add_at: _add_at}
 
 
+def _add_copied(call, facts: Facts):
+    """`x += rt.copied_adjoint(g, src, True)` (`np.copyto` of every slot into a float array):
+    the copy protects `g` from later updates of what it is assigned to; added in place, it is
+    only read, so `x += g` (or its sum over the axes `src` was broadcast along)."""
+    if len(call.args) != 3 or call.keywords or not (isinstance(call.args[2], gast.Constant)
+                                                    and call.args[2].value is True):
+        return None
+    g, src, _ = call.args
+    if facts.ranks.get(getattr(g, "id", None)) is None:
+        return None
+    return g if facts.same_shape(g, src) else gast.Call(
+        func=gast.Attribute(value=gast.Name(id="rt", ctx=gast.Load(), annotation=None, type_comment=None),
+                            attr="unbroadcast", ctx=gast.Load()), args=[g, src], keywords=[])
+
+
+ADDED = {rt.copied_adjoint: _add_copied}  # `x += helper(...)`: the value is only read
+
+
 def _helper(call):
     f = call.func if isinstance(call, gast.Call) else None
     if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and f.value.id == "rt":
@@ -186,6 +210,11 @@ def _statement(stmt, facts: Facts) -> list:
         new = rewrite(stmt.targets[0].id, stmt.value, facts) if rewrite else None
         if new is not None:
             return new
+    if isinstance(stmt, gast.AugAssign) and isinstance(stmt.op, gast.Add):
+        rewrite = ADDED.get(_helper(stmt.value))
+        new = rewrite(stmt.value, facts) if rewrite else None
+        if new is not None:
+            stmt = gast.AugAssign(target=stmt.target, op=stmt.op, value=new)
     return [_Expressions(facts).visit(stmt)]
 
 

@@ -126,6 +126,13 @@ def _is_advanced(idx) -> bool:
 
 def getitem_adjoint(g, x, idx):
     """The gradient of `x` from the gradient `g` of `x[idx]`; duplicate indices accumulate."""
+    kind = type(idx)
+    if (kind is slice or kind is int) and type(x) is np.ndarray and x.dtype.kind != "O":  # the common case
+        kind = type(g)
+        if kind is np.ndarray and g.dtype.kind == "f" or kind is float or kind is np.float64:
+            out = np.zeros(x.shape, g.dtype if kind is np.ndarray else np.float64)
+            out[idx] = g
+            return out
     if isinstance(x, (tuple, list)):
         out = [None] * len(x)
         if isinstance(idx, slice):

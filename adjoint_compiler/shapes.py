@@ -107,9 +107,9 @@ class Shapes:
         if is_elementwise(p) and not s.kwargs:
             tokens = [self.of(a) for a in s.args]
             if None in tokens:
-                return None
+                return s.target  # a shape of its own (what is computed from it elementwise shares it)
             arrays = {t for t in tokens if t != 0}
-            return 0 if not arrays else (arrays.pop() if len(arrays) == 1 else None)
+            return 0 if not arrays else (arrays.pop() if len(arrays) == 1 else s.target)
         if p in REDUCTIONS or (isinstance(p, ir.Method) and p.name in REDUCING_METHODS):
             axis, keep = _axis_keepdims(s)
             if isinstance(axis, ir.Const) and axis.value is None and isinstance(keep, ir.Const) \

@@ -347,14 +347,31 @@ def _shape_args(node, dtypes: bool = False):
             yield n, SHAPE_ONLY[n.func.attr]
 
 
-def shapes_from_params(backward: list, classes: dict, params: list, top: list = ()) -> None:
+def shapes_from_params(backward: list, classes: dict, params: list, top: list = (), body: list = ()) -> None:
     """Where the backward pass reads a value only for its shape and a parameter surely has that
-    shape, read the parameter instead, or else a top-level value (of `top`) it reads anyway: the
-    value need not be computed or kept for it."""
+    shape, read the parameter instead, or else a top-level value (of `top`) it reads anyway, or
+    else the operand of the same shape it was computed from elementwise (of `body`, the forward
+    IR: defined before it, so it holds that iteration's value wherever it does): the value need
+    not be computed or kept for it."""
     read = _value_reads(backward)
     sources = list(params) + [v for v in top if v.name in read and v not in params]
     by_class = {classes[v]: v.name for v in reversed(sources) if classes.get(v) not in (None, 0)}
     by_name = {v.name: by_class[t] for v, t in classes.items() if t in by_class}
+    defs = {s.target: s for s in ir.walk(body) if isinstance(s, ir.Assign) and s.target is not None}
+    for v, token in classes.items():
+        if token in (None, 0) or v.name in by_name:
+            continue
+        source, seen = v, set()
+        while source not in seen:  # down a chain of elementwise operations that keep the shape
+            seen.add(source)
+            s = defs.get(source)
+            same = [a for a in s.args if isinstance(a, ir.Var) and a.kind == "num" and classes.get(a) == token] \
+                if s is not None and is_elementwise(s.prim) and not s.kwargs else []
+            if not same:
+                break
+            source = same[0]
+        if source is not v:
+            by_name[v.name] = source.name
     _read_shapes_from(backward, by_name)
 
 
