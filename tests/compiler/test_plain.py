@@ -94,3 +94,29 @@ def test_writes_into_integers_keep_their_checks():
     gx, gw = grad(slot_loop_integers, wrt=(0, 1))(x, 0.7)
     np.testing.assert_allclose(gx, np.trunc(x * 0.7))
     assert gw == 0.0
+
+
+def test_a_copy_added_in_place_is_read_in_place():
+    facts = plain.Facts(set(), {"g": 1, "u": 1, "v": 1}, {"g": "A", "u": "A", "v": "B"})
+    assert rewritten("x += rt.copied_adjoint(g, u, True)", facts=facts) == ["x += g"]
+    assert rewritten("x += rt.copied_adjoint(g, v, True)", facts=facts) == ["x += rt.unbroadcast(g, v)"]
+    keep = ["x = rt.copied_adjoint(g, u, True)",  # a first assignment: x must not be g
+            "x += rt.copied_adjoint(g, u, mask)",  # only the masked slots
+            "x += rt.copied_adjoint(g, u, True, b)"]  # b may hold integers
+    for line in keep:
+        assert rewritten(line, facts=facts) == [line]
+
+
+def copied_back(u0, k):
+    u = u0.copy()
+    v = u0.copy()
+    for _ in range(3):
+        v[1:] = u[1:] * k + u[:-1]
+        np.copyto(u, v)
+    return np.sum(u * u)
+
+
+def test_copyto_back_in_a_loop():
+    src = adjoint_source(copied_back, args=(np.ones(4), 0.5))
+    assert "rt.copied_adjoint(" not in src and "_saved" not in src  # no copy, no save of v's slots
+    check_grads(copied_back, np.array([0.5, -1.0, 2.0, 0.3]), 0.7, wrt=(0, 1))
