@@ -218,16 +218,148 @@ def _statement(stmt, facts: Facts) -> list:
     return [_Expressions(facts).visit(stmt)]
 
 
+# -- across statements: the gradient of a full reduction read as the number it broadcasts --------
+
+def _is_rt(node, helper) -> bool:
+    return _helper(node) is helper
+
+
+def _scalar(e, facts: Facts) -> bool:
+    """Whether an expression surely is one number."""
+    if isinstance(e, gast.Constant):
+        return type(e.value) in (int, float)
+    if isinstance(e, gast.Name):
+        return facts.ranks.get(e.id) == 0
+    if isinstance(e, gast.UnaryOp):
+        return _scalar(e.operand, facts)
+    if isinstance(e, gast.BinOp):
+        return _scalar(e.left, facts) and _scalar(e.right, facts)
+    return _is_rt(e, rt.reduced_size)
+
+
+def _shape_class(e, facts: Facts):
+    """The shape class of an elementwise expression of names and numbers (None if unknown)."""
+    if isinstance(e, gast.Name):
+        return facts.classes.get(e.id)
+    if isinstance(e, gast.UnaryOp):
+        return _shape_class(e.operand, facts)
+    if isinstance(e, gast.BinOp) and not isinstance(e.op, gast.MatMult):
+        left, right = (None if _scalar(side, facts) else _shape_class(side, facts) for side in (e.left, e.right))
+        if _scalar(e.left, facts):
+            return right
+        if _scalar(e.right, facts):
+            return left
+        return left if left is not None and left == right else None
+    return None
+
+
+def _broadcast_reads(stmt, name: str, token, facts: Facts):
+    """The nodes holding `name` in `stmt` if every read of it is an elementwise product with an
+    operand of shape class `token` (`rt.chain(name, d)`, `name * d`), else None."""
+    reads = [n for n in gast.walk(stmt) if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load)]
+    sites = []
+    for node in gast.walk(stmt):
+        if _is_rt(node, rt.chain) and len(node.args) == 2 and isinstance(node.args[0], gast.Name) \
+                and node.args[0].id == name and _shape_class(node.args[1], facts) == token:
+            sites.append((node, "args", 0))
+        elif isinstance(node, gast.BinOp) and isinstance(node.op, gast.Mult):
+            for side, other in (("left", node.right), ("right", node.left)):
+                value = getattr(node, side)
+                if isinstance(value, gast.Name) and value.id == name and _shape_class(other, facts) == token:
+                    sites.append((node, side, None))
+    return sites if len(sites) == len(reads) else None
+
+
+def _scalar_gradients(items: list, facts: Facts, reads: dict) -> list:
+    """`a = rt.expand_reduced(c, x, None, False)` (one number `c` broadcast to `x`'s shape) whose
+    every reader multiplies it elementwise by something of `x`'s shape reads `c` instead: the
+    product broadcasts it the same way, one pass and one helper call fewer. `reads` counts the
+    reads of each name in the whole code (every one must be such a product)."""
+    from .simplify import stores
+    from .template import Mark
+    out = []
+    for item in items:
+        if isinstance(item, BIf):
+            item = BIf(item.cond, _scalar_gradients(item.body, facts, reads),
+                       _scalar_gradients(item.orelse, facts, reads), item.loc)
+        elif isinstance(item, BLoop):
+            item = BLoop(item.loop, _scalar_gradients(item.body, facts, reads), item.loc)
+        out.append(item)
+    k = 0
+    while k < len(out):
+        c = out[k]
+        k += 1
+        call = c.stmt.value if isinstance(c, Code) and isinstance(c.stmt, gast.Assign) else None
+        if not (_is_rt(call, rt.expand_reduced) and len(call.args) == 4 and not call.keywords
+                and len(c.stmt.targets) == 1 and isinstance(c.stmt.targets[0], gast.Name)):
+            continue
+        value, x, axis, keep = call.args
+        token = facts.classes.get(getattr(x, "id", None))
+        if not (token is not None and _scalar(value, facts) and isinstance(axis, gast.Constant)
+                and axis.value is None and isinstance(keep, gast.Constant) and keep.value is False):
+            continue
+        name = c.stmt.targets[0].id
+        needs = {n.id for n in gast.walk(value) if isinstance(n, gast.Name)}
+        plan = []
+        for item in out[k:]:  # the readers that follow, while `a` and what `c` reads stay bound
+            if isinstance(item, Mark):
+                if needs & {v.name for v in ir_defined(item.stmt)}:
+                    break
+                continue
+            if not isinstance(item, Code):
+                break
+            sites = _broadcast_reads(item.stmt, name, token, facts)
+            if sites is None:
+                break
+            plan += sites
+            changed = set().union(*stores(item.stmt))
+            if name in changed or needs & changed:
+                break
+        if not plan or len(plan) != reads.get(name, 0):
+            continue
+        for node, field, index in plan:
+            if index is None:
+                setattr(node, field, copy.deepcopy(value))
+            else:
+                getattr(node, field)[index] = copy.deepcopy(value)
+        k -= 1
+        del out[k]
+    return out
+
+
+def ir_defined(stmt) -> list:
+    from . import ir
+    return ir.defined_by(stmt)
+
+
+def _statements(item):
+    if isinstance(item, Code):
+        yield item.stmt
+    for inner in (item.body + getattr(item, "orelse", [])) if isinstance(item, (BIf, BLoop)) else []:
+        yield from _statements(inner)
+
+
 def rewrite(code: list, facts: Facts) -> list:
     """`code` with the settled helper calls replaced (nested blocks included)."""
+    code = _rewrite(code, facts)
+    reads: dict = {}
+    for item in code:
+        for stmt in _statements(item):
+            for n in gast.walk(stmt):
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+                    reads[n.id] = reads.get(n.id, 0) + 1
+    return _scalar_gradients(code, facts, reads)
+
+
+def _rewrite(code: list, facts: Facts) -> list:
     out = []
     for c in code:
         if isinstance(c, Code) and c.restore is None:
             out += [Code(s, c.loc) for s in _statement(c.stmt, facts)]
         elif isinstance(c, BIf):
-            out.append(BIf(c.cond, rewrite(c.body, facts), rewrite(c.orelse, facts), c.loc))
+            out.append(BIf(c.cond, _rewrite(c.body, facts), _rewrite(c.orelse, facts), c.loc))
         elif isinstance(c, BLoop):
-            out.append(BLoop(c.loop, rewrite(c.body, facts), c.loc))
+            out.append(BLoop(c.loop, _rewrite(c.body, facts), c.loc))
         else:
             out.append(c)
     return out

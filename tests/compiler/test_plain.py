@@ -120,3 +120,21 @@ def test_copyto_back_in_a_loop():
     src = adjoint_source(copied_back, args=(np.ones(4), 0.5))
     assert "rt.copied_adjoint(" not in src and "_saved" not in src  # no copy, no save of v's slots
     check_grads(copied_back, np.array([0.5, -1.0, 2.0, 0.3]), 0.7, wrt=(0, 1))
+
+
+SHAPED = plain.Facts(set(), {"x": 1, "y": 1, "s": 0}, {"x": "A", "y": "B"})
+
+
+def test_a_broadcast_number_multiplied_elementwise_is_read_as_the_number():
+    assert rewritten("a = rt.expand_reduced(1.0 / rt.reduced_size(x, None), x, None, False)",
+                     "b = rt.chain(a, 2 * x)", "c = a * x", facts=SHAPED) == \
+        ["b = rt.chain(1.0 / rt.reduced_size(x, None), 2 * x)", "c = 1.0 / rt.reduced_size(x, None) * x"]
+
+
+def test_a_broadcast_number_read_any_other_way_stays_an_array():
+    keep = [("a = rt.expand_reduced(s, x, None, False)", "b = rt.chain(a, 2 * y)"),  # another shape
+            ("a = rt.expand_reduced(s, x, None, False)", "b = rt.unbroadcast(a, y)"),  # not a product
+            ("a = rt.expand_reduced(s, x, None, False)", "s = 2.0", "b = rt.chain(a, x)"),  # s rebound
+            ("a = rt.expand_reduced(s, x, 0, False)", "b = rt.chain(a, x)")]  # along one axis
+    for lines in keep:
+        assert rewritten(*lines, facts=SHAPED) == list(lines)
