@@ -25,9 +25,10 @@ INDENT = "    "
 
 
 class Writer:
-    def __init__(self, home_file: str, tape=None, recipes=None):
+    def __init__(self, home_file: str, tape=None, recipes=None, views=frozenset()):
         self.tape = tape
         self.recipes = recipes or {}  # id(stmt) -> the operands whose shape its target has (simplify)
+        self.views = views  # ids of the Buffer reads that read the Buffer's array in place (peek)
         self.lines: list[str] = []
         self.home_file = home_file
         self.last_line = None
@@ -71,7 +72,8 @@ class Writer:
                 self.emit(depth, f"{s.target.name} = rt.{helper}({', '.join(map(operand, recipe))})", s.loc)
                 continue
             if isinstance(s, ir.Assign):
-                rhs = expression(s)
+                rhs = expression(s) if id(s) not in self.views else \
+                    f"{operand(s.args[0])}.data[{operand(s.args[1], in_index=True)}]"
                 plain = s.target is None or s.prim in ir.WRITES
                 self.emit(depth, rhs if plain else f"{s.target.name} = {rhs}", s.loc)
             else:
@@ -202,7 +204,7 @@ def names_in(text: str) -> set:
 
 def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep: set, needed: set,
              header: str, tape=None, namer=None, arrays: frozenset = frozenset(), seeded: bool = False,
-             recipes=None) -> tuple:
+             recipes=None, views=frozenset()) -> tuple:
     """(source, {generated line: Loc}) of the gradient function of `fn`.
 
     `result_bar` is the result's adjoint name (None if the result is inactive), `grads` the returned
@@ -211,7 +213,7 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
     to be a scalar and its value is not computed unless the adjoint reads it); 'split' is `<f>_vjp(*args) -> (value, saved)` and
     `<f>_pullback(saved, result_bar) -> grads`. The names in `arrays` are released (`del`) after
     their last use."""
-    w = Writer(fn.loc.file, tape, recipes)
+    w = Writer(fn.loc.file, tape, recipes, views)
     w.emit(0, header)
     w.emit(0, "import numpy as np")
     w.emit(0, "from adjoint_compiler import runtime as rt")

@@ -30,6 +30,7 @@ from . import (
     loader,
     mutation,
     normalize,
+    peek,
     plain,
     shapes,
     ssa,
@@ -44,6 +45,7 @@ from .simplify import (
     dtype_loads,
     forget_dtypes,
     forward_needed,
+    loads,
     shapes_from_params,
     simplify,
     value_loads,
@@ -184,8 +186,9 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
               f"{', '.join(v.name for v in wrt_vars) or 'nothing'}")
     arrays = {v for v, ndim in ndims.items() if ndim}
     arrays = frozenset({v.name for v in arrays} | {names[v] for v in arrays if v in names})
+    views = peek.views(fn, codegen.code_names(code, loads) | {n for g in grads for n in codegen.names_in(g)}, ndims)
     text, line_locs = codegen.generate(fn, mode, result_bar, code, grads, keep, needed, header, plan, namer,
-                                       arrays, seeded, recipes)
+                                       arrays, seeded, recipes, views)
     if stage == "codegen":
         return text
     filename = f"<adjoint_compiler {func.__module__}.{func.__qualname__} {mode} wrt={','.join(map(str, wrt))}>"

@@ -47,7 +47,7 @@ class Facts:
         for item in items:
             if _int_literal(item) or (isinstance(item, gast.Name) and item.id in self.ints):
                 out.append("int")
-            elif _literal_slice(item) is not None:
+            elif _literal_slice(item, self.ints) is not None:
                 out.append("slice")
             else:
                 return None
@@ -68,21 +68,30 @@ def _int_literal(e) -> bool:
     return isinstance(e, gast.Constant) and type(e.value) is int
 
 
-def _literal_slice(e):
-    """`slice(a, b, c)` with literal int or None bounds as subscript syntax (`a:b:c`), else None."""
+def _literal_slice(e, ints: set = frozenset()):
+    """`slice(a, b, c)` whose bounds are int literals, None or names of integers (`ints`) as
+    subscript syntax (`a:b:c`), else None."""
     if isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and e.func.id == "slice" and len(e.args) == 3 \
             and not e.keywords and all(_int_literal(a) or (isinstance(a, gast.Constant) and a.value is None)
-                                       for a in e.args):
+                                       or (isinstance(a, gast.Name) and a.id in ints) for a in e.args):
         lo, hi, step = (None if isinstance(a, gast.Constant) and a.value is None else a for a in e.args)
         return gast.Slice(lower=lo, upper=hi, step=step)
     return None
 
 
 def _subscript_index(idx):
-    """A basic index as subscript syntax."""
+    """A basic index (checked by Facts.parts) as subscript syntax."""
     if isinstance(idx, gast.Tuple):
         return gast.Tuple(elts=[_subscript_index(e) for e in idx.elts], ctx=gast.Load())
-    return _literal_slice(idx) or idx
+    return _literal_slice(idx, _ANY_NAME) or idx
+
+
+class _AnyName(frozenset):
+    def __contains__(self, name) -> bool:
+        return True
+
+
+_ANY_NAME = _AnyName()
 
 
 def _subscript(g, idx, store: bool = False):
@@ -128,8 +137,23 @@ def _pow_base_derivative(call, facts: Facts):
     return gast.BinOp(left=gast.Constant(value=k.value, kind=None), op=gast.Mult(), right=power)
 
 
+def _chain(call, facts: Facts):
+    """`rt.chain(c, d)` for a nonzero finite number literal `c`: the cotangent is zero nowhere, so
+    it is the product (`d` itself for c = 1 and a `d` that is a new array)."""
+    if len(call.args) != 2 or call.keywords:
+        return None
+    c, d = call.args
+    value = -c.operand.value if isinstance(c, gast.UnaryOp) and isinstance(c.op, gast.USub) \
+        and isinstance(c.operand, gast.Constant) else getattr(c, "value", None) if isinstance(c, gast.Constant) else None
+    if type(value) not in (int, float) or value == 0 or value != value or abs(value) == float("inf"):
+        return None
+    if value == 1 and isinstance(d, (gast.BinOp, gast.UnaryOp)):
+        return d
+    return gast.BinOp(left=c, op=gast.Mult(), right=d)
+
+
 EXPRESSIONS = {rt.written_total: _written_total, rt.written_adjoint: _written_adjoint,
-               rt.pow_base_derivative: _pow_base_derivative}
+               rt.pow_base_derivative: _pow_base_derivative, rt.chain: _chain}
 
 
 # -- statements: `a = helper(g, ...)` that update g in place -> statements, or None ------------------
@@ -254,20 +278,37 @@ def _shape_class(e, facts: Facts):
 
 
 def _broadcast_reads(stmt, name: str, token, facts: Facts):
-    """The nodes holding `name` in `stmt` if every read of it is an elementwise product with an
-    operand of shape class `token` (`rt.chain(name, d)`, `name * d`), else None."""
-    reads = [n for n in gast.walk(stmt) if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load)]
-    sites = []
+    """The places of the reads of `name` in `stmt` ((parent node, field, index)) if every read is
+    multiplied elementwise (through numbers: `a * 2.0 * d`) by an operand of shape class `token`
+    (`rt.chain(a, d)`, `a * d`), else None."""
+    parents = {}
     for node in gast.walk(stmt):
-        if _is_rt(node, rt.chain) and len(node.args) == 2 and isinstance(node.args[0], gast.Name) \
-                and node.args[0].id == name and _shape_class(node.args[1], facts) == token:
-            sites.append((node, "args", 0))
-        elif isinstance(node, gast.BinOp) and isinstance(node.op, gast.Mult):
-            for side, other in (("left", node.right), ("right", node.left)):
-                value = getattr(node, side)
-                if isinstance(value, gast.Name) and value.id == name and _shape_class(other, facts) == token:
-                    sites.append((node, side, None))
-    return sites if len(sites) == len(reads) else None
+        for field, value in gast.iter_fields(node):
+            for index, child in enumerate(value) if isinstance(value, list) else [(None, value)]:
+                if isinstance(child, gast.AST):
+                    parents[id(child)] = (node, field, index)
+    sites = []
+    for read in gast.walk(stmt):
+        if not (isinstance(read, gast.Name) and read.id == name and isinstance(read.ctx, gast.Load)):
+            continue
+        node, ok = read, False
+        while id(node) in parents:
+            parent = parents[id(node)][0]
+            if _is_rt(parent, rt.chain) and len(parent.args) == 2 and parent.args[0] is node:
+                ok = _shape_class(parent.args[1], facts) == token
+                break
+            if not (isinstance(parent, gast.BinOp) and isinstance(parent.op, (gast.Mult, gast.Div))):
+                break
+            other = parent.right if parent.left is node else parent.left
+            if _scalar(other, facts) and (isinstance(parent.op, gast.Mult) or parent.left is node):
+                node = parent  # still one number
+                continue
+            ok = isinstance(parent.op, gast.Mult) and _shape_class(other, facts) == token
+            break
+        if not ok:
+            return None
+        sites.append(parents[id(read)])
+    return sites
 
 
 def _scalar_gradients(items: list, facts: Facts, reads: dict) -> list:
@@ -348,7 +389,7 @@ def rewrite(code: list, facts: Facts) -> list:
             for n in gast.walk(stmt):
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
                     reads[n.id] = reads.get(n.id, 0) + 1
-    return _scalar_gradients(code, facts, reads)
+    return _rewrite(_scalar_gradients(code, facts, reads), facts)
 
 
 def _rewrite(code: list, facts: Facts) -> list:

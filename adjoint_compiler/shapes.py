@@ -38,13 +38,23 @@ def is_elementwise(prim) -> bool:
     return prim in ELEMENTWISE or (isinstance(prim, np.ufunc) and prim.nout == 1 and prim.signature is None)
 
 
+class Classes(dict):
+    """{Var: shape class}, with `lengths`: the integers that are an array's length (Shapes)."""
+
+    lengths: dict = {}
+
+
 class Shapes:
     def __init__(self, params: dict, ranks: dict | None = None):
-        self.known: dict = dict(params)
+        self.known: dict = Classes(params)
         self.ranks: dict = dict(ranks or {})
         self.ints: set = set()  # Vars that surely hold an integer (never a bool): loop counters, len(...)
         self.shape_tuples: set = set()  # Vars holding a `.shape`
         self.refuted: set = set()  # loop params whose rank differs between iterations
+        self.shape_bases: dict = {}  # Var holding `x.shape` -> x
+        # integer Var -> (class, rank, offset): it is `len(x) + offset` for x of that class and rank
+        self.lengths: dict = dict(getattr(params, "lengths", {}))
+        self.known.lengths = self.lengths
 
     def rank(self, op):
         if isinstance(op, ir.Var):
@@ -119,20 +129,56 @@ class Shapes:
             return 0
         if p in ir.WRITES or p is ir.OWN or _same_shape(s) or (isinstance(p, ir.Method) and p.name == "copy"):
             return self.of(s.args[0]) if self.of(s.args[0]) is not None else s.target
+        if p in FROM_LENGTH and s.args and s.args[0] in self.lengths and len(s.args) == (2 if p is np.full else 1) \
+                and _numeric_dtype(s.kwargs.get("dtype")) and set(s.kwargs) <= {"dtype"}:
+            token, rank, offset = self.lengths[s.args[0]]
+            if rank == 1 and offset == 0:
+                return token  # `np.zeros(len(x))` of a vector x: x's shape
         if p is operator.getitem:
             sliced = self.slice_class(s.args[0], s.args[1])
             if sliced is not None:
                 return sliced
         return s.target  # a shape of its own
 
+    def length(self, s: ir.Assign):
+        """(class, rank, offset) when the integer `s` computes is `len(x) + offset` for an array x
+        (`len(x)`, `x.shape[0]`, `n - 1` of such an n), else None."""
+        p, args = s.prim, s.args
+        if p is len and len(args) == 1 and not s.kwargs:
+            base = args[0]
+        elif p is operator.getitem and args[0] in self.shape_bases and isinstance(args[1], ir.Const) \
+                and args[1].value == 0:
+            base = self.shape_bases[args[0]]
+        elif p in (operator.add, operator.sub) and len(args) == 2 and args[0] in self.lengths \
+                and isinstance(args[1], ir.Const) and type(args[1].value) is int:
+            token, rank, offset = self.lengths[args[0]]
+            return token, rank, offset + (args[1].value if p is operator.add else -args[1].value)
+        else:
+            return None
+        token, rank = self.of(base), self.rank(base)
+        return (token, rank, 0) if token not in (None, 0) and rank else None
+
+    def _stop(self, op, token):
+        """A slice's stop as a constant (None: the end) where it is one: a literal, or the length
+        of the sliced arrays' first axis less 0, 1 or 2 (`n`, `n - 1`, `n - 2` are `None`, `-1`,
+        `-2` for every length: a larger offset differs from its negative literal for short
+        arrays); else '?'."""
+        if isinstance(op, ir.Const):
+            return op.value
+        length = self.lengths.get(op)
+        if length is not None and length[0] == token and -2 <= length[2] <= 0:
+            return length[2] or None
+        return "?"
+
     def slice_class(self, base, index):
         """`x[a:]`, `x[a:-b]`, `x[:-b]` along the first axis with constant bounds: the class of
         every such slice of `x` that drops the same number of entries, e.g. `u[2:]`, `u[1:-1]`,
-        `u[:-2]` of one `u` all share a class."""
+        `u[:-2]` of one `u` all share a class (and `u[1:n - 1]` for `n = len(u)` with them)."""
         token = self.of(base)
         if token in (None, 0) or not (isinstance(index, ir.Struct) and index.kind == "slice"):
             return None
-        lo, hi, step = (p.value if isinstance(p, ir.Const) else "?" for p in index.items)
+        lo, step = (p.value if isinstance(p, ir.Const) else "?" for p in (index.items[0], index.items[2]))
+        hi = self._stop(index.items[1], token)
         if step not in (None, 1) or lo == "?" or hi == "?":
             return None
         lo = lo or 0
@@ -147,9 +193,15 @@ class Shapes:
                 if s.target is not None:
                     if s.prim == ir.Attr("shape") or s.prim is np.shape:
                         self.shape_tuples.add(s.target)
+                        self.shape_bases[s.target] = s.args[0]
                     integer = _integer_result(s, self.ints, self.shape_tuples)
                     if integer:
                         self.ints.add(s.target)
+                        length = self.length(s)
+                        if length is not None:
+                            self.lengths[s.target] = length
+                        else:
+                            self.lengths.pop(s.target, None)
                     rank = 0 if integer else self.statement_rank(s)
                     if rank is not None:
                         self.ranks[s.target] = rank

@@ -318,12 +318,15 @@ class _DropUnbroadcast(gast.NodeTransformer):
 
 
 def _plain_matmul(body: list, stmt: ir.Assign, ndims: dict) -> list:
-    """`rt.matmul_left(g, x, y)` -> `g @ y.T` (and `x.T @ g` for the right) when the operands'
-    ranks are known (matrix or vector): no rank dispatch at run time."""
+    """`rt.matmul_left(g, x, y)` -> `g @ y.T` (and `x.T @ g` for the right; `rt.dot_left`,
+    `rt.dot_right` alike) when the operands' ranks are known (matrix or vector): no rank dispatch
+    at run time."""
     ranks = tuple(ndims.get(a) for a in stmt.args)
     forms = {(2, 2): {"matmul_left": "{g} @ {y}.T", "matmul_right": "{x}.T @ {g}"},
              (2, 1): {"matmul_left": "np.multiply.outer({g}, {y})", "matmul_right": "{x}.T @ {g}"},
              (1, 2): {"matmul_left": "{y} @ {g}", "matmul_right": "np.multiply.outer({x}, {g})"}}.get(ranks)
+    if forms is not None:  # np.dot of matrices and vectors is the matrix product
+        forms = {**forms, "dot_left": forms["matmul_left"], "dot_right": forms["matmul_right"]}
     if len(stmt.args) != 2 or forms is None:
         return body
 

@@ -138,3 +138,11 @@ def test_a_broadcast_number_read_any_other_way_stays_an_array():
             ("a = rt.expand_reduced(s, x, 0, False)", "b = rt.chain(a, x)")]  # along one axis
     for lines in keep:
         assert rewritten(*lines, facts=SHAPED) == list(lines)
+
+
+def test_a_chain_by_a_nonzero_number_is_the_product():
+    assert rewritten("d = rt.chain(1.0, 2 * x)") == ["d = 2 * x"]
+    assert rewritten("d = rt.chain(0.5, x)") == ["d = 0.5 * x"]
+    assert rewritten("d = rt.chain(-2.0, x)") == ["d = -2.0 * x"]
+    for line in ("d = rt.chain(0.0, x)", "d = rt.chain(g, x)"):  # zero (or maybe zero): the helper
+        assert rewritten(line) == [line]
