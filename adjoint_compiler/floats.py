@@ -220,3 +220,29 @@ def float_names(fn: ir.Function, facts: dict) -> set:
     values = set(fn.params) | ir.defined_in(fn.body)
     names = {v.name for v in values if v.is_buffer or facts.get(v) == "f"}
     return names - {v.name for v in values if not (v.is_buffer or facts.get(v) == "f")}
+
+
+def write_may_raise(s: ir.Assign, ndims: dict, facts: dict) -> bool:
+    """Whether a write may raise (so it runs even where nothing reads what it wrote): False only
+    for a number written into every slot, or into slices with literal bounds, of a float array or
+    a Buffer (no index out of bounds, no broadcasting, no NaN into integers)."""
+    base = s.args[0]
+    if not (isinstance(base, ir.Var) and (base.is_buffer or facts.get(base) == "f")):
+        return True
+    if s.prim is ir.SETITEM:
+        index, value = s.args[1], s.args[2]
+    elif s.prim is ir.COPYTO:
+        index, value = ir.Const(Ellipsis), s.args[1]
+        if not (isinstance(s.args[2], ir.Const) and s.args[2].value is True):
+            return True
+    else:
+        return True
+    number = (isinstance(value, ir.Const) and type(value.value) in (int, float, bool)) or \
+        (isinstance(value, ir.Var) and ndims.get(value) == 0 and facts.get(value) in ("f", "r"))
+    parts = index.items if isinstance(index, ir.Struct) and index.kind == "tuple" else (index,)
+    literal = all((isinstance(q, ir.Const) and q.value is Ellipsis) or (
+        isinstance(q, ir.Struct) and q.kind == "slice"
+        and all(isinstance(b, ir.Const) and (b.value is None or type(b.value) is int) for b in q.items)
+        and not (isinstance(q.items[2], ir.Const) and q.items[2].value == 0)) for q in parts)
+    return not (number and literal and (len(parts) <= 1 or ndims.get(base) is not None
+                                        and len([q for q in parts if not (isinstance(q, ir.Const))]) <= ndims[base]))

@@ -171,7 +171,7 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
     values |= set() if seeded else {v.name for v in ir.operand_vars(fn.result)}
     shaped = needed - values  # read only for their shapes
     needed &= values
-    keep, recipes = forward_needed(fn, needed, shaped)
+    keep, recipes = forward_needed(fn, needed, shaped, lambda s: floats.write_may_raise(s, ndims, real))
     plan, code = tape.plan(fn, code, namer, ranks, keep)
     if stage == "tape":
         w = codegen.Writer(fn.loc.file, plan)

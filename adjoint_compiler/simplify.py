@@ -218,11 +218,9 @@ class Resolver:
                 body, orelse = self.block(s.body, d_body, o_body), self.block(s.orelse, d_else, o_else)
                 moved = sink.split(stmts[k:], d_body, d_else, self.names, self.adjoint_names)
                 if moved:  # what reads a gradient only one branch defines runs in that branch
-                    s = BIf(s.cond, s.body + moved[0], s.orelse + moved[1], s.loc)
+                    body += self.block(moved[0], d_body, o_body)  # (resolution goes on where it stopped)
+                    orelse += self.block(moved[1], d_else, o_else)
                     stmts[k:] = moved[2]
-                    d_body, d_else = set(defined), set(defined)
-                    o_body, o_else = set(owned), set(owned)
-                    body, orelse = self.block(s.body, d_body, o_body), self.block(s.orelse, d_else, o_else)
                 for name in sorted(d_body - d_else):
                     orelse.append(self.zeros(name, s.loc))
                     o_else.add(name)
@@ -510,7 +508,7 @@ def simplify(backward: list, adjoint_names: dict, seeded: set, returned: set, vi
     return code, live_in, defined
 
 
-def forward_needed(fn: ir.Function, needed: set, shaped: set | None = None) -> tuple:
+def forward_needed(fn: ir.Function, needed: set, shaped: set | None = None, may_raise=None) -> tuple:
     """(ids of the primal statements needed to produce the Var names in `needed` (and side
     effects), {id: operands} for top-level ones that need only compute the shape of a name in
     `shaped`: the values (or parameters) whose broadcast shape it has, through any chain of such
@@ -526,8 +524,9 @@ def forward_needed(fn: ir.Function, needed: set, shaped: set | None = None) -> t
             return None
         if is_elementwise(s.prim):
             return "broadcast"
-        # (never a write: it may raise, for an index out of bounds or too many items)
-        if s.prim in SAME_SHAPE or (isinstance(s.prim, ir.Method) and s.prim.name == "copy" and len(s.args) == 1):
+        # (a write only where it cannot raise, for an index out of bounds or too many items)
+        if s.prim in SAME_SHAPE or (isinstance(s.prim, ir.Method) and s.prim.name == "copy" and len(s.args) == 1) \
+                or (s.prim in ir.WRITES and may_raise is not None and not may_raise(s)):
             return "same"
         return None
 
@@ -547,7 +546,8 @@ def forward_needed(fn: ir.Function, needed: set, shaped: set | None = None) -> t
                 # a call without a rule (on constants only, see activity) may have side effects
                 # (`rng.normal()` advances the generator), and a write may raise (an index out of
                 # bounds, too many items): they run even when their values are unused
-                if s.target is None or s.rule is None or s.prim in ir.WRITES or want(s.target.name):
+                write = s.prim in ir.WRITES and (may_raise is None or may_raise(s))
+                if s.target is None or s.rule is None or write or want(s.target.name):
                     if s.target is not None:
                         needed.add(s.target.name)
                     keep.add(id(s))

@@ -198,3 +198,29 @@ def test_a_stop_three_before_the_end_is_no_constant_slice():
     assert not any(isinstance(c, tuple) and c[0] == "slice" for c in classes.values())
     for n in (1, 2, 4, 5, 6):  # (for n = 3 the two slices differ: NumPy raises)
         check_grads(far_from_the_end, np.random.default_rng(n).standard_normal(n), 0.5, wrt=(0, 1))
+
+
+# -- writes that run --------------------------------------------------------------------------
+
+def broadcast_assign(p, q, x, w):
+    b = Buffer(x)
+    b[...] = p
+    b[::2] = q
+    return np.sum(b.copy() * w)
+
+
+def out_of_bounds(p, x, w):
+    b = Buffer(x)
+    b[10] = p
+    return np.sum(b.copy() * w)
+
+
+def test_writes_that_cannot_raise_do_not_run_when_only_shapes_are_read():
+    x = np.ones(5)
+    forward = adjoint_source(broadcast_assign, wrt=(0, 1), args=(0.5, 0.5, x, x)).split("# adjoint")[0]
+    code = [line for line in forward.splitlines() if not line.strip().startswith("#")]
+    assert not any("b[" in line for line in code)  # neither write runs: nothing reads what they wrote
+    import pytest
+    from adjoint_compiler import grad
+    with pytest.raises(IndexError):  # a write that may raise runs, as in the primal
+        grad(out_of_bounds)(0.5, x, x)
