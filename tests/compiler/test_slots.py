@@ -123,3 +123,17 @@ def test_an_integer_array_keeps_its_run_time_checks():
     gx, gw = grad(integers, wrt=(0, 1))(x, 0.9)
     np.testing.assert_allclose(gx, np.trunc(x * 0.9))
     assert gw == 0.0
+
+
+def test_slot_loops_in_split_mode_and_with_the_value():
+    from adjoint_compiler import grad, value_and_grad, vjp
+    x = RNG.standard_normal(6)
+    for f in (write_then_branch, read_then_write, read_after_the_loop):
+        out, pullback = vjp(f, x, 0.7)
+        gx, gw = grad(f, wrt=(0, 1))(x, 0.7)
+        first, second = pullback(1.0), pullback(2.0)  # a pullback may run more than once
+        np.testing.assert_allclose(first[0], gx)
+        np.testing.assert_allclose(second[0], 2.0 * gx)
+        assert first[1] == pytest.approx(gw)
+        value, _ = value_and_grad(f, wrt=(0, 1))(x, 0.7)
+        assert value == pytest.approx(f(x, 0.7)) and out == pytest.approx(value)
