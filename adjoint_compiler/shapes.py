@@ -52,6 +52,7 @@ class Shapes:
         self.shape_tuples: set = set()  # Vars holding a `.shape`
         self.refuted: set = set()  # loop params whose rank differs between iterations
         self.shape_bases: dict = {}  # Var holding `x.shape` -> x
+        self.items: dict = {}  # Var holding a tuple or list display -> its items
         # integer Var -> (class, rank, offset): it is `len(x) + offset` for x of that class and rank
         self.lengths: dict = dict(getattr(params, "lengths", {}))
         self.known.lengths = self.lengths
@@ -64,9 +65,20 @@ class Shapes:
             return 0
         return np.ndim(op.value) if isinstance(op, (ir.Const, ir.Global)) and token is not None else None
 
+    def numbers(self, s: ir.Assign):
+        """k for `np.array([a, b, ...])` of k scalars (a vector of shape (k,)), else None."""
+        if s.prim in (np.array, np.asarray) and len(s.args) == 1 and set(s.kwargs) <= {"dtype"} \
+                and _numeric_dtype(s.kwargs.get("dtype")) and s.args[0] in self.items:
+            items = self.items[s.args[0]]
+            if items and all(self.rank(q) == 0 for q in items):
+                return len(items)
+        return None
+
     def statement_rank(self, s: ir.Assign):
         """The ndim of an Assign's result, where the argument ranks determine it."""
         p = s.prim
+        if self.numbers(s) is not None:
+            return 1
         ranks = [self.rank(a) for a in s.args]
         if is_elementwise(p) and not s.kwargs and ranks and None not in ranks:
             return max(ranks)
@@ -114,6 +126,8 @@ class Shapes:
 
     def assign(self, s: ir.Assign):
         p = s.prim
+        if self.numbers(s) is not None:
+            return ("vector", self.numbers(s))  # every vector of k numbers has shape (k,)
         if is_elementwise(p) and not s.kwargs:
             tokens = [self.of(a) for a in s.args]
             if None in tokens:
@@ -194,6 +208,8 @@ class Shapes:
                     if s.prim == ir.Attr("shape") or s.prim is np.shape:
                         self.shape_tuples.add(s.target)
                         self.shape_bases[s.target] = s.args[0]
+                    if s.prim in (ir.BUILD_LIST, ir.BUILD_TUPLE):
+                        self.items[s.target] = s.args
                     integer = _integer_result(s, self.ints, self.shape_tuples)
                     if integer:
                         self.ints.add(s.target)

@@ -224,3 +224,30 @@ def test_writes_that_cannot_raise_do_not_run_when_only_shapes_are_read():
     from adjoint_compiler import grad
     with pytest.raises(IndexError):  # a write that may raise runs, as in the primal
         grad(out_of_bounds)(0.5, x, x)
+
+
+# -- vectors of numbers -----------------------------------------------------------------------
+
+def rhs(u, p):
+    return np.array([p[0] * u[0] - p[1] * u[0] * u[1], -p[2] * u[1] + p[3] * u[0] * u[1]])
+
+
+def euler_functional(p, u0):
+    u = u0
+    for _ in range(3):
+        k1 = rhs(u, p)
+        k2 = rhs(u + 0.1 * k1, p)
+        u = u + 0.05 * (k1 + k2)
+    return np.sum(u * u)
+
+
+def test_an_array_of_numbers_is_a_vector_of_their_count():
+    """`np.array([a, b])` of two scalars has shape (2,): `u[0]` of the carried state stays a
+    scalar, and what only meets such vectors elementwise needs no unbroadcast."""
+    fn, classes, ndims = build(euler_functional, {"p": 1, "u0": 1})
+    names = by_name(ndims)
+    assert names["array_lst"] == 1 and names["u_0"] == 0
+    src = adjoint_source(euler_functional, wrt=(0, 1), args=(np.ones(4), np.ones(2)))
+    assert src.count("rt.unbroadcast(") <= 4  # (only where a vector meets the state u0)
+    from adjoint_compiler.testing import check_grads
+    check_grads(euler_functional, np.array([1.5, 1.0, 3.0, 1.0]), np.array([1.0, 0.8]), wrt=(0, 1))
