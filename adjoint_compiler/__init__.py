@@ -4,6 +4,8 @@ from .buffer import Buffer, copyto
 from .errors import (AdjointCompilerError, ArgumentError, MissingRuleError, MutationError, RuleError,
                      UnsupportedSyntaxError)
 from .frontend import SourceError
+from .jacobians import jacobian, jacrev
+from .nesting import hessian, hvp
 from .registry import adjoint, nondifferentiable
 
 __version__ = "0.1.0"
@@ -21,6 +23,10 @@ __all__ = [
                      "copyto",
                      "differentiable",
                      "grad",
+                     "hessian",
+                     "hvp",
+                     "jacobian",
+                     "jacrev",
                      "nondifferentiable",
                      "value_and_grad",
                      "vjp",

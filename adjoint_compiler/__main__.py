@@ -1,8 +1,9 @@
-"""`python -m adjoint_compiler show FILE.py:FUNC [--wrt 0,1] [--ir] [--stage NAME]`
+"""`python -m adjoint_compiler show FILE.py:FUNC [--wrt 0,1] [--ir] [--stage NAME] [--vjp]`
 `python -m adjoint_compiler clear-cache`
 
-Prints the generated gradient source of FUNC (the same text `adjoint_source` returns), its SSA IR
-(`--ir`), or the output of any pipeline pass (`--stage`). Bad arguments get a one-line error.
+Prints the generated gradient source of FUNC (the same text `adjoint_source` returns), its IR as
+differentiated (`--ir`), or the output of any pipeline pass (`--stage NAME`, one of
+`pipeline.STAGES`). Bad arguments get a one-line error.
 """
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ import inspect
 import os
 import sys
 
+from .api import vjp_mode
 from .errors import AdjointCompilerError
-from .pipeline import STAGES, compile_gradient
+from .pipeline import FINAL_TEXT, IR_STAGE, PASSES, STAGES, compile_gradient
 
 
 class UsageError(Exception):
@@ -57,11 +59,14 @@ def _wrt(text: str, func) -> tuple:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m adjoint_compiler")
     sub = parser.add_subparsers(dest="command", required=True)
-    show = sub.add_parser("show", help="print the generated gradient of a function in a file")
+    passes = "\n".join(f"  {p.name:<10} {p.summary}" for p in PASSES)
+    show = sub.add_parser("show", help="print the generated gradient of a function in a file",
+                          formatter_class=argparse.RawDescriptionHelpFormatter,
+                          epilog=f"the passes, in order (--stage NAME prints the text after one):\n{passes}")
     show.add_argument("target", metavar="FILE.py:FUNC")
     show.add_argument("--wrt", default="0", help="comma-separated argument positions (default 0)")
-    show.add_argument("--ir", action="store_true", help="print the SSA IR instead")
-    show.add_argument("--stage", choices=STAGES, help="print the output of this pipeline pass")
+    show.add_argument("--ir", action="store_true", help=f"print the IR as differentiated (--stage {IR_STAGE})")
+    show.add_argument("--stage", choices=STAGES, metavar="NAME", help="print the output of this pass (below)")
     show.add_argument("--vjp", action="store_true", help="print the split vjp/pullback form")
     sub.add_parser("clear-cache", help="empty the on-disk cache of generated gradients")
     args = parser.parse_args(argv)
@@ -72,9 +77,9 @@ def main(argv=None) -> int:
     try:
         func = _load(args.target)
         wrt = _wrt(args.wrt, func)
-        stage = "ssa" if args.ir else (args.stage or "codegen")
+        stage = IR_STAGE if args.ir else (args.stage or FINAL_TEXT)
         n = len(inspect.signature(inspect.unwrap(func)).parameters)
-        text = compile_gradient(inspect.unwrap(func), wrt, ("num",) * n, "split" if args.vjp else "grad",
+        text = compile_gradient(inspect.unwrap(func), wrt, ("num",) * n, vjp_mode(func) if args.vjp else "grad",
                                 stage=stage)
     except (UsageError, AdjointCompilerError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__

@@ -22,6 +22,7 @@ import numpy as np
 
 from . import frontend, ir, registry
 from .errors import AdjointCompilerError, MissingRuleError, UnsupportedSyntaxError
+from .fixpoint import fixpoint
 from .template import Rule
 
 
@@ -337,13 +338,13 @@ def _varied(stmts, varied: set, slices: set) -> None:
                 if a in varied or b in varied:
                     varied.add(out)
         elif isinstance(s, ir.Loop):
-            while True:
-                count = len(varied)
+            def step(_, s=s):
                 varied.update(p for p, i, n in zip(s.params, s.inits, s.nexts) if i in varied or n in varied)
                 _varied(s.cond_body, varied, slices)
                 _varied(s.body, varied, slices)
-                if len(varied) == count:
-                    break
+                return len(varied)
+            # each round that changes anything adds one of the loop's values
+            fixpoint(step, len(varied), _loop_size(s) + 2, "activity (varied values) around a loop")
 
 
 def _useful(stmts, useful: set) -> None:
@@ -358,14 +359,20 @@ def _useful(stmts, useful: set) -> None:
             _useful(s.body, useful)
             _useful(s.orelse, useful)
         elif isinstance(s, ir.Loop):
-            while True:
-                count = len(useful)
+            def step(_, s=s):
                 for p, i, n in zip(s.params, s.inits, s.nexts):
                     if p in useful:
                         useful.update(v for v in (i, n) if isinstance(v, ir.Var))
                 _useful(s.body, useful)
-                if len(useful) == count:
-                    break
+                return len(useful)
+            # each round that changes anything adds a value read in the loop or one of its inits
+            fixpoint(step, len(useful), _loop_size(s) + 2, "activity (useful values) around a loop")
+
+
+def _loop_size(s: ir.Loop) -> int:
+    """How many values a loop's statements read or define: a bound on how often a set of them grows."""
+    return sum(len(ir.operand_vars(op)) for t in ir.walk([s]) for op in ir.stmt_operands(t)) \
+        + sum(len(ir.defined_by(t)) for t in ir.walk([s]))
 
 
 def analyze(fn: ir.Function, wrt: list) -> set:

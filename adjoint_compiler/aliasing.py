@@ -20,6 +20,8 @@ import operator
 import numpy as np
 
 from . import ir
+from . import runtime as rt
+from . import runtime_facts
 
 # Operations whose result is a view of their first operand whenever that operand is an array.
 VIEW_FUNCTIONS = {np.transpose, np.swapaxes, np.moveaxis, np.squeeze, np.expand_dims, np.flip, np.fliplr,
@@ -53,6 +55,20 @@ FRESH_FUNCTIONS = {
     float, int, bool, complex, abs, len, round, pow, sum, range, isinstance, print, divmod, copy.copy,
     copy.deepcopy,
 }
+# The runtime helpers of generated gradients that return new values, beyond those marked `@fresh`
+# (a gradient read back as source is differentiated like user code; `expand_reduced`, `unbroadcast`
+# may return their operand or a view of it, so they are not here).
+FRESH_FUNCTIONS |= {rt.seed, rt.zeros_like, rt.shape_of, rt.broadcast_shape, rt.reduced_size, rt.sum_to_scalar,
+                    rt.getitem_adjoint, rt.broadcast_like, rt.chain, rt.chain_div, rt.pow_base_derivative,
+                    rt.pow_exponent_derivative, rt.dot_left, rt.dot_right, rt.matmul_left, rt.matmul_right,
+                    rt.sum_of_product, rt.extremum_adjoint, rt.extremum_transpose, rt.save_slots,
+                    rt.written_adjoint, rt.written_transpose, rt.written_total, rt.written_total_transpose,
+                    rt.overwritten_adjoint, rt.copied_adjoint, rt.copied_transpose, rt.overcopied_adjoint,
+                    rt.items_transpose, rt.overfilled_adjoint, rt.stack_transpose, rt.seq_place, rt.item_transpose}
+# Runtime helpers whose result is one of their operands, a view of it, or new: they may alias only
+# the operands at these positions (`unbroadcast(g, x)` returns `g` itself when nothing was summed).
+ALIASED_OPERANDS = {rt.unbroadcast: (0,), rt.expand_reduced: (0,), rt.reduce_like: (0,), rt.expand_like: (0,),
+                    rt.getitem_transpose: (0,), rt.accum: (0, 1)}
 FRESH_METHODS = {"copy", "sum", "mean", "prod", "max", "min", "std", "var", "cumsum", "cumprod", "dot",
                  "round", "clip", "tolist", "item", "all", "any", "argmax", "argmin", "argsort",
                  "flatten", "repeat", "trace", "nonzero", "conj", "conjugate", "searchsorted", "ptp",
@@ -141,6 +157,8 @@ def is_fresh(stmt: ir.Assign, ranks: dict | None = None) -> bool:
         return "out" not in stmt.kwargs
     if p in _OPERATORS:  # on numbers and arrays; `+` and `*` of lists keep their items
         return all(not isinstance(a, ir.Var) or a.kind != "seq" for a in stmt.args)
+    if runtime_facts.facts(p).fresh:  # a runtime helper that says so (`@fresh`)
+        return True
     try:
         if p in FRESH_FUNCTIONS or p is np.array:  # np.array copies unless told otherwise (a view, above)
             return True
@@ -158,7 +176,10 @@ def may_alias(stmt: ir.Assign, ranks: dict | None = None) -> list:
         return []
     if view_kind(stmt) is not None and isinstance(stmt.args[0], ir.Var):
         return [stmt.args[0]]
-    return [a for a in list(stmt.args) + list(stmt.kwargs.values())
+    operands = list(stmt.args) + list(stmt.kwargs.values())
+    if callable(stmt.prim) and not isinstance(stmt.prim, ir.Prim) and stmt.prim in ALIASED_OPERANDS:
+        operands = [stmt.args[i] for i in ALIASED_OPERANDS[stmt.prim] if i < len(stmt.args)]
+    return [a for a in operands
             if isinstance(a, (ir.Var, ir.Global)) and not (isinstance(a, ir.Global) and _immutable(a.value))]
 
 

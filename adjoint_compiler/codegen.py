@@ -15,11 +15,12 @@ from __future__ import annotations
 import operator
 import os
 
-from . import ir
+import gast
+
+from . import ir, rtcall, runtime
+from .backward import BIf, BLoop, Code, counted
 from .printing import expression, operand, to_source
-from .release import release
-from .simplify import Code, counted, header_reads, loads, stores
-from .template import BIf, BLoop
+from .simplify import header_reads, loads, stores
 
 INDENT = "    "
 
@@ -27,8 +28,8 @@ INDENT = "    "
 class Writer:
     def __init__(self, home_file: str, tape=None, recipes=None, views=frozenset()):
         self.tape = tape
-        self.recipes = recipes or {}  # id(stmt) -> the operands whose shape its target has (simplify)
-        self.views = views  # ids of the Buffer reads that read the Buffer's array in place (peek)
+        self.recipes = recipes or {}  # stmt -> the operands whose shape its target has (simplify)
+        self.views = views  # the Buffer reads that read the Buffer's array in place (peek)
         self.lines: list[str] = []
         self.home_file = home_file
         self.last_line = None
@@ -55,25 +56,25 @@ class Writer:
     def forward(self, stmts, depth: int, keep: set, needed: set) -> int:
         count = 0
         for s in stmts:
-            if id(s) not in keep:
+            if s not in keep:
                 continue
-            if id(s) in self.recipes and (self.recipes[id(s)] is None or s.target.name == operand(s.args[0])):
+            if s in self.recipes and (self.recipes[s] is None or s.target.name == operand(s.args[0])):
                 continue  # its shape is read only through another shape, or a write kept its shape
-            recipe = self.recipes.get(id(s))
+            recipe = self.recipes.get(s)
             count += 1
             self.comment(depth, s.loc)
-            for name in self.tape.before.get(id(s), []) if self.tape else []:
-                self.emit(depth, f"{self.tape.stacks[name]}.append({self.saved(name)})", s.loc)
+            for push in self.tape.before.get(s, []) if self.tape else []:
+                self.emit(depth, to_source(push), s.loc)
             if isinstance(s, ir.Loop):
                 self.loop(s, depth, keep, needed)
                 continue
             if recipe is not None:  # only the shape is needed
-                helper = "shape_of" if len(recipe) == 1 else "broadcast_shape"
-                self.emit(depth, f"{s.target.name} = rt.{helper}({', '.join(map(operand, recipe))})", s.loc)
+                helper = runtime.shape_of if len(recipe) == 1 else runtime.broadcast_shape
+                self.emit(depth, f"{s.target.name} = {rtcall.name(helper)}({', '.join(map(operand, recipe))})", s.loc)
                 continue
             if isinstance(s, ir.Assign):
-                rhs = expression(s) if id(s) not in self.views else \
-                    f"{operand(s.args[0])}.data[{operand(s.args[1], in_index=True)}]"
+                rhs = expression(s) if s not in self.views else \
+                    f"{rtcall.name(runtime.held)}({operand(s.args[0])})[{operand(s.args[1], in_index=True)}]"
                 plain = s.target is None or s.prim in ir.WRITES
                 self.emit(depth, rhs if plain else f"{s.target.name} = {rhs}", s.loc)
             else:
@@ -92,16 +93,10 @@ class Writer:
                 self.new_block()
         return count
 
-    def saved(self, name: str) -> str:
-        return f"rt.shape_of({name})" if name in self.tape.shape_only else name
-
     def loop(self, s: ir.Loop, depth: int, keep: set, needed: set) -> None:
         tape = self.tape
-        stacks, nones = tape.setup.get(id(s), ([], [])) if tape else ([], [])
-        for stack in stacks:
-            self.emit(depth, f"{stack} = []", s.loc)
-        for name in nones:
-            self.emit(depth, f"{name} = None", s.loc)
+        for stmt in tape.setup.get(s, []) if tape else []:
+            self.emit(depth, to_source(stmt), s.loc)
         carried = [(p, i, n) for p, i, n in zip(s.params, s.inits, s.nexts) if p.name in needed]
         for p, i, _ in carried:
             if p.name != operand(i):
@@ -119,8 +114,8 @@ class Writer:
             self.emit(depth + 2, "break")
         self.new_block()
         n = self.forward(s.body, depth + 1, keep, needed)
-        for name in tape.each_iteration.get(id(s), []) if tape else []:
-            self.emit(depth + 1, f"{tape.stacks[name]}.append({self.saved(name)})", s.loc)
+        for push in tape.each_iteration.get(s, []) if tape else []:
+            self.emit(depth + 1, to_source(push), s.loc)
         moves = [(p.name, operand(nx)) for p, _, nx in carried if p.name != operand(nx)]
         if len(moves) == 1:
             self.emit(depth + 1, f"{moves[0][0]} = {moves[0][1]}", s.loc)
@@ -181,6 +176,16 @@ def complex_powers(fn: ir.Function, arrays: frozenset) -> str:
     return ", ".join(lines)
 
 
+def _set_on_some_paths(fn: ir.Function) -> set:
+    """The names the forward pass binds only on some paths: inside a branch or a loop body (the
+    outputs of an `if` and the params of a loop are bound on every path)."""
+    surely = {p.name for p in fn.params}
+    for s in fn.body:
+        surely |= {v.name for v in (s.outputs if isinstance(s, ir.If) else s.params if isinstance(s, ir.Loop)
+                                    else [s.target] if s.target is not None else [])}
+    return {v.name for v in ir.defined_in(fn.body)} - surely
+
+
 def code_names(code, want, reads: bool = True) -> set:
     """Names `want` finds in the backward code's statements, plus (for reads) the names `if`
     conditions and loop headers read."""
@@ -197,9 +202,9 @@ def code_names(code, want, reads: bool = True) -> set:
     return out
 
 
-def names_in(text: str) -> set:
-    import re
-    return set(re.findall(r"[A-Za-z_]\w*", text))
+def names_in(expr) -> set:
+    """The names an expression (gast) reads."""
+    return {n.id for n in gast.walk(expr) if isinstance(n, gast.Name)}
 
 
 def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep: set, needed: set,
@@ -208,11 +213,12 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
     """(source, {generated line: Loc}) of the gradient function of `fn`.
 
     `result_bar` is the result's adjoint name (None if the result is inactive), `grads` the returned
-    gradient expressions, one per wrt parameter. 'joint' is one function returning
+    gradient expressions (gast), one per wrt parameter. 'joint' is one function returning
     `(value, grads)`; 'grad' the same returning `grads` alone (with `seeded`, the result is known
     to be a scalar and its value is not computed unless the adjoint reads it); 'split' is `<f>_vjp(*args) -> (value, saved)` and
-    `<f>_pullback(saved, result_bar) -> grads`. The names in `arrays` are released (`del`) after
-    their last use."""
+    `<f>_pullback(saved, result_bar) -> grads`. `arrays` are the names known to hold arrays (a
+    power of anything else may turn complex); `release` then deletes them after their last use.
+    `views` are the Buffer reads that read the Buffer's array in place (peek)."""
     w = Writer(fn.loc.file, tape, recipes, views)
     w.emit(0, header)
     w.emit(0, "import numpy as np")
@@ -221,21 +227,25 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
     w.emit(0, "")
     params = ", ".join(p.name for p in fn.params)
     result = operand(fn.result)
-    grad_tuple = "(" + ", ".join(grads) + ("," if len(grads) == 1 else "") + ")"
+    grad_tuple = "(" + ", ".join(map(to_source, grads)) + ("," if len(grads) == 1 else "") + ")"
     restored = code_names(backward, lambda s: stores(s)[0] | stores(s)[1], reads=False)
     powers = complex_powers(fn, arrays)
-    guard = f"rt.refuse_complex({grad_tuple}, {powers!r})" if powers else None
+    guard = f"{rtcall.name(runtime.refuse_complex)}({grad_tuple}, {powers!r})" if powers else None
+    snapshot, seed = rtcall.name(runtime.snapshot), rtcall.name(runtime.seed)
     if mode != "split":
         w.emit(0, f"def {fn.name}_grad({params}):")
+        maybe = sorted(_set_on_some_paths(fn) & code_names(backward, loads) - set(tape.stacks.values() if tape else ()))
+        if maybe:  # Python needs no binding here, but code read back by the compiler does
+            w.emit(1, " = ".join(maybe) + " = None  # (set on some paths)")
         w.forward(fn.body, 1, keep, needed)
         w.new_block()
         if result in restored and mode == "joint":  # the backward pass restores it: keep the value
             value = namer.fresh(f"{result}_value")
-            w.emit(1, f"{value} = rt.snapshot({result})")
+            w.emit(1, f"{value} = {snapshot}({result})")
             result = value
         w.emit(1, "# adjoint")
         if not seeded:  # (a seeded result's 1.0 is part of the backward code)
-            w.emit(1, f"{result_bar} = rt.seed({result})" if result_bar else f"rt.seed({result})")
+            w.emit(1, f"{result_bar} = {seed}({result})" if result_bar else f"{seed}({result})")
         w.backward(backward, 1)
         if guard:
             w.emit(1, guard)
@@ -266,9 +276,9 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
         w.forward(fn.body, 1, keep, needed)
         w.new_block()
         for name, final in finals.items():
-            w.emit(1, f"{final} = rt.snapshot({name})")
+            w.emit(1, f"{final} = {snapshot}({name})")
         if result in restored:
-            result = f"rt.snapshot({result})"
+            result = f"{snapshot}({result})"
         w.emit(1, f"return {result}, {saved_tuple}")
         w.emit(0, "")
         w.emit(0, "")
@@ -278,11 +288,14 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
         for stack in (sorted(set(tape.stacks.values()) & set(saved)) if tape else []):
             w.emit(1, f"{stack} = list({stack})  # a pullback may run more than once")
         for name, final in finals.items():  # (a list, or a value not known to be an array: rt.refill)
-            w.emit(1, f"{name}[...] = {final}  # the state the forward pass left" if name in arrays
-                   else f"rt.refill({name}, {final})  # the state the forward pass left")
+            depth = 1
+            if name in maybe:  # (made on some paths only: None where the forward pass did not make it)
+                w.emit(1, f"if {name} is not None:")
+                depth = 2
+            w.emit(depth, f"{name}[...] = {final}  # the state the forward pass left" if name in arrays
+                   else f"{rtcall.name(runtime.refill)}({name}, {final})  # the state the forward pass left")
         w.backward(backward, 1)
         if guard:
             w.emit(1, guard)
         w.emit(1, f"return {grad_tuple}")
-    lines, line_locs = release(w.lines, w.line_locs, arrays)
-    return "\n".join(lines) + "\n", line_locs
+    return "\n".join(w.lines) + "\n", w.line_locs

@@ -9,39 +9,67 @@ over the template's parameters, with `where=` forms a parameter's own value must
         z_bar += rt.unbroadcast(s_bar * (u - p), z)
         u_bar += rt.unbroadcast(s_bar * z, u)
 
+Forms are matched by meaning: a form and the statement's value are compared as canonical terms
+(`canonicalize`), so `np.log1p(-p)` is `np.log(1 - p)`, `np.exp(z) / (1 + np.exp(z))` and
+`0.5 * (1 + np.tanh(z / 2))` are the sigmoid, and sums and products match in any order and
+grouping. A match binds each of the form's names to a term; a template parameter must be held
+by a value of the function (a leaf, a number, or a value computed before the statement whose
+term it is), else that form does not apply there. A match is accepted only if the form, rebuilt
+from what it bound, has the statement's own term. A template that does not read its result also
+matches the form's negation, with `-s_bar` for `s_bar` (`-y * np.log(p) - (1 - y) * np.log(1 - p)`).
+
+    p = np.exp(z) / (1 + np.exp(z))        p: (1 + exp(-z))**-1     sigmoid(p, z=z)
+    s = np.mean(np.logaddexp(0, -m))       s: mean(log(1 + exp(-m)))  mean_softplus_of_negated(s, m=m)
+
 Guarantee of `fuse`: a statement whose value matches a form gets the composite as its rule, bound
-to the matched leaves. Only that statement's rule changes: the statements inside the form still
-compute the value, keep their own rules, and pass on what they receive from any other use; so the
-gradient is the chain rule's whichever of them are also used elsewhere. A call in a form matches
-on its rule's parameters (positional or keyword; the parameters a form does not name must hold
-their defaults), only where the user has not replaced that rule, and only over leaves the function
-never writes into (the composite reads them where the form ends, not where the parts read them).
+to the values holding the matched terms. Only that statement's rule changes: the statements inside
+the form still compute the value, keep their own rules, and pass on what they receive from any
+other use; so the gradient is the chain rule's whichever of them are also used elsewhere. Calls
+whose rule the user replaced are not looked through, no composite reads a value, or is matched
+over a leaf, that the function writes into (the composite reads them where the form ends, not
+where the parts read them), and a statement that only passes another value on (`+x`, `1.0 * x`)
+keeps its own rule.
 """
 from __future__ import annotations
 
-import ast
-import math
-import operator
+import copy
+import dataclasses
 from dataclasses import dataclass
 
-import numpy as np
+import gast
 
+from . import canonicalize as cz
 from . import ir, registry
 from .errors import RuleError
 from .mutation import same_arrays
 from .template import Rule, parse_template
 
-_BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
-_COMMUTATIVE = {operator.add, operator.mul}
-_SAME_FUNCTION = {np.exp: (np.exp, math.exp), np.log: (np.log, math.log), np.log1p: (np.log1p, math.log1p),
-                  np.sum: (np.sum, ir.Method("sum")), np.mean: (np.mean, ir.Method("mean"))}
+_MATCHES_TRIED = 64  # bindings tried per form and statement before giving up
 
 
 @dataclass
 class Composite:
     rule: Rule
-    forms: list  # parsed patterns of the expression
-    where: dict  # parameter -> parsed patterns its value must match
+    forms: list  # [(canonical term of a form with its where-forms substituted, {where name: term})]
+    negated: Rule | None = None  # the rule for the form's negation (`-y*log(p) - ...`), if it has one
+
+
+def _negated(rule: Rule) -> Rule | None:
+    """The template with `-s_bar` for `s_bar`: the adjoint of the negated form. None for a template
+    that reads its result `s`, which is the form's value, not its negation."""
+    result_bar = rule.result + "_bar"
+    names = [n for s in rule.body for n in gast.walk(s) if isinstance(n, gast.Name)]
+    if any(n.id == rule.result for n in names):
+        return None
+
+    class Negate(gast.NodeTransformer):
+        def visit_Name(self, node):
+            if node.id == result_bar:
+                return gast.UnaryOp(op=gast.USub(), operand=node)
+            return node
+
+    body = [Negate().visit(copy.deepcopy(s)) for s in rule.body]
+    return dataclasses.replace(rule, name=rule.name + " (negated)", body=body)
 
 
 COMPOSITES: list = []
@@ -51,137 +79,201 @@ def composite(*forms: str, **where):
     """Register the decorated template as the adjoint of expressions matching one of `forms`."""
     def register(template):
         rule = parse_template(template, f"composite {template.__name__}")
-        c = Composite(rule, [_parse(f) for f in forms], {name: [_parse(f) for f in fs] for name, fs in where.items()})
-        named = {n for p in c.forms + [q for fs in c.where.values() for q in fs] for n in _names(p)}
+        try:
+            alternatives = [alt for f in forms for alt in _alternatives(cz.parse_form(f), where)]
+        except ValueError as exc:
+            raise RuleError(f"composite {template.__name__}: {exc}") from None
+        named = {n for t, subs in alternatives for n in t.vars | subs.keys()}
         missing = set(rule.params) - named
         if missing or rule.varargs:
             raise RuleError(f"composite {template.__name__}: its forms do not name {sorted(missing)}")
-        COMPOSITES.append(c)
+        COMPOSITES.append(Composite(rule, alternatives, _negated(rule)))
         return template
     return register
 
 
-def _parse(form: str):
-    """A pattern: ("var", name) | ("const", value) | ("call", functions, {rule parameter position or
-    name: pattern}); a call matches a statement whose rule binds those parameters to operands
-    matching them, and every other parameter to its default."""
-    def build(node):
-        if isinstance(node, ast.Name):
-            return ("var", node.id)
-        if isinstance(node, ast.Constant) and (node.value is None or type(node.value) in (int, float, bool)):
-            return ("const", node.value)
-        if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
-            return ("call", (_BINARY[type(node.op)],), {0: build(node.left), 1: build(node.right)})
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-            return ("call", (operator.neg,), {0: build(node.operand)})
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                and isinstance(node.func.value, ast.Name) and node.func.value.id == "np":
-            func = getattr(np, node.func.attr)
-            parts = {i: build(a) for i, a in enumerate(node.args)}
-            parts.update({k.arg: build(k.value) for k in node.keywords})
-            return ("call", _SAME_FUNCTION.get(func, (func,)), parts)
-        raise ValueError(f"unsupported composite form: {ast.unparse(node)}")
-    return build(ast.parse(form, mode="eval").body)
+def _alternatives(term: cz.Term, where: dict, seen=()) -> list:
+    """Every way of substituting the where-forms into `term`: [(term, {name: its term})]."""
+    for name in sorted(term.vars & where.keys()):
+        if name in seen:
+            raise ValueError(f"the where-form of `{name}` refers to itself")
+        out = []
+        for form in where[name]:
+            for sub, inner in _alternatives(cz.parse_form(form), where, seen + (name,)):
+                for rest, subs in _alternatives(cz.rebuild(term, {name: sub}), where, seen):
+                    out.append((rest, {**inner, **subs, name: sub}))
+        return out
+    return [(term, {})]
 
 
-def _user_rule(prim) -> bool:
-    try:
-        return prim in registry.USER_KEYS
-    except TypeError:  # unhashable
-        return False
+# -- matching canonical terms ------------------------------------------------------------------------
+class Matcher:
+    """Matches forms against terms; remembers the forms it rebuilt from a binding."""
 
+    def __init__(self):
+        self.rebuilt: dict = {}
 
-def _names(pattern) -> set:
-    if pattern[0] == "var":
-        return {pattern[1]}
-    return {n for p in pattern[2].values() for n in _names(p)} if pattern[0] == "call" else set()
+    def rebuild(self, pattern: cz.Term, env: dict) -> cz.Term:
+        key = (pattern.key,) + tuple(env[n].key for n in sorted(pattern.vars))
+        t = self.rebuilt.get(key)
+        if t is None:
+            t = self.rebuilt[key] = cz.rebuild(pattern, env)
+        return t
 
-
-def _equal_constants(a, b) -> bool:
-    """`1` matches `1.0`, but True matches only True and None only None."""
-    if isinstance(a, bool) or isinstance(b, bool) or a is None or b is None:
-        return a is b
-    return type(a) in (int, float) and type(b) in (int, float) and a == b
-
-
-def _same(a, b) -> bool:
-    if isinstance(a, ir.Const) and isinstance(b, ir.Const):
-        return type(a.value) is type(b.value) and a.value == b.value
-    return a is b
-
-
-class _Matcher:
-    def __init__(self, defs: dict, where: dict):
-        self.defs, self.where = defs, where
-
-    def match(self, pattern, op, env: dict):
-        """Every extension of `env` under which `op` is `pattern` (a generator)."""
-        kind = pattern[0]
-        if kind == "var":
-            name = pattern[1]
-            if name in env:
-                if _same(env[name], op):
-                    yield env
-                return
-            env = {**env, name: op}
-            if name not in self.where:
+    def match(self, pattern: cz.Term, subject: cz.Term, env: dict):
+        """Every extension of `env` under which `pattern` may be `subject` (a generator of
+        candidates, checked by the caller: sums and products are matched as multisets, and a
+        sum or product binds its one remaining name to whatever is left)."""
+        if pattern.op == "var":
+            name = pattern.args
+            if name not in env:
+                yield {**env, name: subject}
+            elif env[name] == subject:
                 yield env
-            for form in self.where.get(name, ()):
-                yield from self.match(form, op, env)
-        elif kind == "const":
-            if isinstance(op, ir.Const) and _equal_constants(op.value, pattern[1]):
+            return
+        if pattern.vars <= env.keys():
+            if self.rebuild(pattern, env) == subject:
                 yield env
-        else:
-            s = self.defs.get(op) if isinstance(op, ir.Var) else None
-            if s is None or s.prim not in pattern[1] or _user_rule(s.prim) or s.rule is None or s.rule.varargs:
-                return
-            params = s.rule.params
-            named = {params[k] if isinstance(k, int) and k < len(params) else k: p for k, p in pattern[2].items()}
-            if set(named) - set(params) or not all(
-                    p in named or (p in s.rule.defaults and isinstance(s.bound[p], ir.Const)
-                                   and _equal_constants(s.bound[p].value, s.rule.defaults[p])) for p in params):
-                return
-            orders = [named]
-            if s.prim in _COMMUTATIVE and len(params) == 2:
-                orders.append({params[0]: named[params[1]], params[1]: named[params[0]]})
-            for parts in orders:
-                yield from self.parts(list(parts.items()), s.bound, env)
+            return
+        if pattern.op in ("add", "mul"):
+            yield from self._parts(pattern.op, list(pattern.args), subject, env)
+        elif pattern.op == "pow":
+            if subject.op == "pow" and subject.args[1] == pattern.args[1]:
+                yield from self.match(pattern.args[0], subject.args[0], env)
+        elif pattern.op == "call" and subject.op == "call":
+            name, operands, params = pattern.args
+            s_name, s_operands, s_params = subject.args
+            if name == s_name and len(operands) == len(s_operands) \
+                    and [k for k, _ in params] == [k for k, _ in s_params]:
+                pairs = list(zip(operands, s_operands)) + [(v, w) for (_, v), (_, w) in zip(params, s_params)]
+                yield from self._all(pairs, env)
 
-    def parts(self, patterns: list, bound: dict, env):
-        if not patterns:
+    def _all(self, pairs: list, env: dict):
+        if not pairs:
             yield env
             return
-        (param, pattern), rest = patterns[0], patterns[1:]
-        for found in self.match(pattern, bound[param], env):
-            yield from self.parts(rest, bound, found)
+        (p, s), rest = pairs[0], pairs[1:]
+        for found in self.match(p, s, env):
+            yield from self._all(rest, found)
+
+    def _parts(self, op: str, patterns: list, subject: cz.Term, env: dict):
+        """Match the parts of a sum (or product) pattern against what is left of `subject`: a
+        part with every name bound is taken out of it, a structured part is matched against each
+        of its parts, and the last unbound name takes the rest."""
+        if not patterns:
+            if subject == (cz.ZERO if op == "add" else cz.ONE):
+                yield env
+            return
+        ground = [p for p in patterns if p.vars <= env.keys()]
+        if ground:
+            p = ground[0]
+            rest = [q for q in patterns if q is not p]
+            yield from self._parts(op, rest, _without(op, subject, self.rebuild(p, env)), env)
+            return
+        structured = [p for p in patterns if p.op != "var"]
+        if not structured:
+            if len(patterns) == 1:
+                yield from self.match(patterns[0], subject, env)
+            return  # two names sharing what is left: not done
+        p = structured[0]
+        rest = [q for q in patterns if q is not p]
+        parts = list(subject.args) if subject.op == op else [subject]
+        tried = set()
+        for i, part in enumerate(parts):
+            if part.key in tried or not p.calls <= part.calls:
+                continue
+            tried.add(part.key)
+            others = None
+            for found in self.match(p, part, env):
+                if others is None:
+                    others = _combine(op, parts[:i] + parts[i + 1:])
+                yield from self._parts(op, rest, others, found)
 
 
+def match(pattern: cz.Term, subject: cz.Term, env: dict):
+    """`Matcher().match`: the bindings under which `pattern` may be `subject`."""
+    return Matcher().match(pattern, subject, env)
+
+
+def _combine(op: str, parts) -> cz.Term:
+    return cz.add(*parts) if op == "add" else cz.mul(*parts)
+
+
+def _without(op: str, total: cz.Term, part: cz.Term) -> cz.Term:
+    """total - part (a sum) or total / part (a product), canonical."""
+    if op == "add":
+        return cz.add(total, cz.mul(cz.MINUS_ONE, part))
+    return cz.mul(total, cz.power(part, -1))
+
+
+# -- fusing ------------------------------------------------------------------------------------------
 def fuse(fn: ir.Function) -> None:
     """Give each statement that matches a composite's form the composite as its rule."""
     registry.load_builtin_rules()
     if not COMPOSITES:
         return
-    defs = {s.target: s for s in ir.walk(fn.body) if isinstance(s, ir.Assign) and s.target is not None}
+    view = cz.view(fn)
     arrays = same_arrays(fn.body)
-    written = {arrays.find(s.target) for s in defs.values() if s.prim in ir.WRITES}
-    fused = []  # (statement, composite, match): all found first, on the parts' own rules
-    for s in defs.values():
-        if s.prim in ir.WRITES or s.target.kind != "num":
+    written = {arrays.find(s.target) for s in ir.walk(fn.body) if isinstance(s, ir.Assign)
+               and s.prim in ir.WRITES and s.target is not None}
+
+    def unwritten(ops) -> bool:
+        return all(arrays.find(v) not in written for op in ops for v in ir.operand_vars(op))
+
+    matcher = Matcher()
+    fused = []  # (statement, rule, bound): all found first, on the parts' own rules
+    for s in ir.walk(fn.body):
+        if not isinstance(s, ir.Assign) or s.target is None or s.prim in ir.WRITES:
             continue
+        subject = view.terms.get(s.target)
+        if subject is None or subject.op in ("leaf", "num", "const") or not cz.shape_safe(subject):
+            continue
+        leaves = [t.operand for t in _leaves(subject)]
+        if not unwritten(leaves):
+            continue
+        # a statement that passes another value on (`+x`, `1.0 * x`, `-x` of the negated form) is
+        # not the form's: the value it passes gets the composite (a template's unbroadcasts are
+        # written for the shapes of the form's own result)
+        passed = {view.term(a).key for a in s.args if isinstance(a, ir.Var)}
+        if subject.key in passed:
+            continue
+        negated = cz.negate(subject)
         for c in COMPOSITES:
-            env = _first_match(c, s.target, defs)
-            if env is not None and all(arrays.find(v) not in written
-                                       for op in env.values() for v in ir.operand_vars(op)):
-                fused.append((s, c, env))
+            rule, bound = c.rule, _first_match(c, subject, s.target, view, matcher)
+            if bound is None and c.negated is not None and negated.key not in passed:
+                rule, bound = c.negated, _first_match(c, negated, s.target, view, matcher)
+            if bound is not None and unwritten(bound.values()):
+                fused.append((s, rule, bound))
                 break
-    for s, c, env in fused:
-        s.rule = c.rule
-        s.bound = {p: env[p] for p in c.rule.params}
+    for s, rule, bound in fused:
+        s.rule = rule
+        s.bound = bound
 
 
-def _first_match(c: Composite, target: ir.Var, defs: dict):
-    matcher = _Matcher(defs, c.where)
-    for form in c.forms:
-        for env in matcher.match(form, target, {}):
-            return env
+def _leaves(t: cz.Term) -> list:
+    if t.op == "leaf":
+        return [t]
+    return [u for c in cz.children(t) for u in _leaves(c)]
+
+
+def _first_match(c: Composite, subject: cz.Term, target: ir.Var, view: cz.View, matcher: Matcher):
+    for form, subs in c.forms:
+        if form.op != subject.op or (form.op == "call" and form.args[0] != subject.args[0]) \
+                or not form.calls <= subject.calls:
+            continue
+        for tried, env in enumerate(matcher.match(form, subject, {})):
+            if tried >= _MATCHES_TRIED:
+                break
+            whole = matcher.rebuild(form, env)
+            if whole != subject or not cz.shape_safe(whole):
+                continue
+            bound = {}
+            for p in c.rule.params:
+                t = matcher.rebuild(subs[p], env) if p in subs else env.get(p)
+                op = view.realize(t, target) if t is not None else None
+                if op is None:
+                    break
+                bound[p] = op
+            else:
+                return bound
     return None

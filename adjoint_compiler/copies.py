@@ -26,16 +26,27 @@ import operator
 
 import gast
 
-from .simplify import Code, rt_helper, whole_index
-from .template import BIf, BLoop, Mark
+from . import rtcall, runtime
+from .backward import BIf, BLoop, Code, Mark
+from .fixpoint import fixpoint
+from .simplify import whole_index
 
 
 def propagate(code: list, adjoints: set, kept: set) -> list:
     """`code` (simplify's backward code) without its removable adjoint copies."""
-    names, changed = _Names(), True
-    while changed:  # until a pass over the whole code finds nothing more
-        changed = _block(code, adjoints, kept, _count_stores(code), _readers(code), names)
+    names = _Names()
+
+    def sweep(removed: int) -> int:
+        """One pass over the whole code; how many passes removed something so far."""
+        return removed + 1 if _block(code, adjoints, kept, _count_stores(code), _readers(code), names) else removed
+
+    # until a pass finds nothing more: each pass that finds something removes an item
+    fixpoint(sweep, 0, _size(code) + 2, "copy propagation")
     return code
+
+
+def _size(code: list) -> int:
+    return sum(1 + _size(_nested(item)) for item in code)
 
 
 class _Names:
@@ -259,7 +270,7 @@ def _total_without_zeroing(items, i, adjoints, kept, stores, readers, names) -> 
     `rt.total_after_zeroing(b, idx)`, which sums around the slots instead of writing zeros (b is
     private and dead after the zeroing, which is why simplify zeroed it in place)."""
     a, value = _binding(items[i])
-    if not (rt_helper(value) == "zero_slots" and isinstance(value.args[0], gast.Name)):
+    if not (rtcall.is_call(value, runtime.zero_slots) and isinstance(value.args[0], gast.Name)):
         return False
     b, idx = value.args[0].id, value.args[1]
     if a not in adjoints or a in kept or stores.get(a) != 1 or readers.get(a) != 1:
@@ -270,9 +281,10 @@ def _total_without_zeroing(items, i, adjoints, kept, stores, readers, names) -> 
         if a in names.of(later)[0]:
             for stmt in _statements(later):
                 for node in gast.walk(stmt):
-                    if rt_helper(node) == "written_total" and isinstance(node.args[0], gast.Name) \
+                    if rtcall.is_call(node, runtime.written_total) and isinstance(node.args[0], gast.Name) \
                             and node.args[0].id == a and whole_index(node.args[1]):
-                        node.func.attr, node.args = "total_after_zeroing", [_load(b), idx] + node.args[2:]
+                        rtcall.retarget(node, runtime.total_after_zeroing)
+                        node.args = [_load(b), idx] + node.args[2:]
                         names.forget(later)
                         return True
             return False

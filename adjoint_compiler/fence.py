@@ -27,7 +27,6 @@ _REJECTED = {
     gast.ClassDef: "class definitions are not supported inside a differentiated function",
     gast.FunctionDef: "nested function definitions are not supported; define the helper at module level",
     gast.Lambda: "lambdas are not supported inside a differentiated function; use a module-level def",
-    gast.Delete: "`del` is not supported in a differentiated function",
     gast.Import: "imports are not supported inside a differentiated function; import at module level",
     gast.ImportFrom: "imports are not supported inside a differentiated function; import at module level",
     gast.Raise: "`raise` is not supported in a differentiated function",
@@ -63,5 +62,7 @@ def check(source: Source) -> None:
             kind = type(node)
             if kind in _REJECTED:
                 reject(source, node, _REJECTED[kind])
+            if kind is gast.Delete and not all(isinstance(t, gast.Name) for t in node.targets):
+                reject(source, node, "`del` of an item, slice or attribute is not supported; only `del name`")
             if kind in PENDING:
                 reject(source, node, PENDING[kind])

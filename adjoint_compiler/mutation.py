@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from . import aliasing, ir
 from .errors import MutationError
+from .fixpoint import fixpoint
 
 
 class _Arrays:
@@ -39,11 +40,54 @@ def check_shared_updates(fn: ir.Function, classes: dict) -> None:
     """`x += e` or `xs.append(v)` where another name holds the same array or list: NumPy and Python
     would change both names; the IR would not. Rejected unless the value is surely a scalar."""
     for value, name, other, loc in fn.shared_updates:
-        if classes.get(value) != 0:
+        if classes.get(value) != 0 and not _unread_after_update(fn, value, loc, classes):
             holder = f"`{other}` names" if other else "another value (an item of the sequence looped over) is"
             raise MutationError(f"`{name}` is updated in place here, but {holder} the same array or list, "
                                 f"and would change too; write `{name} = {name} + ...` (a new value) or copy "
                                 f"it first (`{name} = {name}.copy()`)", loc)
+
+
+def _unread_after_update(fn: ir.Function, value, loc, classes: dict, base=None, seen=frozenset()) -> bool:
+    """Whether nothing reads `value` once an in-place update at `loc` (of `value` itself, or of
+    `base`, which may share its memory) has run: then nothing can see the change (the IR computes
+    a new value), and the update is as safe as a rebinding. A read later in program order, a read
+    anywhere in a loop that repeats the update but not the definition of `value`, and any value
+    that may share memory with `value` count as reads."""
+    if not isinstance(value, ir.Var):
+        return False
+    base = value if base is None else base
+    order: list = []  # (stmt, enclosing loops)
+
+    def walk(stmts, loops):
+        for st in stmts:
+            order.append((st, loops))
+            if isinstance(st, ir.If):
+                walk(st.body, loops)
+                walk(st.orelse, loops)
+            elif isinstance(st, ir.Loop):
+                walk(st.cond_body, loops + (st,))
+                walk(st.body, loops + (st,))
+
+    walk(fn.body, ())
+    updates = [k for k, (st, _) in enumerate(order) if isinstance(st, ir.Assign) and st.loc == loc
+               and st.in_place and st.args and st.args[0] is base]
+    if len(updates) != 1 or value in ir.operand_vars(fn.result):
+        return False
+    at = updates[0]
+    defined_in = next((loops for st, loops in order if value in ir.defined_by(st)), ())
+    defined_in += tuple(st for st, _ in order if isinstance(st, ir.Loop) and value in st.params)
+    repeating = [loop for loop in order[at][1] if loop not in defined_in]
+    for k, (st, loops) in enumerate(order):
+        if k == at or value not in [v for op in ir.stmt_operands(st) for v in ir.operand_vars(op)]:
+            continue
+        if not isinstance(st, ir.Assign):
+            return False  # a block's result may hold it
+        if value in aliasing.may_alias(st, classes) and st.target is not base and (
+                st.target in seen or not _unread_after_update(fn, st.target, loc, classes, base, seen | {value})):
+            return False  # a value that may hold it (a view, a container) is read afterwards
+        if k > at or any(loop in loops for loop in repeating):
+            return False
+    return True
 
 
 def same_arrays(body) -> _Arrays:
@@ -72,9 +116,14 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
     shares: dict = {}  # Var -> {root of another array it may share memory with: (Var, made at)}
     made_at: dict = {}  # Var -> position in `order` from which its value is current
     if_aliases: dict = {}  # Var -> position after the `if` that may have made it another name's array
+    loop_aliases: dict = {}  # Var -> (loop position, its end if it surely runs) of a loop that rebinds it
     carried: dict = {}
     made_by: dict = {}  # Var -> the statement that made it
     lists: dict = {}  # Var -> whether it surely is a Python list  # loop param -> (its loop's position, its value at the end of an iteration)
+
+    # how many arrays a value may share memory with, at most: one per value, parameter or global
+    bound = len(ir.defined_in(fn.body)) + len(fn.params) + sum(
+        isinstance(op, ir.Global) for t in ir.walk(fn.body) for op in ir.stmt_operands(t)) + 1
 
     def aliases_of(op, relation: str) -> dict:
         """{root: (the value, how the new value relates to it)} for a value made from `op`."""
@@ -126,6 +175,7 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
                             if_aliases.setdefault(out, len(order) - 1)
                             if_aliases.setdefault(end, len(order) - 1)
             elif isinstance(s, ir.Loop):
+                loop_start = len(order) - 1
                 for p, init, nxt in zip(s.params, s.inits, s.nexts):
                     made_at[p] = len(order) - 1
                     made_by[p] = init  # (a loop-carried list: made by what made its value on entry)
@@ -133,17 +183,34 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
                     lists[p] = lists.get(init, False)
                     define(p, aliases_of(init, "may share memory with") if not (isinstance(init, ir.Var) and arrays.find(init) is
                                                        arrays.find(p)) else shares.get(init, {}))
-                for _ in range(2):  # what a carried value may share after one iteration
+
+                def iteration(_, s=s, loops=loops, side=side):
+                    """What a carried value may share after one more iteration (only grows)."""
                     mark = len(order)
                     walk(s.cond_body, loops + (s,), side)
                     walk(s.body, loops + (s,), side)
                     for p, nxt in zip(s.params, s.nexts):
                         define(p, shares.get(nxt, {}) if isinstance(nxt, ir.Var) else {})
                     del order[mark:], sides[mark:]
+                    return sum(map(len, shares.values()))
+
+                # each round that changes anything gives one of the loop's values another array
+                fixpoint(iteration, sum(map(len, shares.values())), len(ir.defined_in([s])) * bound + 2,
+                         "what loop-carried values may share")
                 walk(s.cond_body, loops + (s,), side)
                 walk(s.body, loops + (s,), side)
                 for p in s.params:
                     carried[p] = carried[p] + (len(order) - 1,)
+                runs = _surely_runs(s, made_by)
+                for p, init, nxt in zip(s.params, s.inits, s.nexts):
+                    made = made_by.get(nxt) if isinstance(nxt, ir.Var) else None
+                    if isinstance(init, ir.Var) and init.kind == "num" and isinstance(made, ir.Assign) \
+                            and made.prim not in ir.WRITES and not made.in_place:
+                        # rebound to a new value each trip: the name holds the array it came with
+                        # during the first trip, and after a loop that may not run, like an alias
+                        # made in one branch (a loop that surely runs leaves it a new array)
+                        for v in (p, init):
+                            loop_aliases.setdefault(v, (loop_start, len(order) - 1 if runs else None))
 
     walk(fn.body, ())
     writes = []  # (position, root written, stmt, loops)
@@ -151,12 +218,17 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
         if not isinstance(s, ir.Assign):
             continue
         in_place = s.in_place and (ranks or {}).get(s.args[0]) != 0
+        if in_place and s.prim not in ir.WRITES and (s.args[0].kind == "seq" or lists.get(s.args[0])):
+            continue  # `xs.append(v)`, `xs.pop()`: the list changes, no array's memory does
         if s.prim in ir.WRITES or in_place:
             base = s.args[0]
             # what the written memory may be part of: nothing for a list (its slots, or an append,
             # change the list, not the items it shares with others; no list is a view of another)
             others = {} if s.into_copy or s.prim is ir.CONCAT or base.kind == "seq" or lists.get(base) \
                 else shares.get(base, {})
+            if others and s.prim not in ir.WRITES and all(
+                    _unread_after_update(fn, o, s.loc, ranks or {}, base) for o, _ in others.values()):
+                others = {}  # `x op= e` on memory nothing reads afterwards: a rebinding
             if others:
                 other, relation = next(iter(others.values()))
                 what = "a write into" if s.prim in ir.WRITES else "an in-place update of"
@@ -179,24 +251,31 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
                     f"it may hold the array `{_describe(other)}`, which would change too; write "
                     f"`{_name_of(s.item_of)}[i] = {_name_of(s.item_of)}[i] + ...` (a new array) instead", s.loc)
     if writes:
-        for k, (s, loops) in enumerate(order):
-            reads = [v for op in ir.stmt_operands(s) for v in ir.operand_vars(op)] \
-                if not isinstance(s, ir.Loop) else [v for op in s.inits for v in ir.operand_vars(op)]
+        # every statement's reads, then the result's (read when the function returns)
+        reading = [(k, s.loc, loops, sides[k], [v for op in ir.stmt_operands(s) for v in ir.operand_vars(op)]
+                    if not isinstance(s, ir.Loop) else [v for op in s.inits for v in ir.operand_vars(op)])
+                   for k, (s, loops) in enumerate(order)]
+        reading.append((len(order), fn.loc, (), {}, ir.operand_vars(fn.result)))
+        for k, loc, loops, side, reads in reading:
             for v in reads:
-                watched = [(root, other, relation, made_at.get(v, -1))
+                watched = [(root, other, relation, made_at.get(v, -1), None)
                            for root, (other, relation) in shares.get(v, {}).items()]
                 if v in if_aliases:  # the `if` may have bound it to the same array as another name
-                    watched.append((arrays.find(v), None, "possibly the same array as", if_aliases[v]))
-                for root, other, relation, start in watched:
+                    watched.append((arrays.find(v), None, "possibly the same array as", if_aliases[v], None))
+                if v in loop_aliases:  # so may a loop, until its end if it surely runs
+                    watched.append((arrays.find(v), None, "possibly the same array as", *loop_aliases[v]))
+                for root, other, relation, start, until in watched:
                     for w_pos, w_root, w, w_loops in writes:
-                        if w_root is root and w.target is not v and not _exclusive(sides[w_pos], sides[k]) \
+                        if until is not None and w_pos > until:
+                            continue
+                        if w_root is root and w.target is not v and not _exclusive(sides[w_pos], side) \
                                 and _stale(v, start, k, w_pos, w_loops, loops, order, carried, made_at):
                             other = w.args[0] if other is None else other
                             raise MutationError(
                                 f"`{_name_of(v)}` {_verb(relation)} `{_describe(other)}` (line "
                                 f"{order[start][0].loc.line if start >= 0 else fn.loc.line}) and is used "
                                 f"after `{_name_of(w.args[0])}` is written on line {w.loc.line}; make it a "
-                                f"copy (`.copy()`) or read it again after the write", s.loc)
+                                f"copy (`.copy()`) or read it again after the write", loc)
     names_of_root: dict = {}
     for _, root, w, _ in writes:
         names_of_root.setdefault(root, set()).add(w.args[0].name)
@@ -213,6 +292,18 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
         if arrays.find(p) in names_of_root:
             out.setdefault(p.name, set()).update(names_of_root[arrays.find(p)])
     return out
+
+
+def _surely_runs(loop: ir.Loop, made_by: dict) -> bool:
+    """Whether a `for` loop runs at least once: over `range` of integer constants, not empty."""
+    made = made_by.get(loop.iterable) if loop.kind == "for" and isinstance(loop.iterable, ir.Var) else None
+    if not (isinstance(made, ir.Assign) and made.prim is range and not made.kwargs and made.args
+            and all(isinstance(a, ir.Const) and type(a.value) is int for a in made.args)):
+        return False
+    try:
+        return len(range(*[a.value for a in made.args])) > 0
+    except (TypeError, ValueError):
+        return False
 
 
 def _holds_numbers(seq, made_by: dict, ranks) -> bool:

@@ -250,6 +250,23 @@ class Normalizer:
         return name(target)
 
     # -- statements --------------------------------------------------------------------------
+    def popped_list(self, value):
+        """The local list `xs` of `xs.pop()` (no arguments: the last item), else None."""
+        if (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) and value.func.attr == "pop"
+                and isinstance(value.func.value, gast.Name) and value.func.value.id in self.locals
+                and not value.args and not value.keywords):
+            return value.func.value.id
+        return None
+
+    def pop_last(self, seq: str, at, out: list) -> None:
+        """`xs.pop()` removes the last item: `xs` rebinds to `xs[:-1]`, a new list (as `append`
+        rebinds to `xs + [v]`), so earlier versions stay intact; ssa checks nothing else holds it."""
+        before = len(out)
+        self.stmt(gast.copy_location(gast.Assign(targets=[name(seq, True)], value=gast.Subscript(
+            value=name(seq), slice=gast.Slice(lower=None, upper=gast.Constant(value=-1, kind=None), step=None),
+            ctx=gast.Load()), type_comment=None), at), out)
+        out[-1].in_place = len(out) > before
+
     def block(self, stmts) -> list:
         out: list = []
         for s in stmts:
@@ -265,6 +282,13 @@ class Normalizer:
             if s.value is None:
                 return
             single = targets[0].id if len(targets) == 1 and isinstance(targets[0], gast.Name) else None
+            popped = self.popped_list(s.value)
+            if popped is not None:  # `v = xs.pop()`: `v = xs[-1]`, then `xs` rebinds to `xs[:-1]`
+                self.stmt(gast.copy_location(gast.Assign(targets=targets, value=gast.Subscript(
+                    value=name(popped), slice=gast.Constant(value=-1, kind=None), ctx=gast.Load()),
+                    type_comment=None), s), out)
+                self.pop_last(popped, s, out)
+                return
             if len(targets) == 1 and isinstance(targets[0], gast.Subscript):
                 base = self.write_base(targets[0], s, out)
                 index = self.index(targets[0].slice, out)
@@ -307,6 +331,9 @@ class Normalizer:
             if isinstance(s.value, gast.Constant):
                 return  # docstring or bare literal
             call = s.value
+            if self.popped_list(call) is not None:
+                self.pop_last(self.popped_list(call), s, out)
+                return
             if (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
                     and call.func.attr == "append" and isinstance(call.func.value, gast.Name)
                     and call.func.value.id in self.locals and len(call.args) == 1 and not call.keywords):
@@ -337,6 +364,8 @@ class Normalizer:
             out.append(gast.copy_location(gast.Return(value=value), s))
         elif isinstance(s, gast.Pass):
             return
+        elif isinstance(s, gast.Delete):  # `del x`: ssa unbinds the names
+            out.append(s)
         elif isinstance(s, (gast.Break, gast.Continue)):
             out.append(s)
         elif isinstance(s, gast.For):

@@ -5,9 +5,9 @@ array in place, without the copy a Buffer read makes.
 `b` later. A copy nobody could tell from a view is wasted work: when every use of the value is an
 operation that makes a new array (arithmetic, a ufunc), all of them come, in the same block, before
 the next write into `b`, and the backward pass does not read the value (the tape would keep it
-past later writes), the generated code reads `b.data[idx]`, a view.
+past later writes), the generated code reads `rt.held(b)[idx]` (`b.data[idx]`), a view.
 
-    u_slice = u_2[1:-1]                  u_slice = u_2.data[1:-1]
+    u_slice = u_2[1:-1]                  u_slice = rt.held(u_2)[1:-1]
     times = k * u_2[2:]          ->      ...
     u_2[1:-1] = u_slice + times          u_2[1:-1] = u_slice + times
 """
@@ -62,7 +62,7 @@ def views(fn: ir.Function, backward_reads: set, ranks: dict | None = None) -> se
                 last = max(position[id(t)] for t in readers)
                 root = arrays.find(s.args[0])
                 if not any(writes(t, root) for t in stmts[k + 1:last + 1]):
-                    out.add(id(s))
+                    out.add(s)
 
     block(fn.body)
     return out

@@ -1,20 +1,24 @@
-"""The passes, in order. `compile_gradient` runs them; `stage=` stops after any one and returns its
-printed output.
+"""The pipeline: a list of declared passes, which `compile_gradient` runs in order.
 
-    frontend -> fence -> normalize -> ssa -> shapes -> mutation -> hoist -> cse -> composite -> activity
-    -> reverse -> simplify -> copies -> tape -> codegen -> release -> loader
+Each pass (`Pass`) names the facts of the compilation's `Context` it reads and those it
+establishes, and prints its result: `compile_gradient(..., stage=NAME)` (and `python -m
+adjoint_compiler show FILE:FUNC --stage NAME`) stops after the pass NAME and returns that text.
+
+    frontend fence normalize ssa dtypes shapes floats mutation hoist cse globals rules composite
+    activity reverse simplify copies plain needed tape peek codegen release loader
 """
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import keyword
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import gast
 import numpy as np
 
-from . import runtime as rt
 from . import (
     activity,
     codegen,
@@ -32,15 +36,19 @@ from . import (
     normalize,
     peek,
     plain,
+    rtcall,
     shapes,
     ssa,
     tape,
 )
+from . import runtime as rt
+from .backward import Code
+from .errors import InternalError
 from .naming import Namer
-from .printing import format_ir, to_source
+from .printing import format_backward, format_ir, to_source
+from .release import release
 from .reverse import reverse
 from .simplify import (
-    Code,
     assign_stmt,
     dtype_loads,
     forget_dtypes,
@@ -51,7 +59,6 @@ from .simplify import (
     value_loads,
 )
 
-STAGES = ("source", "normalize", "ssa", "activity", "reverse", "simplify", "tape", "codegen")
 RESERVED = {"np", "rt"} | set(dir(builtins)) | set(keyword.kwlist)
 
 
@@ -68,6 +75,7 @@ class Compiled:
     origins: dict = field(default_factory=dict)  # namespace name -> where its value was looked up
     inlined: list = field(default_factory=list)
     written: tuple = ()  # the parameters (positions) the function writes into (copied on entry)
+    outputs: tuple = ()  # 'split_written': the parameters (positions) whose arrays are its outputs
     guard: object = None  # guard.Guard: what the code baked in, re-checked at each call (set by api)
 
 
@@ -109,94 +117,421 @@ def bind_globals(fn: ir.Function, namer, origins: dict | None = None) -> dict:
     return namespace
 
 
-def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage: str | None = None):
-    """Compile the gradient of `func` w.r.t. the positional parameters `wrt`: 'joint' (value and
-    gradient), 'grad' (the gradient alone) or 'split' (vjp and pullback)."""
-    source = frontend.read_function(func)
-    if stage == "source":
-        return "".join(source.lines)
-    fence.check(source)
-    namer = Namer(RESERVED)
-    normalized = normalize.normalize(source, namer)
-    if stage == "normalize":
-        return to_source(normalized)
-    params = [a.id for a in source.node.args.posonlyargs + source.node.args.args + source.node.args.kwonlyargs]
-    fn = ssa.build(source, normalized, namer, {p: ("num" if k[0] in "rf" else k)
-                                               for p, k in zip(params, kinds)})
-    dtypes.check(fn)  # complex values: refused at the user's line
-    ints: set = set()
-    ranks, ndims = shapes.infer(fn, {v: (int(k[1:]) if k[0] in "rf" else None)
-                                     for v, k in zip(fn.params, kinds)}, ints)
-    real = floats.infer(fn, {v for v, k in zip(fn.params, kinds) if k[0] == "f"})
-    mutation.check_shared_updates(fn, ranks)
-    views = mutation.check(fn, ndims)
-    hoist.hoist(fn, ranks, namer)
-    cse.eliminate(fn)
-    origins: dict = {}
-    namespace = bind_globals(fn, namer, origins)  # before any code is printed: it may rename globals
-    if stage == "ssa":
-        return format_ir(fn)
-    wrt_vars = [fn.params[i] for i in wrt]
-    floats.apply(fn, real)
-    activity.bind_rules(fn)
-    composite.fuse(fn)
-    active = activity.analyze(fn, wrt_vars)
-    if stage == "activity":
-        names = sorted(v.name for v in active)
-        return format_ir(fn) + "\n\n# active: " + ", ".join(names)
-    zeros: dict = {}
-    backward, names = reverse(fn, active, namer, wrt_vars, ranks, ndims, real, zeros)
-    result_bar = names.get(fn.result) if isinstance(fn.result, ir.Var) else None
-    if stage == "reverse":
-        return "\n".join(repr(s) for s in backward)
-    shapes_from_params(backward, ranks, fn.params, [s.target for s in fn.body if isinstance(s, ir.Assign) and s.target],
-                       fn.body)
-    forget_dtypes(backward, floats.float_names(fn, real))
-    returned = {names[v] for v in wrt_vars if v in names}
-    scalars = {names[v] for v, ndim in ndims.items() if ndim == 0 and v in names}
-    code, live_in, defined = simplify(backward, names, {result_bar} if result_bar else set(), returned, views,
-                                      zeros, scalars)
+# ---------------------------------------------------------------------------------------------
+# The passes
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class Context:
+    """One compilation: its inputs, then each fact under the name the pass that establishes it
+    declares. A fact is computed once and read by the passes after it; the context lives for one
+    call of `compile_gradient` (the Compiled it returns keeps the IR and what the API needs)."""
+
+    func: object
+    wrt: tuple
+    kinds: tuple  # one per parameter: 'num', 'seq', ..., 'f<ndim>' (real floats) or 'r<ndim>' for an array or scalar
+    mode: str  # 'joint', 'grad' or 'split'
+    written_out: bool = False  # 'split_written': the outputs are the arguments the function writes into
+    differentiable: bool = False  # the generated code is to be differentiated again (nesting): no plain, no peek
+    namer: Namer = field(default_factory=lambda: Namer(RESERVED))
+    source: object = None  # frontend: the function's source, parsed, every node located
+    normalized: object = None  # normalize: the gast function, one operation per statement
+    fn: ir.Function | None = None  # ssa: the IR (later passes transform it in place)
+    classes: dict = field(default_factory=dict)  # shapes: Var -> shape class (0 a scalar; equal: same shape)
+    ndims: dict = field(default_factory=dict)  # shapes: Var -> ndim, where the argument kinds tell
+    ints: set = field(default_factory=set)  # shapes: the Vars that surely hold integers
+    real: dict = field(default_factory=dict)  # floats: Var -> 'f' (surely real floats) or 'r' (surely real)
+    views: dict = field(default_factory=dict)  # mutation: name -> the written arrays it may share memory with
+    namespace: dict = field(default_factory=dict)  # globals: what the generated module binds
+    origins: dict = field(default_factory=dict)  # globals: where each bound value was looked up
+    wrt_vars: list = field(default_factory=list)  # activity: the parameters differentiated
+    active: set = field(default_factory=set)  # activity: the Vars that get adjoints
+    backward: list = field(default_factory=list)  # reverse: Accum/Raw/BIf/BLoop/... in backward order
+    names: dict = field(default_factory=dict)  # reverse: Var -> its adjoint's name
+    result_bar: str | None = None  # reverse: the result's adjoint (None when inactive)
+    zeros: dict = field(default_factory=dict)  # reverse: adjoint name -> its zero, where not rt.zeros_like (a slot's)
+    code: list = field(default_factory=list)  # simplify, copies, tape: the backward code (Code/BIf/BLoop)
+    live_in: set = field(default_factory=set)  # simplify: names the backward code reads on entry
+    defined: set = field(default_factory=set)  # simplify: adjoint names defined at its end
+    returned: set = field(default_factory=set)  # simplify: the adjoint names returned
+    seeded: bool = False  # simplify: `grad` of a scalar result: its adjoint is the constant 1.0
+    grads: list = field(default_factory=list)  # needed: the returned gradient expressions (gast)
+    needed: set = field(default_factory=set)  # needed: primal names the gradient computes
+    keep: set = field(default_factory=set)  # needed: the primal statements the forward pass runs
+    recipes: dict = field(default_factory=dict)  # needed: stmt -> operands whose shape alone it computes
+    plan: object = None  # tape: pushes and stacks (tape.Plan)
+    in_place: frozenset = frozenset()  # peek: the Buffer reads that read the Buffer's array in place
+    arrays: frozenset = frozenset()  # codegen: names known to hold arrays (released after last use)
+    text: str = ""  # codegen, release: the generated module
+    line_locs: dict = field(default_factory=dict)  # codegen, release: generated line -> Loc
+    compiled: Compiled | None = None  # loader
+
+
+@dataclass(frozen=True)
+class Pass:
+    """A pass of the pipeline: `run(context)` reads the facts named in `reads` and establishes
+    those in `establishes`; `show(context)` prints its result (`stage=name`)."""
+
+    name: str
+    run: Callable
+    show: Callable
+    reads: tuple = ()
+    establishes: tuple = ()
+
+    @property
+    def summary(self) -> str:
+        return (self.run.__doc__ or "").strip().splitlines()[0]
+
+
+def _ir(context) -> str:
+    return format_ir(context.fn)
+
+
+def _backward(context) -> str:
+    return format_backward(context.code, home_file=context.fn.loc.file)
+
+
+def _frontend(c: Context) -> None:
+    """Read the function's source (inspect + gast), every node located."""
+    c.source = frontend.read_function(c.func)
+
+
+def _fence(c: Context) -> None:
+    """Refuse syntax the compiler does not handle, at the user's line."""
+    fence.check(c.source)
+
+
+def _normalize(c: Context) -> None:
+    """One operation per statement; writes, comprehensions and early exits lowered."""
+    c.normalized = normalize.normalize(c.source, c.namer)
+
+
+def _ssa(c: Context) -> None:
+    """Structured SSA IR: block parameters, write nodes, views, user functions inlined."""
+    args = c.source.node.args
+    params = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
+    c.fn = ssa.build(c.source, c.normalized, c.namer,
+                     {p: ("num" if k[0] in "rf" else k) for p, k in zip(params, c.kinds)},
+                     track_arguments=c.written_out)
+    if c.written_out:
+        written_outputs(c.fn, c.source.node, c.namer)
+
+
+def _dtypes(c: Context) -> None:
+    """Refuse complex values, at the user's line."""
+    dtypes.check(c.fn)
+
+
+def _shapes(c: Context) -> None:
+    """Shape classes and ranks, from the argument kinds."""
+    c.classes, c.ndims = shapes.infer(c.fn, {v: (int(k[1:]) if k[0] in "rf" else None)
+                                             for v, k in zip(c.fn.params, c.kinds)}, c.ints)
+
+
+def _floats(c: Context) -> None:
+    """Which values surely hold real floats, from the argument kinds (a float array's writes need no dtype check)."""
+    c.real = floats.infer(c.fn, {v for v, k in zip(c.fn.params, c.kinds) if k[0] == "f"})
+
+
+def _show_floats(c: Context) -> str:
+    return format_ir(c.fn, lambda s: ", ".join(f"{v.name}: {c.real[v]}" for v in ir.defined_by(s) if v in c.real))
+
+
+def _show_shapes(c: Context) -> str:
+    def note(s):
+        ndims = [f"{v.name}: ndim {c.ndims[v]}" for v in ir.defined_by(s) if v in c.ndims]
+        return ", ".join(ndims)
+    return format_ir(c.fn, note)
+
+
+def _mutation(c: Context) -> None:
+    """Refuse writes whose effect the IR cannot follow; what may share memory with a written array."""
+    mutation.check_shared_updates(c.fn, c.classes)
+    c.views = mutation.check(c.fn, c.ndims)
+
+
+def _show_mutation(c: Context) -> str:
+    lines = [f"# {name} may share memory with {', '.join(sorted(arrays))}"
+             for name, arrays in sorted(c.views.items())]
+    return "\n".join([format_ir(c.fn), ""] + lines) if lines else format_ir(c.fn)
+
+
+def _hoist(c: Context) -> None:
+    """Loop-invariant work out of loops (what may raise only under the loop's condition)."""
+    hoist.hoist(c.fn, c.classes, c.namer)
+
+
+def _cse(c: Context) -> None:
+    """Identical pure statements computed once."""
+    cse.eliminate(c.fn)
+
+
+def _globals(c: Context) -> None:
+    """The generated module's namespace: each global the IR reads (clashing names renamed)."""
+    c.namespace = bind_globals(c.fn, c.namer, c.origins)  # before any code is printed: it may rename
+
+
+def _show_globals(c: Context) -> str:
+    return format_ir(c.fn) + "\n\n# globals: " + ", ".join(sorted(c.namespace))
+
+
+def _rules(c: Context) -> None:
+    """Each statement bound to its adjoint rule (a float Buffer's values first made numbers)."""
+    floats.apply(c.fn, c.real)
+    activity.bind_rules(c.fn)
+
+
+def _show_rules(c: Context) -> str:
+    def note(s) -> str:
+        if not (isinstance(s, ir.Assign) and s.rule):
+            return ""
+        return f"rule {s.prim.name}" if isinstance(s.prim, ir.Prim) else f"rule {s.rule.shown}"
+    return format_ir(c.fn, note)
+
+
+def _composite(c: Context) -> None:
+    """Multi-statement forms (sigmoid, log-loss, log-softmax) get one adjoint."""
+    composite.fuse(c.fn)
+
+
+def _show_composite(c: Context) -> str:
+    return format_ir(c.fn, lambda s: s.rule.name if isinstance(s, ir.Assign) and s.rule
+                     and s.rule.name.startswith("composite ") else "")
+
+
+def _activity(c: Context) -> None:
+    """The active values: varied by a wrt parameter and useful to the result."""
+    c.wrt_vars = [c.fn.params[i] for i in c.wrt]
+    c.active = activity.analyze(c.fn, c.wrt_vars)
+
+
+def _show_activity(c: Context) -> str:
+    return format_ir(c.fn) + "\n\n# active: " + ", ".join(sorted(v.name for v in c.active))
+
+
+def _reverse(c: Context) -> None:
+    """One adjoint per active statement, in reverse order, from the rules."""
+    c.backward, c.names = reverse(c.fn, c.active, c.namer, c.wrt_vars, c.classes, c.ndims, c.real, c.zeros)
+    c.result_bar = c.names.get(c.fn.result) if isinstance(c.fn.result, ir.Var) else None
+
+
+def _show_reverse(c: Context) -> str:
+    return format_backward(c.backward, c.names, c.fn.loc.file)
+
+
+def _simplify(c: Context) -> None:
+    """First contributions assigned, zeros only at merges, restores only where read, dead code out."""
+    fn = c.fn
+    shapes_from_params(c.backward, c.classes, fn.params,
+                       [s.target for s in fn.body if isinstance(s, ir.Assign) and s.target], fn.body)
+    forget_dtypes(c.backward, floats.float_names(fn, c.real))
+    c.returned = {c.names[v] for v in c.wrt_vars if v in c.names}
+    scalars = {c.names[v] for v, ndim in c.ndims.items() if ndim == 0 and v in c.names}
+    c.code, c.live_in, c.defined = simplify(c.backward, c.names, {c.result_bar} if c.result_bar else set(),
+                                            c.returned, c.views, c.zeros, scalars)
     # `grad` needs no value: a result known to be an active scalar is seeded with 1.0 unread
-    seeded = mode == "grad" and result_bar is not None and ndims.get(fn.result) == 0
-    if seeded:  # a constant like any other: `copies` puts it where it is read
-        code.insert(0, Code(assign_stmt(result_bar, gast.Constant(value=1.0, kind=None)),
-                            getattr(code[0], "loc", fn.loc) if code else fn.loc))
-    code = copies.propagate(code, set(names.values()), returned | (set() if seeded else {result_bar}))
-    code = plain.rewrite(code, plain_facts(fn, names, ints, ndims, real, ranks))
-    code = copies.propagate(code, set(names.values()), returned | (set() if seeded else {result_bar}))
-    grads = [names[v] if v in names and names[v] in defined else f"rt.zeros_like({v.name})" for v in wrt_vars]
-    needed = set(live_in) | (set() if seeded else {v.name for v in ir.operand_vars(fn.result)})
-    values = codegen.code_names(code, value_loads) | {n for g in grads for n in codegen.names_in(g)}
-    values |= codegen.code_names(code, dtype_loads)  # computed as they are, not rebuilt from shapes
-    values |= set() if seeded else {v.name for v in ir.operand_vars(fn.result)}
+    c.seeded = c.mode == "grad" and c.result_bar is not None and c.ndims.get(fn.result) == 0
+    if c.seeded:  # a constant like any other: `copies` puts it where it is read
+        c.code.insert(0, Code(assign_stmt(c.result_bar, gast.Constant(value=1.0, kind=None)),
+                              getattr(c.code[0], "loc", fn.loc) if c.code else fn.loc))
+
+
+def _copies(c: Context) -> None:
+    """Adjoints that only rename another, and numbers, go into their readers."""
+    c.code = copies.propagate(c.code, set(c.names.values()), c.returned | (set() if c.seeded else {c.result_bar}))
+
+
+def _plain(c: Context) -> None:
+    """Helper calls whose run-time checks are settled become NumPy (`x_bar[i] += g`)."""
+    if c.differentiable:  # (in-place NumPy the compiler would refuse to differentiate again)
+        return
+    c.code = plain.rewrite(c.code, plain_facts(c.fn, c.names, c.ints, c.ndims, c.real, c.classes))
+    c.code = copies.propagate(c.code, set(c.names.values()), c.returned | (set() if c.seeded else {c.result_bar}))
+
+
+def _needed(c: Context) -> None:
+    """The primal statements the gradient needs (values, or shapes alone)."""
+    fn, names = c.fn, c.names
+    c.grads = [_load(names[v]) if v in names and names[v] in c.defined else rtcall.call(rt.zeros_like, _load(v.name))
+               for v in c.wrt_vars]
+    result = set() if c.seeded else {v.name for v in ir.operand_vars(fn.result)}
+    needed = set(c.live_in) | result
+    values = codegen.code_names(c.code, value_loads) | {n for g in c.grads for n in codegen.names_in(g)}
+    values |= codegen.code_names(c.code, dtype_loads)  # computed as they are, not rebuilt from shapes
+    values |= result
     shaped = needed - values  # read only for their shapes
-    needed &= values
-    keep, recipes = forward_needed(fn, needed, shaped, lambda s: floats.write_may_raise(s, ndims, real))
-    plan, code = tape.plan(fn, code, namer, ranks, keep)
-    if stage == "tape":
-        w = codegen.Writer(fn.loc.file, plan)
-        w.backward(code, 0)
-        return "\n".join(w.lines)
-    if stage == "simplify":
-        w = codegen.Writer(fn.loc.file)
-        w.backward(code, 0)
-        return "\n".join(w.lines)
-    header = (f"# Generated by adjoint_compiler: the {'vjp' if mode == 'split' else 'gradient'} of "
+    c.needed = needed & values
+    c.keep, c.recipes = forward_needed(fn, c.needed, shaped, lambda s: floats.write_may_raise(s, c.ndims, c.real))
+
+
+def _show_needed(c: Context) -> str:
+    def note(s):
+        if s not in c.keep:
+            return "not computed"
+        return "its shape alone" if s in c.recipes else ""
+    return format_ir(c.fn, note)
+
+
+def _tape(c: Context) -> None:
+    """Loop values the adjoints read pushed before overwritten, popped after their adjoint."""
+    c.plan, c.code = tape.plan(c.fn, c.code, c.namer, c.classes, c.keep, c.needed)
+
+
+def _show_tape(c: Context) -> str:
+    stacks = [f"# {name} is saved on {stack}" for name, stack in sorted(c.plan.stacks.items())]
+    return "\n".join(stacks + [_backward(c)])
+
+
+def _peek(c: Context) -> None:
+    """Buffer reads used up before the next write into the Buffer read its array in place."""
+    if c.differentiable:  # (`b.data[i]` has no adjoint rule)
+        return
+    read = codegen.code_names(c.code, loads) | {n for g in c.grads for n in codegen.names_in(g)}
+    c.in_place = frozenset(peek.views(c.fn, read, c.ndims))
+
+
+def _show_peek(c: Context) -> str:
+    return format_ir(c.fn, lambda s: "read in place" if s in c.in_place else "")
+
+
+def _codegen(c: Context) -> None:
+    """The IR (forward) and the backward code printed as one Python module."""
+    fn = c.fn
+    header = (f"# Generated by adjoint_compiler: the {'vjp' if c.mode == 'split' else 'gradient'} of "
               f"{fn.name} ({os.path.basename(fn.loc.file)}:{fn.loc.line}) w.r.t. "
-              f"{', '.join(v.name for v in wrt_vars) or 'nothing'}")
-    arrays = {v for v, ndim in ndims.items() if ndim}
-    arrays = frozenset({v.name for v in arrays} | {names[v] for v in arrays if v in names})
-    views = peek.views(fn, codegen.code_names(code, loads) | {n for g in grads for n in codegen.names_in(g)}, ndims)
-    text, line_locs = codegen.generate(fn, mode, result_bar, code, grads, keep, needed, header, plan, namer,
-                                       arrays, seeded, recipes, views)
-    if stage == "codegen":
-        return text
-    filename = f"<adjoint_compiler {func.__module__}.{func.__qualname__} {mode} wrt={','.join(map(str, wrt))}>"
-    compiled = finish(text, filename, namespace, fn.name, mode, line_locs, fn)
-    compiled.origins = origins
-    compiled.inlined = fn.inlined
-    compiled.written = written_params(fn, source.node)
-    return compiled
+              f"{', '.join(v.name for v in c.wrt_vars) or 'nothing'}")
+    if c.written_out and fn.written_outputs:
+        outputs = ", ".join(fn.params[i].name for i in fn.written_outputs)
+        header += f"; its outputs: the arguments it writes into ({outputs})"
+    arrays = {v for v, ndim in c.ndims.items() if ndim}
+    c.arrays = frozenset({v.name for v in arrays} | {c.names[v] for v in arrays if v in c.names})
+    c.text, c.line_locs = codegen.generate(fn, c.mode, c.result_bar, c.code, c.grads, c.keep, c.needed, header,
+                                           c.plan, c.namer, c.arrays, c.seeded, c.recipes, c.in_place)
+
+
+def _release(c: Context) -> None:
+    """`del` after the last use of every array temporary."""
+    lines, c.line_locs = release(c.text.split("\n")[:-1], c.line_locs, c.arrays)
+    c.text = "\n".join(lines) + "\n"
+
+
+def _loader(c: Context) -> None:
+    """Compile and load the module (linecache keeps its text for tracebacks)."""
+    func, mode = c.func, c.mode
+    kind = "split_written" if c.written_out else mode
+    filename = f"<adjoint_compiler {func.__module__}.{func.__qualname__} {kind} wrt={','.join(map(str, c.wrt))}>"
+    c.compiled = finish(c.text, filename, c.namespace, c.fn.name, mode, c.line_locs, c.fn)
+    c.compiled.origins = c.origins
+    c.compiled.inlined = c.fn.inlined
+    c.compiled.written = written_params(c.fn, c.source.node)
+    c.compiled.outputs = c.fn.written_outputs if c.written_out else ()
+
+
+def _text(c: Context) -> str:
+    return c.text
+
+
+PASSES = (
+    Pass("frontend", _frontend, lambda c: "".join(c.source.lines), ("func",), ("source",)),
+    Pass("fence", _fence, lambda c: "".join(c.source.lines), ("source",)),
+    Pass("normalize", _normalize, lambda c: to_source(c.normalized), ("source",), ("normalized",)),
+    Pass("ssa", _ssa, _ir, ("source", "normalized", "kinds", "written_out"), ("fn",)),
+    Pass("dtypes", _dtypes, _ir, ("fn",)),
+    Pass("shapes", _shapes, _show_shapes, ("fn", "kinds"), ("classes", "ndims", "ints")),
+    Pass("floats", _floats, _show_floats, ("fn", "kinds"), ("real",)),
+    Pass("mutation", _mutation, _show_mutation, ("fn", "classes", "ndims"), ("views",)),
+    Pass("hoist", _hoist, _ir, ("fn", "classes"), ("fn",)),
+    Pass("cse", _cse, _ir, ("fn",), ("fn",)),
+    Pass("globals", _globals, _show_globals, ("fn",), ("namespace", "origins")),
+    Pass("rules", _rules, _show_rules, ("fn", "real"), ("fn",)),
+    Pass("composite", _composite, _show_composite, ("fn",), ("fn",)),
+    Pass("activity", _activity, _show_activity, ("fn", "wrt"), ("wrt_vars", "active")),
+    Pass("reverse", _reverse, _show_reverse, ("fn", "active", "wrt_vars", "classes", "ndims", "real"),
+         ("backward", "names", "result_bar", "zeros")),
+    Pass("simplify", _simplify, _backward, ("backward", "names", "result_bar", "classes", "ndims", "real", "views",
+                                            "zeros", "mode"),
+         ("code", "live_in", "defined", "returned", "seeded")),
+    Pass("copies", _copies, _backward, ("code", "names", "returned", "seeded", "result_bar"), ("code",)),
+    Pass("plain", _plain, _backward, ("fn", "code", "names", "ints", "ndims", "real", "classes", "returned",
+                                      "seeded", "result_bar", "differentiable"), ("code",)),
+    Pass("needed", _needed, _show_needed, ("fn", "code", "names", "defined", "live_in", "seeded", "wrt_vars",
+                                           "ndims", "real"),
+         ("grads", "needed", "keep", "recipes")),
+    Pass("tape", _tape, _show_tape, ("fn", "code", "classes", "keep", "needed"), ("plan", "code")),
+    Pass("peek", _peek, _show_peek, ("fn", "code", "grads", "ndims", "differentiable"), ("in_place",)),
+    Pass("codegen", _codegen, _text, ("fn", "code", "grads", "keep", "needed", "plan", "recipes", "in_place", "ndims",
+                                      "names", "result_bar", "seeded", "mode", "written_out"),
+         ("arrays", "text", "line_locs")),
+    Pass("release", _release, _text, ("text", "line_locs", "arrays"), ("text", "line_locs")),
+    Pass("loader", _loader, _text, ("text", "namespace", "origins", "line_locs", "fn", "source", "written_out"),
+         ("compiled",)),
+)
+STAGES = tuple(p.name for p in PASSES)
+FINAL_TEXT = "release"  # the stage whose text is the generated source (`adjoint_source`)
+IR_STAGE = STAGES[STAGES.index("activity") - 1]  # `show --ir`: the IR as differentiated
+
+
+def _check_declarations(passes) -> None:
+    """Each pass reads only inputs and what an earlier pass established."""
+    known = {"func", "wrt", "kinds", "mode", "written_out", "differentiable", "namer"}
+    fields = {f.name for f in dataclasses.fields(Context)}
+    for p in passes:
+        missing = set(p.reads) - known
+        if missing:
+            raise InternalError(f"pass {p.name} reads {sorted(missing)} before any pass establishes it")
+        unknown = set(p.establishes) - fields
+        if unknown:
+            raise InternalError(f"pass {p.name} establishes {sorted(unknown)}, which the Context does not hold")
+        known |= set(p.establishes)
+
+
+_check_declarations(PASSES)
+
+
+def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage: str | None = None,
+                     differentiable: bool = False):
+    """Compile the gradient of `func` w.r.t. the positional parameters `wrt`: 'joint' (value and
+    gradient), 'grad' (the gradient alone), 'split' (vjp and pullback) or 'split_written' (vjp and
+    pullback of a function that returns nothing: its outputs are the arguments it writes into, as
+    it leaves them, one value or a tuple in parameter order; see `written_outputs`). With `stage`,
+    stop after the pass of that name and return its printed output. With `differentiable`, the
+    generated code stays in the compiler's input language (for a gradient differentiated again)."""
+    if stage is not None and stage not in STAGES:
+        raise ValueError(f"unknown stage {stage!r}; the passes are {', '.join(STAGES)}")
+    written_out, mode = mode == "split_written", ("split" if mode == "split_written" else mode)
+    context = Context(func, tuple(wrt), tuple(kinds), mode, written_out=written_out, differentiable=differentiable)
+    for p in PASSES:
+        p.run(context)
+        if p.name == stage:
+            return p.show(context)
+    return context.compiled
+
+
+def _load(name: str) -> gast.Name:
+    return gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
+
+
+def written_outputs(fn: ir.Function, node, namer) -> None:
+    """'split_written': the result of a function that returns nothing becomes the arguments it may
+    write into (`written_params`), each as the function leaves it (`ssa.build(track_arguments=True)`):
+    one value, or a tuple in parameter order (None when there is none). Reading them at the end
+    lets `mutation` refuse an argument that may or may not hold the array a write changes (a name
+    rebound in one branch of an `if`, or in a loop that may not run). `fn.written_outputs` are the
+    positions whose value is not the one they came with: the outputs the caller sees (a name
+    rebound before a write, or a copy a conservative analysis made, writes nothing of theirs)."""
+    positions = written_params(fn, node)
+    entry = {s.target: s.args[0] for s in fn.body if isinstance(s, ir.Assign) and s.prim is ir.OWN and s.args}
+    fn.written_outputs = tuple(
+        i for i in positions
+        if fn.arguments_after[i] is not fn.params[i] and entry.get(fn.arguments_after[i]) is not fn.params[i])
+    if not positions:
+        return
+    values = [fn.arguments_after[i] for i in positions]
+    if len(values) == 1:
+        fn.result = values[0]
+        return
+    fn.result = ir.Var(namer.fresh("written"), "seq")
+    fn.body.append(ir.Assign(fn.result, ir.BUILD_TUPLE, values, {}, fn.loc))
 
 
 def plain_facts(fn: ir.Function, names: dict, ints: set, ndims: dict, real: dict, classes: dict) -> plain.Facts:
@@ -233,7 +568,7 @@ def written_params(fn: ir.Function, node) -> tuple:
 def finish(text: str, filename: str, namespace: dict, name: str, mode: str, line_locs: dict, fn=None):
     """Load generated source (fresh or from the on-disk cache) into a Compiled."""
     module = loader.load(text, filename, namespace)
-    if mode != "split":
+    if not mode.startswith("split"):
         return Compiled(module[f"{name}_grad"], text, filename, fn, line_locs)
     return Compiled(module[f"{name}_vjp"], text, filename, fn, line_locs, module[f"{name}_pullback"])
 

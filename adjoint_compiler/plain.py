@@ -21,9 +21,10 @@ import copy
 
 import gast
 
+from . import rtcall
 from . import runtime as rt
-from .simplify import Code, assign_stmt
-from .template import BIf, BLoop
+from .backward import BIf, BLoop, Code
+from .simplify import assign_stmt
 
 
 class Facts:
@@ -202,19 +203,13 @@ def _add_copied(call, facts: Facts):
     g, src, _ = call.args
     if facts.ranks.get(getattr(g, "id", None)) is None:
         return None
-    return g if facts.same_shape(g, src) else gast.Call(
-        func=gast.Attribute(value=gast.Name(id="rt", ctx=gast.Load(), annotation=None, type_comment=None),
-                            attr="unbroadcast", ctx=gast.Load()), args=[g, src], keywords=[])
+    return g if facts.same_shape(g, src) else rtcall.call(rt.unbroadcast, g, src)
 
 
 ADDED = {rt.copied_adjoint: _add_copied}  # `x += helper(...)`: the value is only read
 
 
-def _helper(call):
-    f = call.func if isinstance(call, gast.Call) else None
-    if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and f.value.id == "rt":
-        return getattr(rt, f.attr, None)
-    return None
+_helper = rtcall.helper  # the runtime function a call node calls, else None
 
 
 class _Expressions(gast.NodeTransformer):
@@ -317,7 +312,7 @@ def _scalar_gradients(items: list, facts: Facts, reads: dict) -> list:
     product broadcasts it the same way, one pass and one helper call fewer. `reads` counts the
     reads of each name in the whole code (every one must be such a product)."""
     from .simplify import stores
-    from .template import Mark
+    from .backward import Mark
     out = []
     for item in items:
         if isinstance(item, BIf):

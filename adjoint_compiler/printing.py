@@ -1,18 +1,21 @@
-"""Text forms: `gast` trees to Python source, and the SSA IR to one statement per line.
+"""Text forms of every stage: `gast` trees as Python source, the SSA IR one statement per line
+(`format_ir`), and the backward code as the Python it becomes (`format_backward`).
 
-    y = mul(x, w)                         # L5
-    if c_gt_0:                            # L6
-        ...
-    yield y_2 <- (y, b)
+    y = x * w                             # L5          x_bar += y_bar * w
+    if c_gt_0:                            # L6          restore b_2[i] from b_2_saved
+        ...                                             for i in reversed(range_n):
+    yield y_2 <- (y, b)                                     tape mark: x_3
 """
 from __future__ import annotations
 
 import ast
 import operator
+import os
 
 import gast
 
-from . import ir
+from . import ir, rtcall, runtime
+from .backward import Accum, BIf, BLoop, Code, Mark, Raw, Reset, Restore, counted
 
 BINOPS = {
     operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/",
@@ -22,6 +25,8 @@ BINOPS = {
     operator.eq: "==", operator.ne: "!=", operator.is_: "is", operator.is_not: "is not",
 }
 UNARY = {operator.neg: "-", operator.pos: "+", operator.not_: "not ", operator.invert: "~"}
+# primitives of the IR that are calls of runtime helpers (writes through views)
+_RUNTIME_PRIMS = {ir.SHARES: runtime.shares_memory, ir.POSITIONS: runtime.positions, ir.SLOTS_AT: runtime.slots_at}
 
 
 def _fill_empty(node):
@@ -86,15 +91,15 @@ def expression(stmt: ir.Assign) -> str:
     if p is ir.SETITEM:
         return f"{operand(args[0])}[{operand(args[1], in_index=True)}] = {operand(args[2])}"
     if p is ir.COPYTO:
-        return f"rt.copyto({operand(args[0])}, {operand(args[1])}, {operand(args[2])})"
+        return f"{rtcall.name(runtime.copyto)}({operand(args[0])}, {operand(args[1])}, {operand(args[2])})"
     if p is ir.COPYTO_ITEMS:
-        return f"rt.copyto_items({operand(args[0])}, {operand(args[1])})"
+        return f"{rtcall.name(runtime.copyto_items)}({operand(args[0])}, {operand(args[1])})"
     if p is ir.SAVE:
-        return f"rt.save_slots({', '.join(operand(a) for a in args)})"
+        return f"{rtcall.name(runtime.save_slots)}({', '.join(operand(a) for a in args)})"
     if p is ir.OWN:
-        return f"rt.own({operand(args[0])})"
-    if isinstance(p, ir.Prim) and p.name.startswith("rt."):
-        return f"{p.name}({', '.join(operand(a) for a in args)})"
+        return f"{rtcall.name(runtime.own)}({operand(args[0])})"
+    if isinstance(p, ir.Prim) and p in _RUNTIME_PRIMS:
+        return f"{rtcall.name(_RUNTIME_PRIMS[p])}({', '.join(operand(a) for a in args)})"
     if p in UNARY:
         return f"{UNARY[p]}{operand(args[0])}"
     if p is operator.getitem:
@@ -114,9 +119,20 @@ def expression(stmt: ir.Assign) -> str:
     return f"{head}({', '.join(call_args)})"
 
 
-def format_ir(fn: ir.Function) -> str:
-    """The SSA IR: one statement per line, each with the user's line number."""
+def assign_node(stmt: ir.Assign) -> gast.stmt:
+    """An Assign of the IR as a gast statement, `target = <its expression>` (for backward code
+    that recomputes a primal value)."""
+    return gast.parse(f"{stmt.target.name} = {expression(stmt)}").body[0]
+
+
+def format_ir(fn: ir.Function, note=None) -> str:
+    """The SSA IR: one statement per line, each with the user's line number; `note(stmt)` may add
+    a remark after it (what an analysis found)."""
     lines = [f"def {fn.name}({', '.join(p.name for p in fn.params)}):"]
+
+    def where(s) -> str:
+        remark = note(s) if note is not None else ""
+        return f"  # L{s.loc.line}" + (f"  {remark}" if remark else "")
 
     def block(stmts, depth):
         pad = "    " * depth
@@ -124,11 +140,11 @@ def format_ir(fn: ir.Function) -> str:
             if isinstance(s, ir.Assign):
                 text = expression(s) if s.target is None or s.prim in ir.WRITES else \
                     f"{s.target.name} = {expression(s)}"
-                lines.append(f"{pad}{text}".ljust(48) + f"  # L{s.loc.line}")
+                lines.append(f"{pad}{text}".ljust(48) + where(s))
             elif isinstance(s, ir.Loop):
                 carried = ", ".join(f"{p.name} <- {operand(i)}" for p, i in zip(s.params, s.inits))
                 head = (f"for {s.target.name} in {operand(s.iterable)}" if s.kind == "for" else "while")
-                lines.append(f"{pad}{head} [{carried}]:".ljust(48) + f"  # L{s.loc.line}")
+                lines.append(f"{pad}{head} [{carried}]:".ljust(48) + where(s))
                 if s.kind == "while":
                     block(s.cond_body, depth + 1)
                     lines.append(f"{pad}    if not {operand(s.cond)}: exit")
@@ -140,7 +156,7 @@ def format_ir(fn: ir.Function) -> str:
                     lines.append(f"{pad}    if {operand(s.stop)}: exit")
             elif isinstance(s, ir.If):
                 outs = ", ".join(v.name for v in s.outputs)
-                lines.append(f"{pad}if {operand(s.cond)}:".ljust(48) + f"  # L{s.loc.line}")
+                lines.append(f"{pad}if {operand(s.cond)}:".ljust(48) + where(s))
                 block(s.body, depth + 1)
                 if s.outputs:
                     lines.append(f"{pad}    yield {outs} <- " + ", ".join(map(operand, s.body_results)))
@@ -150,4 +166,74 @@ def format_ir(fn: ir.Function) -> str:
                     lines.append(f"{pad}    yield {outs} <- " + ", ".join(map(operand, s.orelse_results)))
     block(fn.body, 1)
     lines.append(f"    return {operand(fn.result)}")
+    return "\n".join(lines)
+
+
+# -- the backward code (reverse .. tape) as the Python it becomes ----------------------------------
+
+def format_backward(items: list, names: dict | None = None, home_file: str | None = None) -> str:
+    """The backward code at any stage, one statement per line, each block headed by the user's line
+    (`# L<n>: <statement>`) like the generated code. Before `simplify` a contribution prints as
+    `x_bar += e`; the points where overwritten slots and loop values come back as
+    `restore b_2[i] from b_2_saved` and `tape mark: x_3` (popped there, if taped); a loop's carried
+    adjoint starting afresh as `reset x_2_bar`. `names` maps Vars to adjoint names (reverse's)."""
+    names = names or {}
+    lines: list = []
+    last: list = [None]
+
+    def adjoint(var) -> str:
+        return names.get(var) or f"{var.name}_bar"
+
+    def comment(depth: int, loc) -> None:
+        if loc is None or (loc.file, loc.line) == last[0]:
+            return
+        last[0] = (loc.file, loc.line)
+        where = f"L{loc.line}" if home_file is None or loc.file == home_file else \
+            f"{os.path.basename(loc.file)} L{loc.line}"
+        lines.append(f"{'    ' * depth}# {where}: {loc.text}")
+
+    def emit(depth: int, text: str) -> None:
+        lines.extend(f"{'    ' * depth}{part}" for part in text.splitlines())
+
+    def block(block_items: list, depth: int) -> None:
+        if not block_items:
+            emit(depth, "pass")
+        for c in block_items:
+            stmt = getattr(c, "stmt", None)
+            comment(depth, getattr(c, "loc", None) or getattr(stmt, "loc", None))
+            if isinstance(c, Accum):
+                handed = "  # hands the array over" if c.transfer else ""
+                emit(depth, f"{adjoint(c.var)} += {to_source(c.expr)}{handed}")
+            elif isinstance(c, (Raw, Code)):
+                emit(depth, to_source(c.stmt))
+            elif isinstance(c, Reset):
+                emit(depth, f"reset {adjoint(c.var)}")
+            elif isinstance(c, Restore):
+                base, saved = stmt.args[0], stmt.args[-1]
+                index = operand(stmt.args[1], in_index=True) if stmt.prim is ir.SETITEM else "..."
+                emit(depth, f"restore {base.name}[{index}] from {saved.name}")
+            elif isinstance(c, Mark):
+                values = [v.name for v in ir.defined_by(stmt)]
+                if values:
+                    emit(depth, f"tape mark: {', '.join(values)}")
+            elif isinstance(c, BIf):
+                emit(depth, f"if {operand(c.cond)}:")
+                last[0] = None
+                block(c.body, depth + 1)
+                if c.orelse:
+                    emit(depth, "else:")
+                    last[0] = None
+                    block(c.orelse, depth + 1)
+                last[0] = None
+            elif isinstance(c, BLoop):
+                loop = c.loop
+                emit(depth, f"for _ in range({loop.trips.name}):" if counted(loop) else
+                     f"for {loop.target.name} in reversed({operand(loop.iterable)}):")
+                last[0] = None
+                block(c.body, depth + 1)
+                last[0] = None
+            else:
+                raise TypeError(f"not a backward item: {type(c).__name__}")
+
+    block(items, 0)
     return "\n".join(lines)

@@ -20,7 +20,7 @@ _loaded = False
 _loading = False  # while built-in rules load, they never replace a rule the user registered
 _lock = threading.RLock()
 BUILTIN_MODULES = ("arithmetic", "ufuncs", "reductions", "linalg", "shape", "indexing", "writes", "nondiff",
-                   "composites")
+                   "composites", "runtime_helpers")
 
 
 def _key(func):
@@ -123,6 +123,24 @@ def load_builtin_rules() -> None:
             finally:
                 _loading = False
             _loaded = True
+
+
+TWINS: dict = {}  # function -> the plain function the compiler reads instead of its source
+
+
+def differentiate_as(func):
+    """Register the decorated function as what the compiler differentiates in place of `func`: the
+    same values, written in the subset the compiler follows (a runtime helper that updates an
+    adjoint array in place, for speed, is differentiated as the pure function it computes)."""
+    def register(twin):
+        TWINS[func] = twin
+        return twin
+    return register
+
+
+def twin_of(func):
+    load_builtin_rules()
+    return TWINS.get(func, func)
 
 
 def lookup(prim):

@@ -1,7 +1,9 @@
 """Release: `del` each array temporary of a generated function right after its last use.
 
 A hand-written gradient lets an intermediate go as soon as nothing reads it; generated code names
-every intermediate, so without this each one would live until the function returns. Guarantees:
+every intermediate, so without this each one would live until the function returns. It works on
+the parsed statements of the generated module (each top-level statement of a function, with the
+lines it spans), and adds lines after them. Guarantees:
 only names in `arrays` are released, only where a plain top-level `name = ...` binds them (so they
 are bound on every path), never parameters, and only after the last statement that reads them
 (reads inside loops and branches count as reads by the whole statement). An array read later only
@@ -13,37 +15,21 @@ for its shape (`rt.unbroadcast(g, a)`) is replaced by its shape after its last v
 """
 from __future__ import annotations
 
-import textwrap
-
 import gast
 
-from .simplify import SHAPES_OF_ALL, value_loads
+from . import rtcall, runtime
+from .printing import to_source
+from .simplify import assign_stmt, value_loads
 
 INDENT = "    "
 
 
-def _statements(body: list) -> list:
-    """(first, end) line ranges of the top-level statements of a function body; comment lines
-    at the body's depth belong to no statement (they head the next block)."""
-    groups: list = []
-    for i, line in enumerate(body):
-        top = line.startswith(INDENT) and not line.startswith(INDENT * 2) and line.strip()
-        clause = line.strip() == "else:" or line.lstrip().startswith("elif ")
-        if top and not clause and not line.lstrip().startswith("#"):
-            groups.append([i, i + 1])
-        elif groups and (line.startswith(INDENT * 2) or (top and clause)):
-            groups[-1][1] = i + 1
-    return groups
-
-
 def _is_shape(expr) -> bool:
-    return isinstance(expr, gast.Call) and isinstance(expr.func, gast.Attribute) \
-        and isinstance(expr.func.value, gast.Name) and expr.func.value.id == "rt" and expr.func.attr in SHAPES_OF_ALL
+    return rtcall.facts_of(expr).all_shapes
 
 
-def _reads_binds(text: str) -> tuple:
+def _reads_binds(stmt) -> tuple:
     """(names read, names read for their values, names bound by a plain assignment, is a return)."""
-    stmt = gast.parse(textwrap.dedent(text)).body[0]
     reads = {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
     values = value_loads(stmt)
     if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
@@ -56,15 +42,18 @@ def _reads_binds(text: str) -> tuple:
     return reads, values, binds, isinstance(stmt, gast.Return)
 
 
+def _name(name: str, ctx) -> gast.Name:
+    return gast.Name(id=name, ctx=ctx, annotation=None, type_comment=None)
+
+
 def _release_body(body: list, arrays: set) -> dict:
-    """{index of the last line of a statement: lines to add after it}."""
-    groups = _statements(body)
+    """{line of the last line of a top-level statement of a function: lines to add after it}."""
     bound_at: dict = {}
     last_read: dict = {}
     last_value: dict = {}
     returns: set = set()
-    for k, (first, end) in enumerate(groups):
-        reads, values, binds, is_return = _reads_binds("\n".join(body[first:end]))
+    for k, stmt in enumerate(body):
+        reads, values, binds, is_return = _reads_binds(stmt)
         if is_return:
             returns |= reads
         for name in reads:
@@ -80,40 +69,31 @@ def _release_body(body: list, arrays: set) -> dict:
             continue
         at = max(k, last_value.get(name, k))
         if last_read.get(name, k) > at:  # only its shape is read from here on
-            shapes.setdefault(groups[at][1] - 1, []).append(name)
+            shapes.setdefault(body[at].end_lineno, []).append(name)
         else:  # (after `b = a` too: then releasing `b` frees the array)
-            dels.setdefault(groups[at][1] - 1, []).append(name)
+            dels.setdefault(body[at].end_lineno, []).append(name)
     after: dict = {}
     for line, names in shapes.items():
-        after[line] = [f"{INDENT}{n} = rt.shape_of({n})  # only its shape is read below" for n in sorted(names)]
+        after[line] = [f"{INDENT}{to_source(assign_stmt(n, rtcall.call(runtime.shape_of, _name(n, gast.Load()))))}"
+                       "  # only its shape is read below" for n in sorted(names)]
     for line, names in dels.items():
-        after.setdefault(line, []).append(f"{INDENT}del {', '.join(sorted(names))}")
+        delete = gast.Delete(targets=[_name(n, gast.Del()) for n in sorted(names)])
+        after.setdefault(line, []).append(f"{INDENT}{to_source(delete)}")
     return after
 
 
 def release(lines: list, line_locs: dict, arrays: set) -> tuple:
-    """(lines, line_locs) with `del` statements added to every function in `lines` (module text
-    whose functions start with `def` at column 0); `line_locs` maps 1-based line numbers."""
+    """(lines, line_locs) with `del` statements added to every function of the module `lines`
+    (parsed once; its functions are at its top level); `line_locs` maps 1-based line numbers."""
+    after: dict = {}
+    for node in gast.parse("\n".join(lines)).body:
+        if isinstance(node, gast.FunctionDef):
+            after.update(_release_body(node.body, arrays))
     out: list = []
     locs: dict = {}
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if line.startswith("def "):
-            j = i + 1
-            while j < len(lines) and (not lines[j] or lines[j].startswith(" ")):
-                j += 1
-            body = lines[i + 1:j]
-            after = _release_body(body, arrays)
-            for k, text in enumerate([line] + body):
-                out.append(text)
-                if i + k + 1 in line_locs:
-                    locs[len(out)] = line_locs[i + k + 1]
-                out += after.get(k - 1, [])
-            i = j
-            continue
+    for number, line in enumerate(lines, 1):
         out.append(line)
-        if i + 1 in line_locs:
-            locs[len(out)] = line_locs[i + 1]
-        i += 1
+        if number in line_locs:
+            locs[len(out)] = line_locs[number]
+        out += after.get(number, [])
     return out, locs

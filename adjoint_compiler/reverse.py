@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import gast
 
-from . import ir, slots
+from . import ir, runtime, slots
+from .backward import Accum, BIf, BLoop, Mark, Raw, Reset, Restore
 from .shapes import broadcast_free
 from .simplify import assign_stmt, rt_call
-from .template import Accum, BIf, BLoop, Mark, Raw, Reset, Restore, instantiate
+from .template import instantiate
 
 
 class Reverser:
@@ -67,7 +68,7 @@ class Reverser:
             v = s.args[2]
             out = []
             if isinstance(v, ir.Var) and v in self.active:
-                out.append(Accum(v, bar if self.ndims.get(v) == 0 else rt_call("unbroadcast", bar, ir_name(v.name)),
+                out.append(Accum(v, bar if self.ndims.get(v) == 0 else rt_call(runtime.unbroadcast, bar, ir_name(v.name)),
                                  s.loc))
             return out + [Reset(slot.var)]
         if s.target in self.active:
@@ -81,11 +82,11 @@ class Reverser:
         p, i = slot.param, ir_name(slot.counter.name)
         inside = ir_name(self.adjoint_name(slot.inside))
         top = [Accum(slot.inside, ir_name(self.adjoint_name(p)), s.loc, transfer=True), Reset(p),
-               Accum(slot.var, rt_call("written_adjoint", inside, i), s.loc),
-               Accum(slot.rest, rt_call("overwritten_adjoint", ir_name(self.adjoint_name(slot.inside)), i), s.loc)]
+               Accum(slot.var, rt_call(runtime.written_adjoint, inside, i), s.loc),
+               Accum(slot.rest, rt_call(runtime.overwritten_adjoint, ir_name(self.adjoint_name(slot.inside)), i), s.loc)]
         end = [Accum(p, ir_name(self.adjoint_name(slot.rest)), s.loc, transfer=True)]
         if slot.write_back:
-            end.append(Accum(p, rt_call("getitem_adjoint", ir_name(self.adjoint_name(slot.var)), ir_name(p.name), i),
+            end.append(Accum(p, rt_call(runtime.getitem_adjoint, ir_name(self.adjoint_name(slot.var)), ir_name(p.name), i),
                              s.loc))
         self.zeros[self.adjoint_name(slot.var)] = gast.Constant(value=0.0, kind=None)  # a scalar slot
         return top, end

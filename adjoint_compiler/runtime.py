@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import buffer as _buffer
+from . import runtime_facts as _facts
 from .buffer import Buffer
 from .errors import ArgumentError
 
@@ -32,6 +33,8 @@ def seed(y):
                     "use vjp for array or tuple outputs")
 
 
+@_facts.fresh
+@_facts.reads_only_shape(0)
 def zeros_like(x):
     """The zero gradient of `x`: 0.0 for scalars, float zeros for arrays, the same structure for
     tuples and lists."""
@@ -57,6 +60,7 @@ def _rebuild(like, items: list):
     return kind(items) if kind in (tuple, list) else tuple(items)
 
 
+@_facts.reads_only_shape(1)
 def unbroadcast(g, x):
     """The gradient of `x` from the gradient `g` of a value NumPy broadcast `x` to (an operand of an
     elementwise operation, or the value of an assignment `b[idx] = x`): undo exactly what
@@ -73,6 +77,8 @@ def unbroadcast(g, x):
             return g.sum(axis=0) if lead == 1 else g.sum(axis=tuple(range(lead)))
     if g is None:
         return zeros_like(x)
+    if isinstance(g, (list, tuple)) and isinstance(x, (list, tuple)):  # a sequence's gradient: never broadcast
+        return g
     if isinstance(g, np.ndarray) and g.dtype == object and not (isinstance(x, np.ndarray) and x.dtype == object):
         return _rebuild(x, [zeros_like(v) if gi is None else gi for gi, v in zip(g, x)]) \
             if isinstance(x, (list, tuple)) else g
@@ -124,6 +130,8 @@ def _is_advanced(idx) -> bool:
     return False
 
 
+@_facts.fresh
+@_facts.reads_only_shape(1)
 def getitem_adjoint(g, x, idx):
     """The gradient of `x` from the gradient `g` of `x[idx]`; duplicate indices accumulate."""
     kind = type(idx)
@@ -204,6 +212,7 @@ def pow_exponent_derivative(z, x):
         return np.where(x == 0, 0.0, z * np.log(np.where(x == 0, 1.0, x)))
 
 
+@_facts.fresh
 def matmul_left(g, x, y):
     """The gradient of `x` in `x @ y` (vectors, matrices and stacks of matrices)."""
     xd, yd = np.ndim(x), np.ndim(y)
@@ -216,6 +225,7 @@ def matmul_left(g, x, y):
     return unbroadcast(np.matmul(g, np.swapaxes(y, -1, -2)), x)
 
 
+@_facts.fresh
 def matmul_right(g, x, y):
     """The gradient of `y` in `x @ y`."""
     xd, yd = np.ndim(x), np.ndim(y)
@@ -228,6 +238,7 @@ def matmul_right(g, x, y):
     return unbroadcast(np.matmul(np.swapaxes(x, -1, -2), g), y)
 
 
+@_facts.reads_only_shape(1)
 def expand_reduced(g, x, axis=None, keepdims=False):
     """Broadcast the gradient of a reduction of `x` over `axis` back to `x`'s shape."""
     shape = x.shape if hasattr(x, "shape") else np.shape(x)
@@ -380,6 +391,7 @@ def _slots(seq, idx) -> range:
     return range(*idx.indices(len(seq))) if isinstance(idx, slice) else range(idx % len(seq), idx % len(seq) + 1)
 
 
+@_facts.reads_only_dtype(2)
 def written_adjoint(g, idx, into=None):
     """The gradient of the slots `b[idx] = v` overwrote (only the winning write of a duplicate
     index); the rule then sums it over the dimensions `v` was broadcast along. Nothing when `b`
@@ -401,6 +413,7 @@ def written_adjoint(g, idx, into=None):
     return picked
 
 
+@_facts.fresh
 def overwritten_adjoint(g, idx):
     """The gradient of the array before `b[idx] = v`: the overwritten slots pass nothing."""
     if isinstance(g, list):
@@ -410,6 +423,8 @@ def overwritten_adjoint(g, idx):
     return out
 
 
+@_facts.reads_only_shape(1)
+@_facts.reads_only_dtype(3)
 def copied_adjoint(g, src, where=True, into=None):
     """The gradient of `src` in `copyto(b, src, where)`: nothing when `b` (`into`) holds integers
     or booleans."""
@@ -422,6 +437,7 @@ def copied_adjoint(g, src, where=True, into=None):
     return unbroadcast(picked, src)
 
 
+@_facts.fresh
 def overcopied_adjoint(g, where=True):
     """The gradient of the array before `copyto(b, src, where)`."""
     g = _gdata(g)
@@ -430,6 +446,7 @@ def overcopied_adjoint(g, where=True):
     return np.where(where, _zero(g) if g.dtype != object else None, g)
 
 
+@_facts.reads_only_dtype(2)
 def items_adjoint(g, items, into=None):
     """The gradients of the items an iterator wrote into the first slots of a buffer (none into
     integers or booleans). As the write did (`b.flat[:n] = items`), items that are arrays give
@@ -447,12 +464,14 @@ def items_adjoint(g, items, into=None):
     return stacked if isinstance(items, np.ndarray) else _rebuild(items, list(stacked))
 
 
+@_facts.fresh
 def overfilled_adjoint(g, items):
     out = np.array(_gdata(g), copy=True)
     out.flat[:len(items)] = _zero(out)
     return out
 
 
+@_facts.fresh
 def add_at(a, idx, g):
     """`a[idx] += g` in place (duplicate indices accumulate); `a` is an adjoint array nobody else
     holds. Returns `a`."""
@@ -463,6 +482,7 @@ def add_at(a, idx, g):
     return a
 
 
+@_facts.reads_only_dtype(2)
 def written_total(g, idx, into=None):
     """The gradient of a scalar `v` in `b[idx] = v`: the sum of `written_adjoint(g, idx)`, read
     from the slots in place where no copy is needed."""
@@ -477,6 +497,7 @@ def written_total(g, idx, into=None):
     return sum_to_scalar(data[idx])
 
 
+@_facts.reads_only_dtype(2)
 def total_after_zeroing(g, idx, into=None):
     """`written_total(zero_slots(g, idx), ...)`, the total of `g` without its slots `idx`, for a
     private `g` nobody reads afterwards: for a slice along the first axis (step up to 4), the sum of
@@ -500,12 +521,20 @@ def total_after_zeroing(g, idx, into=None):
     return written_total(zero_slots(g, idx), ...)
 
 
+def held(b):
+    """The array a Buffer holds, for a read that uses its value up before the Buffer changes
+    (`peek`: `rt.held(b)[idx]`, a view, not the copy `b[idx]` makes)."""
+    return b.data
+
+
+@_facts.fresh
 def private(g):
     """A copy of an adjoint array that another name may hold (or a read-only broadcast), for a
     loop that updates it in place; a number as it is."""
     return g.copy() if isinstance(g, np.ndarray) else g
 
 
+@_facts.fresh
 def zero_slots(g, idx):
     """The overwritten slots of an adjoint array nobody else holds, zeroed in place. Returns `g`."""
     if isinstance(g, list):
@@ -534,10 +563,16 @@ class ShapeOf:
         return len(self.shape)
 
 
+@_facts.reads_only_shapes
 def shape_of(x):
-    return None if x is None else ShapeOf(x)
+    """What the backward pass keeps of `x` when it reads only its shape: a ShapeOf, but a list or
+    tuple itself (the adjoints of its items read its length and its type)."""
+    if x is None or isinstance(x, (list, tuple)):
+        return x
+    return ShapeOf(x)
 
 
+@_facts.reads_only_shapes
 def broadcast_shape(*operands):
     """The shape of an elementwise result of `operands` (arrays, scalars or ShapeOfs), computed
     from their shapes alone, for a value the backward pass reads only for its shape."""

@@ -20,6 +20,8 @@ import string as _string
 
 import numpy as np
 
+from . import runtime_facts as _facts
+
 
 def _scalar(v):
     """A 0-d array as a NumPy scalar (so gradients of scalars stay scalars)."""
@@ -68,6 +70,7 @@ def clip_above(a, lo, hi, min=None, max=None):
     return _scalar(np.logical_not(np.logical_or(below, inside)) * 1.0)
 
 
+@_facts.fresh
 def chain(g, d):
     """`g * d`, exactly 0 wherever the cotangent `g` is 0, even where the local derivative `d` is
     infinite: a path that contributes nothing (a branch not taken, a loop run zero times, an entry
@@ -80,6 +83,7 @@ def chain(g, d):
     return _zero_cotangent_gives_zero(g, g * d)  # (no errstate: it costs more than the product)
 
 
+@_facts.fresh
 def chain_div(g, d):
     """`g / d`, exactly 0 wherever `g` is 0 (as `chain`); never raises for a Python zero `d`."""
     if isinstance(d, _PLAIN) and isinstance(g, _PLAIN) and d != 0 and math.isfinite(d):
@@ -112,6 +116,7 @@ def log_of_base(base):
     return 1.0 if base is None else np.log(base)
 
 
+@_facts.reads_only_dtype(1)
 def cast_adjoint(g, y):
     """The gradient through a cast to `y`'s dtype: none through a cast to integers or booleans."""
     if _runtime._integer_storage(y):
@@ -130,6 +135,7 @@ def _expand(g, x, axis, keepdims):
     return _runtime.expand_reduced(g, x, axis, keepdims)
 
 
+@_facts.reads_only_shape(0)
 def reduced_size(x, axis=None):
     """How many entries of `x` a reduction over `axis` combines into each result."""
     shape = x.shape if hasattr(x, "shape") else np.shape(x)
@@ -199,6 +205,7 @@ def cumprod_adjoint(g, x, y, axis=None):
     return np.moveaxis(before * s, 0, axis)
 
 
+@_facts.identity_when_alone
 def through_dtype(g, dtype=None):
     """`g`, or no gradient when the operation computes in an integer or boolean `dtype`."""
     if dtype is not None and np.dtype(dtype).kind in "biu":
@@ -544,6 +551,7 @@ def vstack_adjoint(g, tup):
     return _split(g, tup, [np.atleast_2d(a) for a in tup], 0)
 
 
+@_facts.reads_only_dtype(2)
 def array_adjoint(g, obj, y=None, ndmin=0):
     """The gradient of `obj` in `np.array(obj)`: for a (nested) list or tuple, one gradient per
     item; for an array or a scalar, `g` itself (without the leading axes `ndmin` added). None
@@ -796,4 +804,113 @@ def sort_adjoint(g, a, axis=-1):
         return g
     out = np.zeros(a.shape, dtype=np.result_type(g, float))
     np.put_along_axis(out, np.argsort(a, axis=axis, kind="stable"), np.asarray(g), axis=axis)
+    return out
+
+
+# -- transposes of the runtime's own helpers (rules/runtime_helpers.py: generated code is
+#    differentiable again) --------------------------------------------------------------------------
+
+def broadcast_like(h, g):
+    """The transpose of `unbroadcast(g, x)`: `h` (the gradient of the reduced value, shaped like
+    `x`) spread back over `g`'s shape, as broadcasting spread `x`. A new array."""
+    shape = np.shape(g)
+    h = np.asarray(h)
+    if h.ndim > len(shape):  # the assignment case: leading axes of length 1 were dropped
+        h = h.reshape(h.shape[h.ndim - len(shape):])
+    return _scalar(np.array(np.broadcast_to(h, shape)))
+
+
+def reduce_like(h, g, axis=None, keepdims=False):
+    """The transpose of `expand_reduced(g, x, axis, keepdims)`: `h` (shaped like `x`) summed over
+    the reduced axes, in `g`'s shape."""
+    if np.ndim(h) == np.ndim(g) and np.shape(h) == np.shape(g):
+        return h
+    return _scalar(np.reshape(np.sum(h, axis=axis, keepdims=keepdims), np.shape(g)))
+
+
+def getitem_transpose(h, g, idx):
+    """The transpose of `getitem_adjoint(g, x, idx)`: the slots `idx` of `h`, in `g`'s shape."""
+    return _runtime.unbroadcast(np.asarray(h)[idx], g)
+
+
+def extremum_transpose(h, g, x, y, axis=None, keepdims=False):
+    """The transpose of `extremum_adjoint(g, x, y, axis, keepdims)` in `g`: `h` weighted by each
+    entry's share of the extremum, summed over the reduced axes."""
+    share = extremum_adjoint(np.ones(np.shape(g)), x, y, axis, keepdims)
+    return reduce_like(h * share, g, axis, keepdims)
+
+
+def _array_gradient(g, what: str):
+    """The adjoint array a write helper's transpose reads; a list's or an object array's gradient
+    (slots holding arrays or None) has no transpose yet: a clear error, never a wrong number."""
+    data = _runtime._gdata(g)
+    if not isinstance(data, np.ndarray) or data.dtype == object:
+        raise NotImplementedError(f"the derivative of {what} for a list or an object Buffer is not "
+                                  "supported yet (differentiating a gradient through a list write)")
+    return data
+
+
+def written_transpose(h, g, idx, into=None):
+    """The transpose of `written_adjoint(g, idx, into)` in `g`: `h` put at the slots `idx` of a
+    zero array shaped like `g` (at the winning write of a duplicate index)."""
+    data = _array_gradient(g, "a write")
+    out = np.zeros(data.shape)
+    if _runtime._integer_storage(into):
+        return out
+    h = np.broadcast_to(h, np.shape(data[idx]))
+    if _runtime._is_advanced(idx):
+        h = np.where(_runtime._winners(data.shape, idx), h, 0.0)
+        np.add.at(out, idx, h)
+    else:
+        out[idx] = h
+    return _scalar(out)
+
+
+def written_total_transpose(h, g, idx, into=None):
+    """The transpose of `written_total(g, idx, into)` in `g`."""
+    return written_transpose(h, g, idx, into)
+
+
+def copied_transpose(h, g, src, where=True, into=None):
+    """The transpose of `copied_adjoint(g, src, where, into)` in `g`: `h` spread over `g`'s shape
+    where `where` holds."""
+    data = _array_gradient(g, "a copyto")
+    if _runtime._integer_storage(into):
+        return np.zeros(data.shape)
+    spread = np.array(np.broadcast_to(h, data.shape), dtype=float)
+    return spread if where is True else np.where(where, spread, 0.0)
+
+
+def seq_place(h, g, start: int):
+    """A list like the sequence gradient `g` holding the items of `h` from position `start`, None
+    (no gradient) elsewhere: the transpose of taking `g[start:start + len(h)]`."""
+    out = [None] * len(g)
+    out[start:start + len(h)] = list(h)
+    return out
+
+
+def item_transpose(h, g, i):
+    """The transpose of `item(g, i, like)`: `h` at position i of a list like `g`."""
+    out = [None] * len(g)
+    out[i] = h
+    return out
+
+
+def stack_transpose(h, g, axis=0):
+    """The transpose of `stack_adjoint(g, arrays, axis)`: the items' gradients stacked back
+    along `axis` (a structural zero, None, as zeros)."""
+    like = np.moveaxis(np.asarray(g), axis, 0)
+    return np.stack([np.zeros(like.shape[1:]) if p is None else p for p in h], axis)
+
+
+def items_transpose(h, g, items, into=None):
+    """The transpose of `items_adjoint(g, items, into)` in `g`: the items' gradients `h`, element
+    by element in C order, in the first slots of a zero array shaped like `g`."""
+    data = _array_gradient(g, "a copyto from an iterator")
+    out = np.zeros(data.shape)
+    if _runtime._integer_storage(into):
+        return out
+    flat = np.concatenate([np.ravel(np.zeros(np.shape(x)) if p is None else p) for p, x in zip(h, items)]) \
+        if len(items) else np.zeros(0)
+    out.reshape(-1)[:flat.size] = flat
     return out

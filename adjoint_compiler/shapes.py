@@ -17,6 +17,7 @@ import numpy as np
 
 from . import ir
 from .buffer import Buffer
+from .fixpoint import fixpoint
 
 ELEMENTWISE = {operator.add, operator.sub, operator.mul, operator.truediv, operator.pow, operator.mod,
                operator.floordiv, operator.neg, operator.pos, operator.lt, operator.le, operator.gt,
@@ -27,6 +28,22 @@ REDUCING_METHODS = {"sum", "mean", "prod", "max", "min", "std", "var"}
 SCALAR_RESULTS = {float, int, len, math.fsum}
 SAME_SHAPE = {np.copy, np.array, np.asarray, np.zeros_like, np.ones_like, np.empty_like, Buffer, Buffer.zeros_like}
 FROM_LENGTH = {np.zeros, np.ones, np.empty, np.full, Buffer.zeros}  # (n, ...) -> an array of n numbers
+
+
+class GlobalArray:
+    """The shape class of an array the function reads from its globals: one per array object
+    (arrays are unhashable; the class holds the array, so it lives as long as its readers)."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array):
+        self.array = array
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, GlobalArray) and other.array is self.array
+
+    def __hash__(self) -> int:
+        return hash((GlobalArray, id(self.array)))
 
 
 def _same_shape(s) -> bool:
@@ -56,6 +73,11 @@ class Shapes:
         # integer Var -> (class, rank, offset): it is `len(x) + offset` for x of that class and rank
         self.lengths: dict = dict(getattr(params, "lengths", {}))
         self.known.lengths = self.lengths
+
+    def state(self) -> tuple:
+        """Everything `block` reads: the same state gives the same result."""
+        return (dict(self.known), dict(self.ranks), frozenset(self.ints), frozenset(self.shape_tuples),
+                frozenset(self.refuted), dict(self.lengths))
 
     def rank(self, op):
         if isinstance(op, ir.Var):
@@ -112,7 +134,7 @@ class Shapes:
             if isinstance(v, (bool, int, float, complex, np.generic)):
                 return 0
             if isinstance(v, np.ndarray):
-                return 0 if v.ndim == 0 else ("global", id(v))
+                return 0 if v.ndim == 0 else GlobalArray(v)
         return None
 
     def set(self, var, token) -> bool:
@@ -245,18 +267,22 @@ class Shapes:
                         changed |= self.set(p, self.of(i) if self.of(i) is not None else p)
                     if self.rank(i) is not None and p not in self.ranks and p not in self.refuted:
                         self.ranks[p] = self.rank(i)
-                for _ in range(len(s.params) + 2):
-                    inner = self.block(s.cond_body) | self.block(s.body)
+
+                def step(_, s=s):
+                    self.block(s.cond_body)
+                    self.block(s.body)
                     for p, n in zip(s.params, s.nexts):
                         if self.of(n) != self.of(p):
-                            inner |= self.set(p, p)  # differs across iterations: a class of its own
+                            self.set(p, p)  # differs across iterations: a class of its own
                         if p in self.ranks and self.rank(n) != self.ranks[p]:
                             del self.ranks[p]
                             self.refuted.add(p)  # its rank changes across iterations
-                            inner = True
-                    changed |= inner
-                    if not inner:
-                        break
+                    return self.state()
+
+                # (compared by their state: the entry of an inner loop gives its params their inits'
+                # ranks again and the inner loop takes them back, so changes are no measure)
+                before = self.state()
+                changed |= fixpoint(step, before, _rounds([s]), "shape classes around a loop") != before
         return changed
 
 
@@ -324,12 +350,19 @@ def infer(fn: ir.Function, param_ranks: dict, ints: set | None = None) -> tuple:
     `ints`, when given, receives the Vars that surely hold integers."""
     shapes = Shapes({p: (0 if r == 0 else p) for p, r in param_ranks.items() if r is not None},
                     {p: r for p, r in param_ranks.items() if r is not None})
-    for _ in range(4):
-        if not shapes.block(fn.body):
-            break
+    # (compared by their state, as around loops)
+    fixpoint(lambda state: (shapes.block(fn.body), shapes.state())[1], shapes.state(), _rounds(fn.body),
+             "shape classes")
     if ints is not None:
         ints |= shapes.ints
     return shapes.known, shapes.ranks
+
+
+def _rounds(body) -> int:
+    """A bound on the rounds of `Shapes.block` over `body` until nothing changes: the classes of
+    its statements follow from those of the loop params, and each param changes at most twice
+    (it gets a class of its own, it loses its rank); a round more sees no change."""
+    return 2 * sum(len(s.params) for s in ir.walk(body) if isinstance(s, ir.Loop)) + 4
 
 
 def broadcast_free(stmt: ir.Assign, operand, known: dict) -> bool:

@@ -11,21 +11,15 @@ Guarantees on the output (a list of `Code` and `BIf`):
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
 
 import gast
 
-from . import ir, sink
+from . import ir, rtcall, runtime, sink
+from .backward import Accum, BIf, BLoop, Code, Mark, Raw, Reset, Restore, counted
+from .fixpoint import fixpoint
 from .printing import operand as operand_text
+from .runtime_facts import NOTHING
 from .shapes import SAME_SHAPE, is_elementwise
-from .template import Accum, BIf, BLoop, Mark, Raw, Reset, Restore
-
-
-@dataclass
-class Code:
-    stmt: object
-    loc: ir.Loc
-    restore: str | None = None  # for a restore of overwritten slots: the array's name
 
 
 def _name(id_: str, store: bool = False):
@@ -39,9 +33,8 @@ def assign_stmt(target: str, value) -> gast.Assign:
 _assign = assign_stmt
 
 
-def rt_call(func: str, *args) -> gast.Call:
-    return gast.Call(func=gast.Attribute(value=_name("rt"), attr=func, ctx=gast.Load()),
-                     args=list(args), keywords=[])
+rt_call = rtcall.call  # rt_call(runtime.<helper>, *args): the node of `rt.<helper>(*args)`
+rt_helper = rtcall.helper  # the runtime function a call node calls, else None
 
 
 def loads(node) -> set:
@@ -67,19 +60,6 @@ def stores(node) -> tuple:
         if root is not t and isinstance(root, gast.Name):
             written.add(root.id)
     return rebound, written
-
-
-# Helpers that return a new array nobody else holds.
-FRESH_HELPERS = {"getitem_adjoint", "zeros_like", "overwritten_adjoint", "overcopied_adjoint",
-                 "overfilled_adjoint", "add_at", "zero_slots", "matmul_left", "matmul_right",
-                 "chain", "chain_div", "private"}
-
-
-def rt_helper(expr):
-    if (isinstance(expr, gast.Call) and isinstance(expr.func, gast.Attribute)
-            and isinstance(expr.func.value, gast.Name) and expr.func.value.id == "rt"):
-        return expr.func.attr
-    return None
 
 
 def _int_literal(e) -> bool:
@@ -116,18 +96,18 @@ def _overwrites_all(expr) -> bool:
     """Whether `expr` is the gradient of an array before a write that replaced every slot: zero,
     so it is never materialized (`b[...] = v`, `b[:] = v`, `copyto(b, src)`)."""
     helper = rt_helper(expr)
-    if helper == "overwritten_adjoint":
+    if helper is runtime.overwritten_adjoint:
         return whole_index(expr.args[1])
-    return helper == "overcopied_adjoint" and (len(expr.args) == 1 or (
+    return helper is runtime.overcopied_adjoint and (len(expr.args) == 1 or (
         isinstance(expr.args[1], gast.Constant) and expr.args[1].value is True))
 
 
 def _fresh(expr) -> bool:
     """Whether `expr` surely evaluates to a new value (arithmetic makes new arrays;
     `rt.unbroadcast(g, x)` is `g` itself or a new array)."""
-    if rt_helper(expr) == "unbroadcast":
+    if rt_helper(expr) is runtime.unbroadcast:
         return _fresh(expr.args[0])
-    return isinstance(expr, (gast.BinOp, gast.UnaryOp)) or rt_helper(expr) in FRESH_HELPERS
+    return isinstance(expr, (gast.BinOp, gast.UnaryOp)) or rtcall.facts_of(expr).fresh
 
 
 class Resolver:
@@ -151,10 +131,10 @@ class Resolver:
             if s.transfer and source in owned:
                 owned.discard(source)
                 owned.add(name)
-            elif rt_helper(expr) == "overwritten_adjoint" and isinstance(expr.args[0], gast.Name) \
+            elif rt_helper(expr) is runtime.overwritten_adjoint and isinstance(expr.args[0], gast.Name) \
                     and expr.args[0].id in owned:
                 owned.discard(expr.args[0].id)  # its only reader: zero the slots in place
-                expr = rt_call("zero_slots", *expr.args)
+                expr = rt_call(runtime.zero_slots, *expr.args)
                 owned.add(name)
             elif _fresh(expr):
                 owned.add(name)
@@ -163,14 +143,14 @@ class Resolver:
             return _assign(name, expr)
         if s.var.kind != "num":
             owned.discard(name)
-            return _assign(name, rt_call("accum", _name(name), expr))
-        if name in owned and rt_helper(expr) == "getitem_adjoint":
+            return _assign(name, rt_call(runtime.accum, _name(name), expr))
+        if name in owned and rt_helper(expr) is runtime.getitem_adjoint:
             g, _, idx = expr.args
             literal = _literal_index(idx)
             if literal is not None:  # x_bar[1:-1] += g, as one would write it
                 return gast.AugAssign(target=gast.Subscript(value=_name(name), slice=literal, ctx=gast.Store()),
                                       op=gast.Add(), value=g)
-            return _assign(name, rt_call("add_at", _name(name), idx, g))
+            return _assign(name, rt_call(runtime.add_at, _name(name), idx, g))
         if name in owned:
             return gast.AugAssign(target=_name(name, True), op=gast.Add(), value=expr)
         owned.add(name)
@@ -254,28 +234,26 @@ class Resolver:
                 owned.add(name)
             elif name not in owned and self.adjoint_of[name].kind == "num" and name not in self.scalars:
                 # shared (or a read-only broadcast): one private copy here, not one per iteration
-                before.append(Code(_assign(name, rt_call("private", _name(name))), s.loc))
+                before.append(Code(_assign(name, rt_call(runtime.private, _name(name))), s.loc))
                 owned.add(name)
         # An array owned at the top of an iteration must still be owned at its end (the next
         # iteration starts there): shrink the assumption until it holds.
-        start = owned - local
-        for _ in range(4):
+        result: list = []
+
+        def iteration(start: frozenset) -> frozenset:
             inside, end = defined - local, set(start)
-            body = self.block(s.body, inside, end)
+            result[:] = self.block(s.body, inside, end)
             for name in carried:
                 if name not in inside:
-                    body.append(self.zeros(name, s.loc))
+                    result.append(self.zeros(name, s.loc))
                     end.add(name)
-            if start <= end:
-                break
-            start &= end
-        else:
-            start = set()
-            inside, end = defined - local, set()
-            body = self.block(s.body, inside, end)
-            body += [self.zeros(name, s.loc) for name in carried if name not in inside]
+            return start & end
+
+        # (it only shrinks: at worst to nothing owned, which holds)
+        start = fixpoint(iteration, frozenset(owned - local), len(owned) + 2,
+                         "ownership of adjoints around a loop")
         owned.intersection_update(start)
-        return before + [BLoop(loop, body, s.loc, s.slots)]
+        return before + [BLoop(loop, result, s.loc, s.slots)]
 
     def accumulated(self, stmts) -> set:
         """Adjoint names that `stmts` add to or write into."""
@@ -293,12 +271,7 @@ class Resolver:
         if name in self.zero_values:
             return Code(_assign(name, copy.deepcopy(self.zero_values[name])), loc)
         var = self.adjoint_of[name]
-        return Code(_assign(name, rt_call("zeros_like", _name(var.name))), loc)
-
-
-def counted(loop) -> bool:
-    """Whether the reverse of `loop` counts iterations (else it walks the range backwards)."""
-    return loop.kind == "while" or loop.stop is not None
+        return Code(_assign(name, rt_call(runtime.zeros_like, _name(var.name))), loc)
 
 
 def header_reads(loop) -> set:
@@ -319,30 +292,22 @@ def restore_code(write: ir.Assign) -> Code:
     return Code(stmt, write.loc, restore=base.name)
 
 
-SHAPE_ONLY = {"getitem_adjoint": 1, "unbroadcast": 1, "expand_reduced": 1, "zeros_like": 0, "reduced_size": 0,
-              "copied_adjoint": 1}
-SHAPES_OF_ALL = {"broadcast_shape", "shape_of"}  # helpers that read only the shapes of all arguments
-# helpers that read one argument for its dtype only (the array a write stored into): no value
-# read (no restore of its slots), but never replaced by another value of its shape
-DTYPE_ONLY = {"written_adjoint": 2, "written_total": 2, "total_after_zeroing": 2, "copied_adjoint": 3,
-              "items_adjoint": 2, "array_adjoint": 2, "cast_adjoint": 1}
-
-
 def _shape_args(node, dtypes: bool = False):
     """(call, position) of each Name under `node` that an `rt` helper reads only for its shape
-    (with `dtypes`, also those it reads only for their dtype)."""
+    (with `dtypes`, also those it reads only for their dtype: the array a write stored into; no
+    value read, so no restore of its slots, but never replaced by another value of its shape).
+    The helpers say which (`runtime_facts`)."""
     for n in gast.walk(node):
-        if not (isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
-                and isinstance(n.func.value, gast.Name) and n.func.value.id == "rt"):
+        facts = rtcall.facts_of(n)
+        if facts is NOTHING:
             continue
-        if dtypes and n.func.attr in DTYPE_ONLY and len(n.args) > DTYPE_ONLY[n.func.attr] \
-                and isinstance(n.args[DTYPE_ONLY[n.func.attr]], gast.Name):
-            yield n, DTYPE_ONLY[n.func.attr]
-        if n.func.attr in SHAPES_OF_ALL:
+        at = facts.dtype_only
+        if dtypes and at is not None and len(n.args) > at and isinstance(n.args[at], gast.Name):
+            yield n, at
+        if facts.all_shapes:
             yield from ((n, i) for i, a in enumerate(n.args) if isinstance(a, gast.Name))
-        elif (n.func.attr in SHAPE_ONLY and len(n.args) > SHAPE_ONLY[n.func.attr]
-              and isinstance(n.args[SHAPE_ONLY[n.func.attr]], gast.Name)):
-            yield n, SHAPE_ONLY[n.func.attr]
+        else:
+            yield from ((n, i) for i in facts.shape_only if len(n.args) > i and isinstance(n.args[i], gast.Name))
 
 
 def shapes_from_params(backward: list, classes: dict, params: list, top: list = (), body: list = ()) -> None:
@@ -401,15 +366,15 @@ def forget_dtypes(backward: list, names: set) -> None:
     be computed for it."""
     for node in _nodes(backward):
         for call, i in list(_shape_args(node, dtypes=True)):
-            if call.func.attr in DTYPE_ONLY and i == DTYPE_ONLY[call.func.attr] and call.args[i].id in names \
-                    and i == len(call.args) - 1 and call.func.attr != "cast_adjoint":
+            facts = rtcall.facts_of(call)
+            if i == facts.dtype_only and facts.dtype_optional and call.args[i].id in names \
+                    and i == len(call.args) - 1:
                 del call.args[i]
 
 
 def dtype_loads(node) -> set:
     """Names a statement reads only for their dtype (kept, never rebuilt from other shapes)."""
-    return {call.args[i].id for call, i in _shape_args(node, dtypes=True)
-            if call.func.attr in DTYPE_ONLY and i == DTYPE_ONLY[call.func.attr]}
+    return {call.args[i].id for call, i in _shape_args(node, dtypes=True) if i == rtcall.facts_of(call).dtype_only}
 
 
 def value_loads(node) -> set:
@@ -441,18 +406,33 @@ def prune_restores(stmts, needed: set, views: dict) -> tuple:
             needed = n_body | n_else
             kept.append(BIf(s.cond, body, orelse, s.loc))
         elif isinstance(s, BLoop):
-            out = set(needed)
-            while True:
-                body, n_in = prune_restores(s.body, out, views)
-                if n_in <= out:
-                    break
-                out |= n_in
-            needed = out
-            kept.append(BLoop(s.loop, body, s.loc))
+            found: list = []
+
+            def iteration(out: frozenset, s=s, found=found) -> frozenset:
+                found[:] = prune_restores(s.body, out, views)
+                return out | found[1]
+
+            bound = _names_bound(s) * (1 + max(map(len, views.values()), default=0)) + 2
+            needed = set(fixpoint(iteration, frozenset(needed), bound, "restores read around a loop"))
+            kept.append(BLoop(s.loop, found[0], s.loc))
         else:
             kept.append(s)
     kept.reverse()
     return kept, needed
+
+
+def _names_bound(item) -> int:
+    """How many names the code of a reverse loop or branch reads, at most: a bound on how often a
+    set of them can grow."""
+    count = 0
+    for c in item.body + getattr(item, "orelse", []):
+        if isinstance(c, Code):
+            count += sum(isinstance(n, gast.Name) for n in gast.walk(c.stmt))
+        elif isinstance(c, BLoop):
+            count += _names_bound(c) + len(header_reads(c.loop))
+        elif isinstance(c, BIf):
+            count += _names_bound(c) + len(ir.operand_vars(c.cond))
+    return count + len(header_reads(item.loop) if isinstance(item, BLoop) else ())
 
 
 def prune(stmts, live: set) -> tuple:
@@ -463,13 +443,15 @@ def prune(stmts, live: set) -> tuple:
         if isinstance(s, Mark):
             kept.append(s)
         elif isinstance(s, BLoop):
-            out = set(live)
-            while True:
+            found: list = []
+
+            def iteration(out: frozenset, s=s, found=found) -> frozenset:
                 body, live_in = prune(s.body, out)
-                live_in -= _rebound_by_header(s.loop)
-                if live | live_in <= out:
-                    break
-                out |= live_in
+                found[:] = body, live_in - _rebound_by_header(s.loop)
+                return out | found[1]
+
+            fixpoint(iteration, frozenset(live), _names_bound(s) + 2, "liveness around a loop")
+            body, live_in = found
             if not any(not isinstance(b, Mark) for b in body):
                 continue
             live = live | (live_in - _rebound_by_header(s.loop)) | header_reads(s.loop)
@@ -509,8 +491,8 @@ def simplify(backward: list, adjoint_names: dict, seeded: set, returned: set, vi
 
 
 def forward_needed(fn: ir.Function, needed: set, shaped: set | None = None, may_raise=None) -> tuple:
-    """(ids of the primal statements needed to produce the Var names in `needed` (and side
-    effects), {id: operands} for top-level ones that need only compute the shape of a name in
+    """(the primal statements needed to produce the Var names in `needed` (and side
+    effects), {stmt: operands} for top-level ones that need only compute the shape of a name in
     `shaped`: the values (or parameters) whose broadcast shape it has, through any chain of such
     statements, or None where the backward pass does not read it); grows `needed` with
     everything read."""
@@ -538,8 +520,8 @@ def forward_needed(fn: ir.Function, needed: set, shaped: set | None = None, may_
             if isinstance(s, ir.Assign):
                 recipe = shape_recipe(s) if top else None
                 if recipe:
-                    keep.add(id(s))
-                    recipes[id(s)] = recipe
+                    keep.add(s)
+                    recipes[s] = recipe
                     shaped.update(v.name for op in s.args[:1 if recipe == "same" else None]
                                   for v in ir.operand_vars(op))
                     continue
@@ -550,7 +532,7 @@ def forward_needed(fn: ir.Function, needed: set, shaped: set | None = None, may_
                 if s.target is None or s.rule is None or write or want(s.target.name):
                     if s.target is not None:
                         needed.add(s.target.name)
-                    keep.add(id(s))
+                    keep.add(s)
                     # a write's saved slots are needed only by a restore that reads them
                     reads = ir.stmt_reads(s) if s.prim not in ir.WRITES else \
                         [v for op in s.args[:-1] for v in ir.operand_vars(op)]
@@ -565,27 +547,30 @@ def forward_needed(fn: ir.Function, needed: set, shaped: set | None = None, may_
                 block(s.body)
                 block(s.orelse)
                 if used or len(keep) > before:
-                    keep.add(id(s))
+                    keep.add(s)
                     needed.update(v.name for v in ir.operand_vars(s.cond))
             elif isinstance(s, ir.Loop):
                 loop(s)
 
     def loop(s: ir.Loop):
-        while True:
-            count = (len(needed), len(keep))
+        def iteration(count, s=s):
             for p, i, n in zip(s.params, s.inits, s.nexts):
                 if want(p.name):
                     needed.add(p.name)
                     needed.update(v.name for v in ir.operand_vars(i) + ir.operand_vars(n))
             block(s.body)
-            if any(id(b) in keep for b in s.body) or any(p.name in needed for p in s.params) \
+            if any(b in keep for b in s.body) or any(p.name in needed for p in s.params) \
                     or any(v is not None and v.name in needed for v in (s.trips, s.target)):
-                keep.add(id(s))
+                keep.add(s)
                 for op in (s.iterable, s.cond, s.stop):
                     needed.update(v.name for v in ir.operand_vars(op))
                 block(s.cond_body)
-            if (len(needed), len(keep)) == count:
-                return
+            return len(needed), len(keep)
+
+        # each round that changes anything keeps one more of the loop's statements or values
+        size = sum(1 + len(ir.defined_by(t)) + sum(len(ir.operand_vars(op)) for op in ir.stmt_operands(t))
+                   for t in ir.walk([s]))
+        fixpoint(iteration, (len(needed), len(keep)), size + 2, "the primal values a loop's adjoint needs")
 
     block(fn.body, top=True)
     return keep, _shape_sources(fn.body, recipes, read_for_shape)
@@ -598,7 +583,7 @@ def _shape_sources(stmts, kinds: dict, read: set) -> dict:
     sources: dict = {}  # Var -> its operands
     out: dict = {}
     for s in stmts:
-        kind = kinds.get(id(s)) if isinstance(s, ir.Assign) else None
+        kind = kinds.get(s) if isinstance(s, ir.Assign) else None
         if kind is None:
             continue
         ops: list = []
@@ -609,5 +594,5 @@ def _shape_sources(stmts, kinds: dict, read: set) -> dict:
         if not ops:  # made from constants alone (`np.array(2.0)`): their shape
             ops = [op for op in (s.args[:1] if kind == "same" else s.args) if isinstance(op, ir.Const)]
         sources[s.target] = ops
-        out[id(s)] = ops if s.target.name in read else None
+        out[s] = ops if s.target.name in read else None
     return out

@@ -22,7 +22,7 @@ from __future__ import annotations
 import gast
 
 from . import ir
-from .template import Accum, BIf, BLoop, Mark, Raw, Reset, Restore
+from .backward import Accum, BIf, BLoop, Mark, Raw, Reset, Restore
 
 
 def _names(node, ctx) -> set:

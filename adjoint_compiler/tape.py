@@ -18,20 +18,22 @@ from dataclasses import dataclass, field
 
 import gast
 
-from . import ir
-from .simplify import Code, counted, header_reads, loads, value_loads
-from .template import BIf, BLoop, Mark
+from . import ir, rtcall, runtime
+from .backward import BIf, BLoop, Code, Mark, counted
+from .fixpoint import fixpoint
+from .simplify import assign_stmt, header_reads, loads, value_loads
 
 
 @dataclass
 class Plan:
+    """What the forward pass runs for the tape, as statements (gast) keyed by the IR statements
+    of the function being compiled (its lifetime is that compilation's)."""
+
     stacks: dict = field(default_factory=dict)        # saved name -> stack name
-    before: dict = field(default_factory=dict)        # id(stmt) -> names pushed before it runs
-    each_iteration: dict = field(default_factory=dict)  # id(loop) -> names pushed at iteration end
-    setup: dict = field(default_factory=dict)         # id(outermost loop) -> (stacks, names set to None)
+    before: dict = field(default_factory=dict)        # stmt -> pushes run before it runs
+    each_iteration: dict = field(default_factory=dict)  # loop -> pushes run at the end of an iteration
+    setup: dict = field(default_factory=dict)         # outermost loop -> stacks made, names set to None
     shape_only: set = field(default_factory=set)      # names the backward reads only for their shape
-    top: dict = field(default_factory=dict)           # id(loop) -> code run at the top of each reverse
-    #                                                   iteration: recoveries, pops, recomputations
 
 
 def _reads_in_loops(code, inside: bool = False, reads=loads) -> set:
@@ -60,14 +62,29 @@ def _reversed(code) -> set:
     out = set()
     for c in code:
         if isinstance(c, BLoop):
-            out.add(id(c.loop))
+            out.add(c.loop)
         if isinstance(c, (BIf, BLoop)):
             out |= _reversed(c.body) | _reversed(getattr(c, "orelse", []))
     return out
 
 
+def _method(obj: str, method: str, *args) -> gast.Call:
+    return gast.Call(func=gast.Attribute(value=_load(obj), attr=method, ctx=gast.Load()), args=list(args),
+                     keywords=[])
+
+
 def _pop(name: str, stack: str, loc) -> Code:
-    return Code(gast.parse(f"{name} = {stack}.pop()").body[0], loc)
+    """`name = stack.pop()`."""
+    return Code(assign_stmt(name, _method(stack, "pop")), loc)
+
+
+def _push(stack: str, value) -> gast.stmt:
+    """`stack.append(value)`."""
+    return gast.Expr(value=_method(stack, "append", value))
+
+
+def _load(name: str) -> gast.Name:
+    return gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
 
 
 CHEAP = {operator.add, operator.sub, operator.mul, operator.truediv, operator.neg, operator.pos, ir.SQUARE}
@@ -79,15 +96,16 @@ def _constant_index(op) -> bool:
     return isinstance(op, ir.Struct) and op.kind == "tuple" and all(_constant_index(i) for i in op.items)
 
 
-def _scalar_recipes(loop: ir.Loop, read: set, classes: dict, written) -> tuple:
+def _scalar_recipes(loop: ir.Loop, read: set, classes: dict, written, live=None) -> tuple:
     """Which values of one iteration the backward pass can get back without saving them:
     - a value that becomes a loop-carried value (`x_3` in `next x_2 <- x_3`) is that carried value
       at the top of the next iteration: recovered from it before it is popped;
     - a scalar computed by arithmetic or constant indexing from restored or loop-invariant values is
       recomputed at the top of the reverse iteration (cheaper than a push and a pop).
+    Only params the forward pass computes (named in `live`, when given) can be restored.
     Returns ({value: param} recovered, [(value, stmt)] recomputed, params they need restored)."""
     local = ir.defined_in(loop.body) | set(loop.params) | ({loop.target} if loop.target else set())
-    restorable = {p for p in loop.params if not _same_array(p, loop)}
+    restorable = {p for p in loop.params if not _same_array(p, loop) and (live is None or p.name in live)}
     recovered: dict = {}
     for p, n in zip(loop.params, loop.nexts):
         if p in restorable and isinstance(n, ir.Var) and n.storage is None and n.name in read \
@@ -119,12 +137,15 @@ def _scalar_recipes(loop: ir.Loop, read: set, classes: dict, written) -> tuple:
     return recovered, recomputed, needed
 
 
-def plan(fn: ir.Function, code: list, namer, classes: dict | None = None, kept: set | None = None) -> tuple:
-    """(Plan, backward code with the pops in place). `kept` holds the ids of the primal statements
-    the forward pass runs (all when None): a statement that does not run pushes nothing, so
-    nothing is popped for it (its values are rebound by the backward pass itself, or unread)."""
+def plan(fn: ir.Function, code: list, namer, classes: dict | None = None, kept: set | None = None,
+         live: set | None = None) -> tuple:
+    """(Plan, backward code with the pops in place). `kept` holds the primal statements the
+    forward pass runs (all when None): a statement that does not run pushes nothing, so nothing
+    is popped for it (its values are rebound by the backward pass itself, or unread).
+    `live` names the values the forward pass computes (all when None): a loop param it does not
+    carry cannot stand in for the next value it would hold."""
     from .mutation import same_arrays
-    from .printing import expression
+    from .printing import assign_node
 
     classes = classes or {}
     arrays = same_arrays(fn.body)
@@ -142,19 +163,26 @@ def plan(fn: ir.Function, code: list, namer, classes: dict | None = None, kept: 
     # The recipes' own code reads values too (a carried value, a recomputation's operands): an
     # enclosing loop must restore those, by value. Grow `read` until the recipes are stable.
     reversed_loops = _reversed(code)  # only these have a reverse loop that pops per iteration
-    loops = [s for s in ir.walk(fn.body) if isinstance(s, ir.Loop) and id(s) in reversed_loops]
-    for _ in range(len(loops) + 2):
-        recipes = {id(s): _scalar_recipes(s, read, classes, written) for s in loops}
+    loops = [s for s in ir.walk(fn.body) if isinstance(s, ir.Loop) and s in reversed_loops]
+    recipes: dict = {}
+
+    def grow(read: frozenset) -> frozenset:
+        recipes.clear()
+        recipes.update({s: _scalar_recipes(s, read, classes, written, live) for s in loops})
         extra = set()
         for recovered, recomputed, needed in recipes.values():
             extra |= {v.name for v in needed} | {p.name for p in recovered.values()}
             extra |= {v.name for _, st in recomputed for op in st.args for v in ir.operand_vars(op)}
         result.shape_only -= extra
-        if extra <= read:
-            break
-        read |= extra
-    nested: dict = {}  # id(stmt) -> names it defines, for statements inside a loop body
-    per_iteration: dict = {}  # id(loop) -> names restored at the top of each reverse iteration
+        return read | extra
+
+    # (it only grows, by the names of the function's values)
+    read = set(fixpoint(grow, frozenset(read), len(ir.defined_in(fn.body)) + len(fn.params) + 2,
+                        "the values the tape restores"))
+    nested: dict = {}  # stmt -> names it defines, for statements inside a loop body
+    per_iteration: dict = {}  # loop -> names restored at the top of each reverse iteration
+    setup: dict = {}  # outermost loop -> (stacks, names set to None)
+    top: dict = {}  # loop -> code run at the top of each reverse iteration: recoveries, recomputations
 
     def stack(name: str) -> str:
         if name not in result.stacks:
@@ -162,7 +190,7 @@ def plan(fn: ir.Function, code: list, namer, classes: dict | None = None, kept: 
         return result.stacks[name]
 
     def runs(s) -> bool:
-        return kept is None or id(s) in kept
+        return kept is None or s in kept
 
     def walk(stmts, outer):
         for s in stmts:
@@ -173,18 +201,17 @@ def plan(fn: ir.Function, code: list, namer, classes: dict | None = None, kept: 
                 names = [v.name for v in ir.defined_by(s) if v.name in read and v.storage is None
                          and v not in skip]
                 if names:
-                    nested[id(s)] = names
-                    result.before[id(s)] = names
-                    stacks, nones = result.setup.setdefault(id(outer), ([], []))
+                    nested[s] = names
+                    stacks, nones = setup.setdefault(outer, ([], []))
                     nones += [n for n in names if n not in nones]
                     stacks += [stack(n) for n in names if stack(n) not in stacks]
             if isinstance(s, ir.If):
                 walk(s.body, outer)
                 walk(s.orelse, outer)
-            elif isinstance(s, ir.Loop) and id(s) not in reversed_loops:
+            elif isinstance(s, ir.Loop) and s not in reversed_loops:
                 continue  # nothing in it is differentiated: its values are read after it, if at all
             elif isinstance(s, ir.Loop):
-                recovered, recomputed, needed = recipes[id(s)]
+                recovered, recomputed, needed = recipes[s]
                 skip.update(recovered)
                 skip.update(v for v, _ in recomputed)
                 result.shape_only -= {p.name for p in needed}  # their values are used again
@@ -193,27 +220,35 @@ def plan(fn: ir.Function, code: list, namer, classes: dict | None = None, kept: 
                 if counted(s) and s.target is not None and (s.target.name in read or s.target in needed):
                     carried.append(s.target.name)
                 if carried:
-                    result.each_iteration[id(s)] = carried
-                    per_iteration[id(s)] = carried
-                    stacks, _ = result.setup.setdefault(id(outer or s), ([], []))
+                    per_iteration[s] = carried
+                    stacks, _ = setup.setdefault(outer or s, ([], []))
                     stacks += [stack(n) for n in carried if stack(n) not in stacks]
-                result.top[id(s)] = (
-                    [Code(gast.parse(f"{n.name} = {p.name}").body[0], s.loc) for n, p in recovered.items()],
-                    [Code(gast.parse(f"{v.name} = {expression(st)}").body[0], st.loc) for v, st in recomputed])
+                top[s] = ([Code(assign_stmt(n.name, _load(p.name)), s.loc) for n, p in recovered.items()],
+                          [Code(assign_node(st), st.loc) for _, st in recomputed])
                 walk(s.body, outer or s)
 
     walk(fn.body, None)
+
+    def push(name: str) -> gast.stmt:  # (a value read only for its shape is saved as its shape)
+        value = rtcall.call(runtime.shape_of, _load(name)) if name in result.shape_only else _load(name)
+        return _push(result.stacks[name], value)
+
+    result.before = {s: [push(n) for n in names] for s, names in nested.items()}
+    result.each_iteration = {s: [push(n) for n in names] for s, names in per_iteration.items()}
+    result.setup = {s: [assign_stmt(stack, gast.List(elts=[], ctx=gast.Load())) for stack in stacks]
+                    + [assign_stmt(n, gast.Constant(value=None, kind=None)) for n in nones]
+                    for s, (stacks, nones) in setup.items()}
 
     def rewrite(items) -> list:
         out = []
         for c in items:
             if isinstance(c, Mark):
-                out += [_pop(n, result.stacks[n], c.stmt.loc) for n in nested.get(id(c.stmt), [])]
+                out += [_pop(n, result.stacks[n], c.stmt.loc) for n in nested.get(c.stmt, [])]
             elif isinstance(c, BIf):
                 out.append(BIf(c.cond, rewrite(c.body), rewrite(c.orelse), c.loc))
             elif isinstance(c, BLoop):
-                pops = [_pop(n, result.stacks[n], c.loc) for n in per_iteration.get(id(c.loop), [])]
-                recover, recompute = result.top.get(id(c.loop), ([], []))
+                pops = [_pop(n, result.stacks[n], c.loc) for n in per_iteration.get(c.loop, [])]
+                recover, recompute = top.get(c.loop, ([], []))
                 out.append(BLoop(c.loop, recover + pops + recompute + rewrite(c.body), c.loc))
             else:
                 out.append(c)

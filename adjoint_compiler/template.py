@@ -23,73 +23,18 @@ from dataclasses import dataclass, field
 
 import gast
 
-from . import ir
+from . import ir, rtcall, runtime
+from .backward import (  # the structures instantiate makes (others re-exported)  # noqa: F401
+    Accum,
+    BIf,
+    BLoop,
+    Mark,
+    Raw,
+    Reset,
+    Restore,
+)
 from .errors import CompileError, RuleError
 from .printing import operand as operand_text
-
-
-@dataclass
-class Accum:
-    """`<var>_bar += expr`. `transfer`: expr is another adjoint name that is dead afterwards (a loop
-    hands its carried adjoint over), so the array changes hands instead of being shared."""
-
-    var: ir.Var
-    expr: object
-    loc: ir.Loc
-    transfer: bool = False
-
-
-@dataclass
-class Raw:
-    """Any other adjoint statement (a write into an adjoint, a helper call). `transfer`: the
-    statement is a copy `a = b` of adjoint names and `b` is dead afterwards, so the array changes
-    hands (as for Accum)."""
-
-    stmt: object
-    loc: ir.Loc
-    transfer: bool = False
-
-
-@dataclass
-class BIf:
-    """The adjoint of an If: the same condition, each branch reversed."""
-
-    cond: object
-    body: list
-    orelse: list
-    loc: ir.Loc
-
-
-@dataclass
-class BLoop:
-    """The adjoint of a Loop: its iterations in reverse order. `slots`: the loop-carried arrays
-    whose adjoint meets one slot per iteration (`slots.Slot`)."""
-
-    loop: object
-    body: list
-    loc: ir.Loc
-    slots: tuple = ()
-
-
-@dataclass
-class Reset:
-    """From here on `<var>_bar` holds nothing (a loop param's adjoint at the top of an iteration)."""
-
-    var: ir.Var
-
-
-@dataclass
-class Restore:
-    """The point of the backward pass where a write's overwritten slots are put back."""
-
-    stmt: object
-
-
-@dataclass
-class Mark:
-    """The point of the backward pass where the primal values `stmt` defined are restored (tape)."""
-
-    stmt: object
 
 
 @dataclass
@@ -253,14 +198,11 @@ class _Substitute(gast.NodeTransformer):
         return node
 
 
-_IDENTITY_WHEN_BARE = {"through_dtype"}  # `rt.through_dtype(g)` (no dtype given) is `g`
-
-
 class _DropDefaults(gast.NodeTransformer):
     """A keyword argument of a call in the template whose value is a parameter bound to that
     parameter's own default goes (`np.reshape(g, s, order=order)` -> `np.reshape(g, s)` for the
-    default order), so the generated code mentions only what the user wrote; then
-    `rt.through_dtype(g)` with no dtype left is `g`."""
+    default order), so the generated code mentions only what the user wrote; then a helper that
+    is the identity with one argument left (`rt.through_dtype(g)`, no dtype) is that argument."""
 
     def __init__(self, defaults: set):
         self.defaults = defaults
@@ -269,9 +211,7 @@ class _DropDefaults(gast.NodeTransformer):
         self.generic_visit(node)
         node.keywords = [k for k in node.keywords
                          if not (isinstance(k.value, gast.Name) and k.value.id in self.defaults)]
-        f = node.func
-        if (isinstance(f, gast.Attribute) and f.attr in _IDENTITY_WHEN_BARE and isinstance(f.value, gast.Name)
-                and f.value.id == "rt" and len(node.args) == 1 and not node.keywords):
+        if rtcall.facts_of(node).identity_alone and len(node.args) == 1 and not node.keywords:
             return node.args[0]
         return node
 
@@ -298,22 +238,18 @@ class _DropUnbroadcast(gast.NodeTransformer):
 
     def visit_Call(self, node):
         self.generic_visit(node)
-        f = node.func
-        if (isinstance(f, gast.Attribute) and f.attr == "unbroadcast" and isinstance(f.value, gast.Name)
-                and f.value.id == "rt" and len(node.args) == 2 and isinstance(node.args[1], gast.Name)):
+        if rtcall.is_call(node, runtime.unbroadcast) and len(node.args) == 2 \
+                and isinstance(node.args[1], gast.Name):
             if node.args[1].id in self.shape_free:
                 return node.args[0]
             if node.args[1].id in self.scalars:
                 g = node.args[0]
-                helper, args = "sum_to_scalar", [g]
-                if isinstance(g, gast.Call) and isinstance(g.func, gast.Attribute) and g.func.attr == "written_adjoint":
-                    helper, args = "written_total", g.args  # no copy of the slots, only their sum
+                helper, args = runtime.sum_to_scalar, [g]
+                if rtcall.is_call(g, runtime.written_adjoint):
+                    helper, args = runtime.written_total, g.args  # no copy of the slots, only their sum
                 elif isinstance(g, gast.BinOp) and isinstance(g.op, gast.Mult):
-                    helper, args = "sum_of_product", [g.left, g.right]  # a dot product, no temporary
-                return gast.Call(func=gast.Attribute(value=gast.Name(id="rt", ctx=gast.Load(), annotation=None,
-                                                                     type_comment=None),
-                                                     attr=helper, ctx=gast.Load()),
-                                 args=args, keywords=[])
+                    helper, args = runtime.sum_of_product, [g.left, g.right]  # a dot product, no temporary
+                return rtcall.call(helper, *args)
         return node
 
 
@@ -322,23 +258,22 @@ def _plain_matmul(body: list, stmt: ir.Assign, ndims: dict) -> list:
     `rt.dot_right` alike) when the operands' ranks are known (matrix or vector): no rank dispatch
     at run time."""
     ranks = tuple(ndims.get(a) for a in stmt.args)
-    forms = {(2, 2): {"matmul_left": "{g} @ {y}.T", "matmul_right": "{x}.T @ {g}"},
-             (2, 1): {"matmul_left": "np.multiply.outer({g}, {y})", "matmul_right": "{x}.T @ {g}"},
-             (1, 2): {"matmul_left": "{y} @ {g}", "matmul_right": "np.multiply.outer({x}, {g})"}}.get(ranks)
+    left, right = runtime.matmul_left, runtime.matmul_right
+    forms = {(2, 2): {left: "{g} @ {y}.T", right: "{x}.T @ {g}"},
+             (2, 1): {left: "np.multiply.outer({g}, {y})", right: "{x}.T @ {g}"},
+             (1, 2): {left: "{y} @ {g}", right: "np.multiply.outer({x}, {g})"}}.get(ranks)
     if forms is not None:  # np.dot of matrices and vectors is the matrix product
-        forms = {**forms, "dot_left": forms["matmul_left"], "dot_right": forms["matmul_right"]}
+        forms = {**forms, runtime.dot_left: forms[left], runtime.dot_right: forms[right]}
     if len(stmt.args) != 2 or forms is None:
         return body
 
     class Plain(gast.NodeTransformer):
         def visit_Call(self, node):
             self.generic_visit(node)
-            f = node.func
-            if isinstance(f, gast.Attribute) and f.attr in forms and isinstance(f.value, gast.Name) \
-                    and f.value.id == "rt" and len(node.args) == 3 and all(isinstance(a, gast.Name)
-                                                                          for a in node.args[1:]):
+            helper = rtcall.helper(node)
+            if helper in forms and len(node.args) == 3 and all(isinstance(a, gast.Name) for a in node.args[1:]):
                 g = printing_source(node.args[0])
-                text = forms[f.attr].format(g=f"({g})", x=node.args[1].id, y=node.args[2].id)
+                text = forms[helper].format(g=f"({g})", x=node.args[1].id, y=node.args[2].id)
                 return gast.parse(text, mode="eval").body
             return node
     return [Plain().visit(copy.deepcopy(s)) for s in body]
@@ -391,10 +326,7 @@ def instantiate(rule: Rule, stmt: ir.Assign, active: set, adjoint_name, temp_nam
                 if isinstance(item, ir.Var) and item in active:
                     expr = _Substitute(mapping).visit(copy.deepcopy(s.value))
                     index = gast.Constant(value=i, kind=None)
-                    pick = gast.Call(func=gast.Attribute(value=gast.Name(id="rt", ctx=gast.Load(), annotation=None,
-                                                                         type_comment=None),
-                                                         attr="item", ctx=gast.Load()),
-                                     args=[expr, index, operand_expr(item)], keywords=[])
+                    pick = rtcall.call(runtime.item, expr, index, operand_expr(item))
                     out.append(Accum(item, pick, stmt.loc))
         elif isinstance(s, gast.AugAssign):
             var = stmt.bound[_bar_base(s.target.id)]

@@ -139,6 +139,8 @@ def test_every_statement_is_under_a_line_comment(case):
             stack[-1][1] = False  # the backward sweep must name its lines again
             continue
         seed = " = rt.seed(" in body or body.endswith("_bar = 1.0")
+        if body.endswith("= None  # (set on some paths)"):
+            continue  # the bindings of names only some paths set: commented on their own line
         if body.startswith("#") or body in ("else:", "pass") or seed \
                 or body.startswith("rt.seed(") or (indent == 4 and body.startswith("return ")):
             continue
@@ -331,8 +333,8 @@ def test_activity_lists_active_values():
     assert "c" in active_c and "x" not in active_c
 
 
-def test_codegen_stage_is_adjoint_source():
-    assert compile_gradient(samples.straight, (0, 1), ("num", "num"), "grad", stage="codegen") == \
+def test_release_stage_is_adjoint_source():
+    assert compile_gradient(samples.straight, (0, 1), ("num", "num"), "grad", stage="release") == \
         adjoint_source(samples.straight, (0, 1))
 
 

@@ -81,8 +81,8 @@ def uses_nested_def(x):
 
 def uses_del(x):
     y = x * 2.0
-    z = y + 1.0
-    del z  # <-- HERE
+    z = [y, 1.0]
+    del z[0]  # <-- HERE
     return y
 
 
@@ -128,7 +128,7 @@ def uses_del_in_branch(x):
     else:
         z = y
         if z > 0.0:
-            del z  # <-- HERE
+            del z.real  # <-- HERE
     return y
 
 
@@ -171,7 +171,7 @@ CASES = [
     (uses_async, "async def", "async"),
     (uses_lambda, "lambda", "lambda"),
     (uses_nested_def, "def helper", "nested function"),
-    (uses_del, "del", "del"),
+    (uses_del, "del", "del"),  # of an item; `del name` is supported
     (uses_import, "import", "import"),
     (uses_import_from, "from math", "import"),
     (uses_walrus, "y := x", ":="),

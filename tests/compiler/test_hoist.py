@@ -1,4 +1,4 @@
-"""Tests of `hoist` and `cse` on the printed IR (stage 'ssa', after both passes), and of the facts
+"""Tests of `hoist` and `cse` on the printed IR (stage "cse", after both passes), and of the facts
 they ask (`effects`)."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from adjoint_compiler.pipeline import compile_gradient
 
 
 def ssa(f, kinds):
-    return compile_gradient(f, (0,), kinds, stage="ssa")
+    return compile_gradient(f, (0,), kinds, stage="cse")
 
 
 def reads_in_loop(p, n, dt):

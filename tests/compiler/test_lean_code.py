@@ -137,3 +137,30 @@ def test_values_read_only_for_their_shape_are_not_computed():
     assert "rt.broadcast_shape(" in forward and "np.log" not in forward
     check_grads(only_shapes_of_the_loss, X, w, y, wrt=1)
     check_grads(only_shapes_of_the_loss, X, w, rng.standard_normal(1), wrt=1)  # y broadcast
+
+
+# -- code size is linear in the number of `continue`s / `break`s (flags and guarded blocks) ------
+
+def _guarded_continues(k: int) -> str:
+    lines = ["import numpy as np", "", "", "def f(x):", "    s = 0.0", "    for i in range(x.shape[0]):",
+             "        v = x[i]"]
+    for j in range(k):
+        lines += [f"        if v > {j / 10}:", f"            s = s + v * {j + 1}", "            continue",
+                  "        s = s + np.sin(v)"]
+    return "\n".join(lines + ["    return s", ""])
+
+
+@pytest.mark.parametrize("kind", ["continue", "break"])
+def test_sequential_guarded_exits_stay_linear(tmp_path, kind):
+    import importlib.util
+    sizes = {}
+    for k in (5, 10):
+        path = tmp_path / f"exits_{kind}_{k}.py"
+        path.write_text(_guarded_continues(k).replace("continue", kind))
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sizes[k] = len(adjoint_source(module.f).splitlines())
+        x = np.linspace(-0.5, 1.3, 7)
+        check_grads(module.f, x)
+    assert sizes[10] < 2.3 * sizes[5], sizes  # linear (with a constant part), not 2**k

@@ -1083,3 +1083,52 @@ def test_errors_derive_from_base():
     # SourceError (grad of something with no source) is both an AdjointCompilerError and TypeError
     with pytest.raises(AdjointCompilerError):
         grad(np.sin)(1.0)
+
+
+# -- `del name` -----------------------------------------------------------------------------------
+
+def del_temporary(x):
+    t = np.sin(x)
+    u = t * x
+    del t
+    return np.sum(u)
+
+
+def del_in_loop(x):
+    s = 0.0
+    for i in range(3):
+        t = x * i
+        s = s + np.sum(t ** 2)
+        del t
+    return s
+
+
+def del_then_read(x):
+    t = x * 2.0
+    del t
+    return np.sum(t)
+
+
+def del_item(x):
+    y = x.copy()
+    del y[0]
+    return np.sum(y)
+
+
+def test_del_of_a_local():
+    x = np.array([0.3, 1.2])
+    check_grads(del_temporary, x)
+    check_grads(del_in_loop, x)
+
+
+def test_del_then_read_is_a_located_error():
+    from adjoint_compiler.errors import CompileError
+    with pytest.raises(CompileError, match="`t`") as info:
+        grad(del_then_read)(np.array([0.3, 1.2]))
+    assert "return np.sum(t)" in str(info.value)
+
+
+def test_del_of_an_item_is_refused():
+    from adjoint_compiler.errors import UnsupportedSyntaxError
+    with pytest.raises(UnsupportedSyntaxError, match="only `del name`"):
+        grad(del_item)(np.array([0.3, 1.2]))

@@ -1057,3 +1057,33 @@ def test_gradient_of_loop_is_reentrant():
     c = g(x, 3)
     np.testing.assert_array_equal(a, c)
     np.testing.assert_allclose(b, fd_grad(lambda z: range_runtime(z, 7), x), rtol=1e-6, atol=1e-8)
+
+
+# -- one name assigned in consecutive loops (the tape once restored a loop-carried value that the
+#    forward pass never computed: UnboundLocalError) ---------------------------------------------
+
+def reused_in_two_loops(x):
+    s = 0.0
+    for i in range(3):
+        c = i + 1.0
+        s = s + np.sum(x * c)
+    for i in range(3):
+        c = i + 1.0
+        s = s + np.sum(np.sin(x * c))
+    return s
+
+
+def reused_and_read_between(x):
+    for i in range(3):
+        c = i + 1.0
+        t = x * c
+    b = x * 0.0
+    for i in range(3):
+        c = i + 1.0
+        b = b + np.cos(t) * c
+    return np.sum(b)
+
+
+@pytest.mark.parametrize("f", [reused_in_two_loops, reused_and_read_between])
+def test_names_reused_in_consecutive_loops(f):
+    check_grads(f, np.array([0.3, -0.5]))

@@ -130,3 +130,99 @@ def test_aliased_arguments_of_a_function_that_writes_into_none_are_fine():
 def _into_buffer_grad(u):
     """d/du of sum(b * u) after b[0] = 5 u[2], with b = [*, -0.2, 0.9]: by hand."""
     return np.array([5.0 * u[2], -0.2, 0.9 + 5.0 * u[0]])
+
+
+# -- an in-place update of an array another name holds: fine when nothing reads the other name (or
+#    anything sharing its memory) afterwards; refused when something does -------------------------
+
+def update_dead_alias(x):
+    a = np.sin(x)
+    b = a          # `a` is never read again: `b += x` changes it unseen
+    b += x * x
+    return np.sum(b ** 2)
+
+
+def update_dead_alias_in_loop(x):
+    acc = np.zeros_like(x)
+    s = 0.0
+    for i in range(3):
+        held = acc
+        held += np.cos(x * i)
+        acc = held * 0.5   # `acc` is rebound before it is read again
+        s = s + np.sum(acc ** 2)
+    return s
+
+
+def update_live_alias(x):
+    a = np.sin(x)
+    b = a
+    b += x          # Python changes `a` too
+    return np.sum(a * b)
+
+
+def update_live_alias_next_trip(x):
+    a = np.sin(x)
+    s = 0.0
+    for i in range(2):
+        b = a
+        s = s + np.sum(a * x)  # the next trip reads `a`, which `b += x` changed
+        b += x
+    return s
+
+
+def update_through_may_alias_read_later(x):
+    a = np.sin(x)
+    b = np.asarray(a)   # may be `a` itself
+    c = b
+    c += x
+    return np.sum(a * c)
+
+
+def test_in_place_update_of_an_unread_alias():
+    x = np.array([0.3, -1.2, 0.8])
+    check_grads(update_dead_alias, x)
+    check_grads(update_dead_alias_in_loop, x)
+    check_grads(update_through_may_alias_read_later, x)  # the run-time view branch writes `a` too
+
+
+@pytest.mark.parametrize("f", [update_live_alias, update_live_alias_next_trip])
+def test_in_place_update_of_a_read_alias_is_refused(f):
+    with pytest.raises(MutationError):
+        grad(f)(np.array([0.3, -1.2, 0.8]))
+
+
+# -- list.pop() -----------------------------------------------------------------------------------
+
+def pop_stack(x):
+    stack = []
+    for i in range(3):
+        stack.append(x * (i + 1.0))
+    s = 0.0
+    for i in range(3):
+        v = stack.pop()
+        s = s + np.sum(np.sin(v)) * (i + 1)
+    return s
+
+
+def pop_discarded(x):
+    items = [x, x * 2.0, x * 3.0]
+    items.pop()
+    return np.sum(items[-1] ** 2) + len(items)
+
+
+def pop_shared(x):
+    items = [x, x * 2.0]
+    other = items
+    items.pop()
+    return np.sum(other[-1])  # Python: `other` lost its last item too
+
+
+def test_list_pop():
+    x = np.array([0.3, 0.8])
+    check_grads(pop_stack, x)
+    check_grads(pop_discarded, x)
+
+
+def test_pop_of_a_shared_list_is_refused():
+    with pytest.raises(MutationError):
+        grad(pop_shared)(np.array([0.3, 0.8]))

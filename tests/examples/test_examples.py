@@ -71,3 +71,27 @@ def test_mlp_training(tmp_path):
     assert len(rows) >= 2
     assert rows[-1][1] < 0.5 * rows[0][1]
     assert rows[-1][2] >= 0.9
+
+
+def test_stiff_ode(tmp_path):
+    pytest.importorskip("scipy", reason="the example uses scipy.integrate.solve_ivp")
+    out = run_example("stiff_ode.py", tmp_path)
+    assert float(re.search(r"hand-written Jacobian\| = (\S+)", out).group(1)) < 1e-9
+    exact = re.search(r"exact Jacobian\s+(\d+)\s+(\d+)\s+(\d+)", out)
+    fd = re.search(r"finite differences\s+(\d+)\s+(\d+)\s+(\d+)", out)
+    assert exact and fd, out
+    assert int(exact.group(1)) < int(fd.group(1))  # the Jacobian costs no right-hand-side calls
+    assert float(re.search(r"max \|difference\| = (\S+)", out).group(1)) < 1e-8
+
+
+def test_newton_fit(tmp_path):
+    pytest.importorskip("scipy", reason="the example uses scipy.optimize.minimize")
+    out = run_example("newton_fit.py", tmp_path)
+    assert float(re.search(r"hand-written H v\|\s+= (\S+)", out).group(1)) < 1e-12
+    assert float(re.search(r"hand-written H\|\s+= (\S+)", out).group(1)) < 1e-12
+    exact = re.search(r"Newton-CG, exact H v\s+(\d+)\s+(\d+)\s+(\d+)", out)
+    diff = re.search(r"Newton-CG, H v by differences\s+(\d+)\s+(\d+)\s+(\d+)", out)
+    bfgs = re.search(r"BFGS \(gradient only\)\s+(\d+)\s+(\d+)", out)
+    assert int(exact.group(2)) < int(diff.group(2))  # no gradients spent on differences
+    assert int(exact.group(1)) < int(bfgs.group(1))
+    assert float(re.search(r"max \|loss - best\| over methods = (\S+)", out).group(1)) < 1e-8

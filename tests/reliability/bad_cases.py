@@ -66,8 +66,8 @@ def syn_lambda(x):
 
 
 def syn_del(x):
-    y = x * 2.0
-    del y  # <-
+    y = [x * 2.0]
+    del y[0]  # <-  (an item: `del name` is supported)
     return x
 
 

@@ -7,7 +7,9 @@
 - `list_slots`: Python lists written slot by slot (`out = [0.0] * n; out[i] = ...`);
 - `zero_d`: 0-d arrays written (`a[...] = v`, `a[()] = v`, `np.copyto(a, v)`);
 - `iterators`: `itertools.islice`, `iter`, `map` and generators into `copyto`;
-- `complex`: complex values in many spellings (refused), and real programs that look like them.
+- `complex`: complex values in many spellings (refused), and real programs that look like them;
+- `reused_names`: one name assigned in consecutive loops (the tape once restored a loop-carried
+  value the forward pass never computed: UnboundLocalError).
 
 `check_modes(case)` checks a case in `grad` and `vjp` too (families.check_case uses value_and_grad
 only, and `grad` drops forward values the adjoint does not read).
@@ -148,6 +150,29 @@ def running_invariants(ch) -> Case:
              "    return u + dt * p[0]"]
     return Case("\n".join(lines) + "\n", [_arr(ch, (3,), 0.5, 1.5), ch.float(0.2, 0.9), n],
                 wrt=ch.choice([0, 1]), must_work=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# reused_names: one name assigned in several consecutive (or nested) loops, read across them
+# ---------------------------------------------------------------------------------------------
+
+@family("reused_names")
+def consecutive_loops(ch) -> Case:
+    """The same temporaries (`c`, `t`) assigned in two or three loops in a row, sometimes read
+    after the loop that set them last (a loop-carried value the next loop starts from)."""
+    loops = ch.int(2, 3)
+    lines = ["def f(x):", "    s = 0.0", "    t = x * 0.5"]
+    for k in range(loops):
+        trips = ch.int(0, 3)
+        lines.append(f"    for i in range({trips}):")
+        lines.append(f"        c = i + {ch.choice(['1.0', '0.5', '2.0'])}")
+        if ch.coin():
+            lines.append(f"        t = {ch.choice(['np.sin(t) * c', 't * c', 'x * c + t * 0.5'])}")
+        lines.append(f"        s = s + np.sum({ch.choice(['np.sin(x * c)', 't * c', 'x * x * c', 'np.cos(t) * c'])})")
+        if ch.coin():
+            lines.append(f"    s = s + {ch.choice(['np.sum(t)', 's * 0.5', 'np.sum(t * x)'])}")
+    lines.append(f"    return s + np.sum({ch.choice(['t', 'x', 't * t'])})")
+    return Case("\n".join(lines) + "\n", [_arr(ch, (3,))], must_work=True)
 
 
 # ---------------------------------------------------------------------------------------------

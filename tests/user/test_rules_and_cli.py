@@ -109,7 +109,7 @@ def test_show_prints_the_same_code_as_adjoint_source(user_file):
 def test_show_ir_and_stages(user_file):
     ir = show(f"{user_file}:f", "--ir")
     assert ir.returncode == 0 and "# L5" in ir.stdout and "x_times_w = x * w" in ir.stdout
-    for stage in ("normalize", "ssa", "activity", "simplify", "tape", "codegen"):
+    for stage in ("normalize", "ssa", "activity", "reverse", "simplify", "tape", "codegen"):
         result = show(f"{user_file}:f", "--stage", stage)
         assert result.returncode == 0, (stage, result.stderr)
         assert result.stdout.strip()

@@ -1,0 +1,68 @@
+"""Jacobians by reverse mode: one forward pass, one pullback per entry of the output.
+
+    jacrev(f, wrt=0)(*args)            the Jacobian d f / d args[wrt], of shape out.shape + arg.shape
+    jacobian(rhs, wrt=1, out=0)(*args) for an in-place `rhs(du, u, p, t)`: d du / d u, where `du`
+                                       holds the result when `rhs` returns
+
+For `out=k` the compiler differentiates a small generated function that calls `rhs` and returns
+its argument `k` (the writes into it are write nodes like any other):
+
+    def rhs_out_0(du, u, p, t):
+        rhs(du, u, p, t)
+        return du
+"""
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+from . import loader
+from .errors import ArgumentError
+
+
+def _returning_argument(func, out: int):
+    """A plain function with `func`'s parameters that calls it and returns its argument `out`."""
+    params = list(inspect.signature(func).parameters)
+    if not 0 <= out < len(params):
+        raise ArgumentError(f"out={out} is out of range: {func.__name__} takes {len(params)} arguments")
+    name = f"{func.__name__}_out_{out}"
+    args = ", ".join(params)
+    source = f"def {name}({args}):\n    {func.__name__}({args})\n    return {params[out]}\n"
+    namespace = loader.load(source, f"<adjoint_compiler {name} of {func.__module__}.{func.__qualname__}>",
+                            {func.__name__: func})
+    return namespace[name]
+
+
+def jacrev(func, wrt=0, out=None):
+    """The Jacobian of `func` w.r.t. argument `wrt` (an int or a tuple of ints), by reverse mode:
+    a function of `func`'s arguments returning an array of shape `out.shape + arg.shape` (a tuple
+    over `wrt` when it is a tuple). `func` returns a scalar or an array; with `out=k`, `func` is an
+    in-place function whose result is what it leaves in its argument `k` (its return value is
+    ignored), and its Jacobian is that of argument k's final value."""
+    from .api import _normalize_wrt, vjp
+    wrt_t, as_tuple = _normalize_wrt(wrt)
+    target = func if out is None else _returning_argument(func, out)
+
+    def jacobian_function(*args):
+        value, pullback = vjp(target, *args)
+        if isinstance(value, (tuple, list)):
+            raise ArgumentError(f"jacrev needs a function that returns one array or number; "
+                                f"{getattr(func, '__name__', func)} returned a {type(value).__name__}")
+        value = np.asarray(value)
+        arg_shapes = [np.shape(args[i]) for i in wrt_t]
+        blocks = [np.zeros(value.shape + s) for s in arg_shapes]
+        for flat in range(value.size):
+            cotangent = np.zeros(value.shape)
+            cotangent.reshape(-1)[flat] = 1.0
+            grads = pullback(cotangent if value.shape else 1.0)
+            at = np.unravel_index(flat, value.shape) if value.shape else ()
+            for block, i in zip(blocks, wrt_t):
+                block[at] = grads[i]
+        blocks = [float(b) if b.ndim == 0 else b for b in blocks]
+        return tuple(blocks) if as_tuple else blocks[0]
+    jacobian_function.__name__ = f"jacobian_{getattr(func, '__name__', 'f')}"
+    return jacobian_function
+
+
+jacobian = jacrev

@@ -1,0 +1,87 @@
+"""Rules of the runtime helpers that generated gradients call (rules/runtime_helpers.py), each
+checked against finite differences over scalar, vector, matrix and broadcast shapes, in every
+argument that carries a gradient."""
+import numpy as np
+import pytest
+
+from adjoint_compiler import runtime as rt
+from adjoint_compiler.testing import check_grads
+
+R = np.random.default_rng(7)
+V3, V4 = R.normal(size=3), R.normal(size=4)
+M23, M34, M43 = R.normal(size=(2, 3)), R.normal(size=(3, 4)), R.normal(size=(4, 3))
+B223 = R.normal(size=(2, 2, 3))
+POS3 = np.abs(R.normal(size=3)) + 0.5
+
+
+def weigh(y):
+    """A fixed nonlinear scalar of a helper's result (so second derivatives are not trivial)."""
+    return np.sum(np.sin(y) * (1.0 + 0.1 * np.arange(np.size(y)).reshape(np.shape(y))))
+
+
+def h_unbroadcast_lead(g): return weigh(rt.unbroadcast(g, V3))
+def h_unbroadcast_ones(g): return weigh(rt.unbroadcast(g, np.ones((2, 1))))
+def h_unbroadcast_scalar(g): return weigh(rt.unbroadcast(g, 1.0))
+def h_broadcast_like(h): return weigh(rt.broadcast_like(h, M23))
+def h_expand_all(g): return weigh(rt.expand_reduced(g, M23, None, False))
+def h_expand_axis(g): return weigh(rt.expand_reduced(g, M23, 1, False))
+def h_expand_keep(g): return weigh(rt.expand_reduced(g, M23, 0, True))
+def h_reduce_like(h): return weigh(rt.reduce_like(h, V3, 0, False))
+def h_expand_like(g): return weigh(rt.expand_like(g, M23))
+def h_sum_to_scalar(g): return np.sin(rt.sum_to_scalar(g))
+def h_getitem_slice(g): return weigh(rt.getitem_adjoint(g, V4, slice(1, 3)))
+def h_getitem_repeat(g): return weigh(rt.getitem_adjoint(g, V4, np.array([0, 2, 0])))
+def h_getitem_row(g): return weigh(rt.getitem_adjoint(g, M23, 1))
+def h_getitem_transpose(h): return weigh(rt.getitem_transpose(h, V3, np.array([0, 2, 0])))
+def h_accum(a, b): return weigh(rt.accum(a, b))
+def h_chain(g, d): return weigh(rt.chain(g, d))
+def h_chain_div(g, d): return weigh(rt.chain_div(g, d))
+def h_pow_base(x): return weigh(rt.pow_base_derivative(x, 3))
+def h_pow_base_square(x): return weigh(rt.pow_base_derivative(x, 2))
+def h_pow_base_exponent(x, y): return weigh(rt.pow_base_derivative(x, y))
+def h_pow_exponent(z, x): return weigh(rt.pow_exponent_derivative(z, x))
+def h_dot_left(g, a, b): return weigh(rt.dot_left(g, a, b))
+def h_dot_right(g, a, b): return weigh(rt.dot_right(g, a, b))
+def h_matmul_left(g, x, w): return weigh(rt.matmul_left(g, x, w))
+def h_matmul_right(g, x, w): return weigh(rt.matmul_right(g, x, w))
+def h_sum_of_product(a, b): return np.sin(rt.sum_of_product(a, b))
+def h_save_slots(b): return weigh(rt.save_slots(b, slice(1, 3)))
+def h_written(g): return weigh(rt.written_adjoint(g, slice(0, 2)))
+def h_written_repeat(g): return weigh(rt.written_adjoint(g, np.array([1, 3, 1])))
+def h_written_int(g): return weigh(rt.written_adjoint(g, 1, np.zeros(4, dtype=int))) + np.sum(g)
+def h_written_transpose(h): return weigh(rt.written_transpose(h, V4, np.array([1, 3, 1])))
+def h_written_total(g): return np.sin(rt.written_total(g, slice(1, 3)))
+def h_overwritten(g): return weigh(rt.overwritten_adjoint(g, (0, slice(1, None))))
+def h_copied(g): return weigh(rt.copied_adjoint(g, V3, np.array([True, False, True])))
+def h_copied_transpose(h): return weigh(rt.copied_transpose(h, M23, V3, np.array([True, False, True])))
+def h_overcopied(g): return weigh(rt.overcopied_adjoint(g, np.array([True, False, True])))
+def h_zero_slots(g): return weigh(rt.zero_slots(g * 1.0, slice(1, 3)))
+def h_add_at(a, g): return weigh(rt.add_at(a * 1.0, np.array([0, 2, 0]), g))
+def h_total_after_zeroing(g): return np.sin(rt.total_after_zeroing(g * 1.0, slice(0, 4, 2)))
+def h_extremum(g): return weigh(rt.extremum_adjoint(g, M23, np.max(M23, axis=1), 1, False))
+
+
+CASES = [
+    (h_unbroadcast_lead, (M23,)), (h_unbroadcast_lead, (B223,)), (h_unbroadcast_ones, (M23,)),
+    (h_unbroadcast_scalar, (V3,)), (h_broadcast_like, (V3,)), (h_broadcast_like, (np.ones((2, 1)) * 0.3,)),
+    (h_expand_all, (0.7,)), (h_expand_axis, (R.normal(size=2),)), (h_expand_keep, (R.normal(size=(1, 3)),)),
+    (h_reduce_like, (M23,)), (h_expand_like, (V3,)), (h_sum_to_scalar, (M23,)), (h_sum_to_scalar, (0.4,)),
+    (h_getitem_slice, (R.normal(size=2),)), (h_getitem_repeat, (V3,)), (h_getitem_row, (V3,)),
+    (h_getitem_transpose, (V4,)), (h_accum, (M23, M23 + 1.0)), (h_chain, (M23, V3)), (h_chain, (0.3, V3)),
+    (h_chain_div, (M23, POS3)), (h_chain_div, (V3, 1.7)), (h_pow_base, (V3,)), (h_pow_base_square, (M23,)),
+    (h_pow_base_exponent, (POS3, 2.5)), (h_pow_exponent, (V3, POS3)), (h_dot_left, (V3, V4, M43)),
+    (h_dot_right, (V3, V4, M43)), (h_dot_left, (M23, M23, np.eye(3) + 0.1 * M34[:, :3])),
+    (h_dot_left, (V3, 0.5, V3)), (h_matmul_left, (R.normal(size=(2, 4)), M23, M34)),
+    (h_matmul_right, (R.normal(size=(2, 4)), M23, M34)), (h_matmul_left, (R.normal(size=2), M23, V3)),
+    (h_matmul_right, (R.normal(size=4), V3, M34)), (h_sum_of_product, (M23, M23 * 2.0)),
+    (h_sum_of_product, (V3, 0.5)), (h_extremum, (R.normal(size=2),)),
+    (h_save_slots, (V4,)), (h_written, (M23,)), (h_written_repeat, (V4,)), (h_written_int, (V4,)),
+    (h_written_transpose, (V3,)), (h_written_total, (V4,)), (h_overwritten, (M23,)), (h_copied, (M23,)),
+    (h_copied_transpose, (V3,)), (h_overcopied, (M23,)), (h_zero_slots, (V4,)), (h_add_at, (V4, V3)),
+    (h_total_after_zeroing, (R.normal(size=5),)),
+]
+
+
+@pytest.mark.parametrize("f,args", CASES, ids=[f"{f.__name__}-{i}" for i, (f, _) in enumerate(CASES)])
+def test_helper_rule(f, args):
+    check_grads(f, *args, wrt=tuple(range(len(args))))
