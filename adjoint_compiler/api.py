@@ -41,19 +41,25 @@ _CACHE_LOCK = threading.Lock()
 
 
 _RANKS = tuple(f"r{n}" for n in range(33))
+_FLOAT_RANKS = tuple(f"f{n}" for n in range(33))
 
 
 def _kind(value) -> str:
-    """What the compiled code may assume about an argument: 'seq', 'r<ndim>' or 'num'."""
+    """What the compiled code may assume about an argument: 'seq', 'f<ndim>' (a real float or an
+    array of real floats), 'r<ndim>' (another number or array) or 'num'."""
     kind = type(value)
     if kind is np.ndarray:
-        return _RANKS[value.ndim]
-    if kind is float or kind is int:
+        return (_FLOAT_RANKS if value.dtype.kind == "f" else _RANKS)[value.ndim]
+    if kind is float:
+        return "f0"
+    if kind is int:
         return "r0"
     if isinstance(value, (tuple, list)):
         return "seq"
     if isinstance(value, np.ndarray):
-        return f"r{value.ndim}"
+        return f"{'f' if value.dtype.kind == 'f' else 'r'}{value.ndim}"
+    if isinstance(value, np.floating):
+        return "f0"
     if isinstance(value, (numbers.Number, np.generic)):
         return "r0"
     return "num"
@@ -205,7 +211,8 @@ def _bind(func, args, kwargs):
 
 def compiled(func, wrt: tuple, values: list, mode: str):
     """The cached compiled gradient for these argument kinds, compiling it once (thread-safe)."""
-    key = (func, wrt, tuple([_RANKS[v.ndim] if type(v) is np.ndarray else _kind(v) for v in values]), mode)
+    key = (func, wrt, tuple([(_FLOAT_RANKS if v.dtype.kind == "f" else _RANKS)[v.ndim] if type(v) is np.ndarray
+                             else _kind(v) for v in values]), mode)
     entry = _CACHE.get(key)
     if entry is not None and entry.guard.holds():
         return entry
@@ -226,18 +233,24 @@ def compiled(func, wrt: tuple, values: list, mode: str):
     return entry
 
 
-def _build(target, wrt: tuple, kinds: tuple, mode: str):
+def _build(target, wrt: tuple, kinds: tuple, mode: str, differentiable: bool = False):
     """A Compiled with its guard: from the disk cache if a valid entry is there, else compiled
-    (recording every function read and name looked up) and stored."""
+    (recording every function read and name looked up) and stored. With `differentiable` (the
+    inner gradient of a nested one), its code stays differentiable and bypasses the disk cache."""
     generation = registry.GENERATION  # read first: a registration during compilation is seen next call
     spec = getattr(target, "__adjoint_spec__", None)
     if spec is not None:  # a gradient made by `grad`: differentiate its generated source
         func, inner_wrt, as_tuple, inner_mode = spec
-        inner = _build(_unwrap(func), inner_wrt, kinds, inner_mode)
+        inner = _build(_unwrap(func), inner_wrt, kinds, inner_mode, differentiable=True)
         target = nesting.as_function(inner, as_tuple, inner_mode)
         with frontend.recording() as reading:
             entry = compile_gradient(target, wrt, kinds, mode)
         entry.guard = nesting.Both(guard.build(target, reading, generation), inner.guard)
+        return entry
+    if differentiable:
+        with frontend.recording() as reading:
+            entry = compile_gradient(target, wrt, kinds, mode, differentiable=True)
+        entry.guard = guard.build(target, reading, generation)
         return entry
     entry = diskcache.load(target, wrt, kinds, mode, generation)
     if entry is None:

@@ -28,9 +28,10 @@ INDENT = "    "
 
 
 class Writer:
-    def __init__(self, home_file: str, tape=None, recipes=None):
+    def __init__(self, home_file: str, tape=None, recipes=None, views=frozenset()):
         self.tape = tape
         self.recipes = recipes or {}  # stmt -> the operands whose shape its target has (simplify)
+        self.views = views  # the Buffer reads that read the Buffer's array in place (peek)
         self.lines: list[str] = []
         self.home_file = home_file
         self.last_line = None
@@ -74,7 +75,8 @@ class Writer:
                 self.emit(depth, f"{s.target.name} = {rtcall.name(helper)}({', '.join(map(operand, recipe))})", s.loc)
                 continue
             if isinstance(s, ir.Assign):
-                rhs = expression(s)
+                rhs = expression(s) if s not in self.views else \
+                    f"{rtcall.name(runtime.held)}({operand(s.args[0])})[{operand(s.args[1], in_index=True)}]"
                 plain = s.target is None or s.prim in ir.WRITES
                 self.emit(depth, rhs if plain else f"{s.target.name} = {rhs}", s.loc)
             else:
@@ -209,7 +211,7 @@ def names_in(expr) -> set:
 
 def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep: set, needed: set,
              header: str, tape=None, namer=None, arrays: frozenset = frozenset(), seeded: bool = False,
-             recipes=None) -> tuple:
+             recipes=None, views=frozenset()) -> tuple:
     """(source, {generated line: Loc}) of the gradient function of `fn`.
 
     `result_bar` is the result's adjoint name (None if the result is inactive), `grads` the returned
@@ -217,8 +219,9 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
     `(value, grads)`; 'grad' the same returning `grads` alone (with `seeded`, the result is known
     to be a scalar and its value is not computed unless the adjoint reads it); 'split' is `<f>_vjp(*args) -> (value, saved)` and
     `<f>_pullback(saved, result_bar) -> grads`. `arrays` are the names known to hold arrays (a
-    power of anything else may turn complex); `release` then deletes them after their last use."""
-    w = Writer(fn.loc.file, tape, recipes)
+    power of anything else may turn complex); `release` then deletes them after their last use.
+    `views` are the Buffer reads that read the Buffer's array in place (peek)."""
+    w = Writer(fn.loc.file, tape, recipes, views)
     w.emit(0, header)
     w.emit(0, "import numpy as np")
     w.emit(0, "from adjoint_compiler import runtime as rt")

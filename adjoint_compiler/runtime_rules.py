@@ -100,8 +100,14 @@ def _zero_cotangent_gives_zero(g, out):
         if out == out or g != 0:  # not nan, or nan from a cotangent that is not zero
             return out
         return out.dtype.type(0.0) if isinstance(out, np.generic) else 0.0
-    if isinstance(out, np.ndarray) and out.dtype.kind == "f" and np.isnan(out).any():
-        out = np.where(np.broadcast_to(np.equal(g, 0), out.shape), out.dtype.type(0.0), out)
+    if type(g) is np.ndarray and g.base is not None and g.ndim and g.size and not any(g.strides):
+        g = g.flat[0]  # one number broadcast (the gradient of a sum or mean)
+    if isinstance(g, (float, int)) and g != 0:
+        return out  # a cotangent zero nowhere: any nan is the derivative's own
+    if isinstance(out, np.ndarray) and out.dtype.kind == "f":
+        total = np.add.reduce(out, axis=None)  # finite: no nan (a sum is cheaper than a scan)
+        if total - total != 0 and np.isnan(out).any():
+            out = np.where(np.broadcast_to(np.equal(g, 0), out.shape), out.dtype.type(0.0), out)
     return out
 
 

@@ -977,7 +977,7 @@ def _numeric_result(prim) -> bool:
         return False
     module = (getattr(prim, "__module__", None) or "").split(".")[0]
     return module in ("numpy", "math", "_operator", "operator") or isinstance(prim, np.ufunc) \
-        or prim in (abs, float, sum, max, min, pow, round)
+        or prim in (abs, float, sum, max, min, pow, round, len, int)
 
 
 def _numeric(op) -> bool:

@@ -311,6 +311,16 @@ def add_at(a, idx, g):
     return a + rt.getitem_adjoint(g, a, idx)
 
 
+@differentiate_as(rt.held)
+def held(b):
+    return b  # read back as source: `rt.held(b)[idx]` is the read `b[idx]`
+
+
+@differentiate_as(rt.private)
+def private(g):
+    return g * 1.0  # a copy: the value it holds
+
+
 @differentiate_as(rt.total_after_zeroing)
 def total_after_zeroing(g, idx, into=None):
     return rt.written_total(rt.overwritten_adjoint(g, idx), Ellipsis, into)
