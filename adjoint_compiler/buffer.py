@@ -100,8 +100,12 @@ for _name, _ufunc in (("add", np.add), ("sub", np.subtract), ("mul", np.multiply
 for _name, _ufunc in (("lt", np.less), ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal),
                       ("eq", np.equal), ("ne", np.not_equal)):
     setattr(Buffer, f"__{_name}__", _binary(_ufunc)[0])
+def _unary(ufunc):
+    return lambda self: ufunc(self.data)
+
+
 for _name, _ufunc in (("neg", np.negative), ("pos", np.positive), ("abs", np.absolute), ("invert", np.invert)):
-    setattr(Buffer, f"__{_name}__", (lambda u: lambda self: u(self.data))(_ufunc))
+    setattr(Buffer, f"__{_name}__", _unary(_ufunc))
 Buffer.__hash__ = None  # (as for ndarrays: `==` is elementwise)
 
 

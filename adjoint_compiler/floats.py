@@ -42,9 +42,7 @@ _METHODS_TO_FLOAT = {"mean", "std", "var"}
 _ARITHMETIC = {operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod,
                operator.neg, operator.pos, abs, ir.SQUARE, operator.matmul, np.dot, np.matmul, np.where,
                np.maximum, np.minimum}
-_MATH_FLOATS = {getattr(math, name) for name in (
-    "sin cos tan asin acos atan atan2 sinh cosh tanh asinh acosh atanh exp expm1 log log1p log2 log10 sqrt "
-    "pow hypot fabs fmod copysign erf erfc gamma lgamma degrees radians fsum").split()}
+_MATH_FLOATS = {getattr(math, name) for name in ["sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "pow", "hypot", "fabs", "fmod", "copysign", "erf", "erfc", "gamma", "lgamma", "degrees", "radians", "fsum"]}
 _COMPARISONS = {operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne, operator.not_}
 
 
@@ -77,7 +75,7 @@ def _ufunc_gives_float(u: np.ufunc) -> bool:
             with np.errstate(all="ignore"):
                 out = u(*[np.float64(0.5)] * u.nin)
             _UFUNC_FLOAT[u] = isinstance(out, np.floating)
-        except Exception:
+        except (TypeError, ValueError):  # no loop for floats
             _UFUNC_FLOAT[u] = False
     return _UFUNC_FLOAT[u]
 

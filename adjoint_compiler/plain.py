@@ -18,6 +18,7 @@ and reproduces exactly the branch the helper would take.
 from __future__ import annotations
 
 import copy
+import math
 
 import gast
 
@@ -146,7 +147,7 @@ def _chain(call, facts: Facts):
     c, d = call.args
     value = -c.operand.value if isinstance(c, gast.UnaryOp) and isinstance(c.op, gast.USub) \
         and isinstance(c.operand, gast.Constant) else getattr(c, "value", None) if isinstance(c, gast.Constant) else None
-    if type(value) not in (int, float) or value == 0 or value != value or abs(value) == float("inf"):
+    if type(value) not in (int, float) or value == 0 or not math.isfinite(value):
         return None
     if value == 1 and isinstance(d, (gast.BinOp, gast.UnaryOp)):
         return d

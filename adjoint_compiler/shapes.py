@@ -58,7 +58,7 @@ def is_elementwise(prim) -> bool:
 class Classes(dict):
     """{Var: shape class}, with `lengths`: the integers that are an array's length (Shapes)."""
 
-    lengths: dict = {}
+    lengths: dict = {}  # noqa: RUF012 (replaced per instance by Shapes)
 
 
 class Shapes:

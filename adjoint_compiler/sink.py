@@ -91,11 +91,11 @@ def split(rest: list, d_body: set, d_else: set, names: dict, adjoint_names: set)
             kept.append(item)
             stay_read |= read
             stay_written |= written
-            for side in on:
+            for side, defined in on.items():
                 if runs[side]:
-                    on[side] |= defines
+                    defined |= defines
                     if isinstance(item, Reset):
-                        on[side].discard(names.get(item.var))
+                        defined.discard(names.get(item.var))
             continue
         side = "body" if runs["body"] else "else"
         other = "else" if side == "body" else "body"

@@ -86,10 +86,9 @@ def _only_slots(stmts, versions: set, counter) -> bool:
             if any(v in versions for v in _operands(s)) or not (
                     _only_slots(s.body, versions, counter) and _only_slots(s.orelse, versions, counter)):
                 return False
-        elif isinstance(s, ir.Loop):
-            if any(v in versions for v in _operands(s)) or any(
-                    v in versions for b in ir.walk(s.body + s.cond_body) for v in _operands(b)):
-                return False
+        elif isinstance(s, ir.Loop) and any(v in versions for b in [s, *ir.walk(s.body + s.cond_body)]
+                                            for v in _operands(b)):
+            return False
     return True
 
 
@@ -99,7 +98,7 @@ def _read_before_written(body: list, versions: set) -> bool:
     for s in body:
         if isinstance(s, ir.Assign) and s.prim is ir.SETITEM and s.args[0] in versions:
             return False
-        if isinstance(s, ir.Assign) and s.prim is ir.SAVE:
+        if isinstance(s, ir.Assign) and s.prim is ir.SAVE:  # (the save before a write reads nothing)
             continue
         if any(v in versions for b in ir.walk([s]) for v in _operands(b)):
             return True

@@ -4,8 +4,6 @@ mathematics and whose `hand` is the hand-written gradient of that mathematics.""
 from __future__ import annotations
 
 import numpy as np
-
-from adjoint_compiler import Buffer
 from workloads import (
     Workload,
     heat_1d_args,
@@ -14,6 +12,8 @@ from workloads import (
     rk4_args,
     rk4_hand,
 )
+
+from adjoint_compiler import Buffer
 
 # --------------------------------------------------------------------------------------------
 # Tanh RNN with a mean-squared readout loss at every step; gradient w.r.t. Wx, Wh, b, V.

@@ -194,7 +194,7 @@ def far_from_the_end(u0, k):
 def test_a_stop_three_before_the_end_is_no_constant_slice():
     """`u[1:n - 3]` is `u[1:-3]` only for n >= 2: its shape stays a run-time fact."""
     from adjoint_compiler.testing import check_grads
-    fn, classes, _ = build(far_from_the_end, {"u0": 1, "k": 0})
+    _, classes, _ = build(far_from_the_end, {"u0": 1, "k": 0})
     assert not any(isinstance(c, tuple) and c[0] == "slice" for c in classes.values())
     for n in (1, 2, 4, 5, 6):  # (for n = 3 the two slices differ: NumPy raises)
         check_grads(far_from_the_end, np.random.default_rng(n).standard_normal(n), 0.5, wrt=(0, 1))
@@ -221,6 +221,7 @@ def test_writes_that_cannot_raise_do_not_run_when_only_shapes_are_read():
     code = [line for line in forward.splitlines() if not line.strip().startswith("#")]
     assert not any("b[" in line for line in code)  # neither write runs: nothing reads what they wrote
     import pytest
+
     from adjoint_compiler import grad
     with pytest.raises(IndexError):  # a write that may raise runs, as in the primal
         grad(out_of_bounds)(0.5, x, x)
@@ -244,7 +245,7 @@ def euler_functional(p, u0):
 def test_an_array_of_numbers_is_a_vector_of_their_count():
     """`np.array([a, b])` of two scalars has shape (2,): `u[0]` of the carried state stays a
     scalar, and what only meets such vectors elementwise needs no unbroadcast."""
-    fn, classes, ndims = build(euler_functional, {"p": 1, "u0": 1})
+    _, _, ndims = build(euler_functional, {"p": 1, "u0": 1})
     names = by_name(ndims)
     assert names["array_lst"] == 1 and names["u_0"] == 0
     src = adjoint_source(euler_functional, wrt=(0, 1), args=(np.ones(4), np.ones(2)))

@@ -1,10 +1,9 @@
 """rt.chain (the product of a cotangent and a local derivative, exactly 0 where the cotangent
 is 0): its shortcuts for a cotangent that is one number give what the general path gives."""
 import numpy as np
+import pytest
 
 from adjoint_compiler import runtime as rt
-
-import pytest
 
 D = np.array([np.inf, -np.inf, np.nan, 2.0, 0.0])
 pytestmark = pytest.mark.filterwarnings("ignore:invalid value encountered")
