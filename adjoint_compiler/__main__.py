@@ -1,9 +1,11 @@
-"""`python -m adjoint_compiler show FILE.py:FUNC [--wrt 0,1] [--ir] [--stage NAME] [--vjp]`
+"""`python -m adjoint_compiler show FILE.py:FUNC [--wrt 0,1] [--ir] [--stage NAME] [--vjp | --jvp]`
 `python -m adjoint_compiler clear-cache`
 
 Prints the generated gradient source of FUNC (the same text `adjoint_source` returns), its IR as
 differentiated (`--ir`), or the output of any pipeline pass (`--stage NAME`, one of
-`pipeline.STAGES`). Bad arguments get a one-line error.
+`pipeline.STAGES`); with `--jvp`, the forward-mode source (`jvp_source`, tangents of every
+parameter unless `--wrt` says which) or the output of a pass of `pipeline.FORWARD_STAGES`
+(`--stage forward`: the IR with its tangents). Bad arguments get a one-line error.
 
 FILE is not imported when FUNC is a top-level `def`: only the statements that bind what FUNC reads
 (imports, definitions, assignments; transitively) run, so a script whose top level trains a model
@@ -22,8 +24,9 @@ import os
 import sys
 import types
 
+from .api import vjp_mode
 from .errors import AdjointCompilerError
-from .pipeline import FINAL_TEXT, IR_STAGE, PASSES, STAGES, compile_gradient
+from .pipeline import FINAL_TEXT, FORWARD_PASSES, FORWARD_STAGES, IR_STAGE, PASSES, STAGES, compile_gradient
 
 
 class UsageError(Exception):
@@ -210,14 +213,20 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m adjoint_compiler")
     sub = parser.add_subparsers(dest="command", required=True)
     passes = "\n".join(f"  {p.name:<10} {p.summary}" for p in PASSES)
+    forward = "\n".join(f"  {p.name:<10} {p.summary}" for p in FORWARD_PASSES[STAGES.index("globals") + 1:])
     show = sub.add_parser("show", help="print the generated gradient of a function in a file",
                           formatter_class=argparse.RawDescriptionHelpFormatter,
-                          epilog=f"the passes, in order (--stage NAME prints the text after one):\n{passes}")
+                          epilog=f"the passes, in order (--stage NAME prints the text after one):\n{passes}\n\n"
+                                 f"with --jvp (forward mode), the passes after globals are:\n{forward}")
     show.add_argument("target", metavar="FILE.py:FUNC")
-    show.add_argument("--wrt", default="0", help="comma-separated argument positions (default 0)")
+    show.add_argument("--wrt", default=None,
+                      help="comma-separated argument positions (default 0; with --jvp, every argument)")
     show.add_argument("--ir", action="store_true", help=f"print the IR as differentiated (--stage {IR_STAGE})")
-    show.add_argument("--stage", choices=STAGES, metavar="NAME", help="print the output of this pass (below)")
-    show.add_argument("--vjp", action="store_true", help="print the split vjp/pullback form")
+    every = STAGES + tuple(name for name in FORWARD_STAGES if name not in STAGES)
+    show.add_argument("--stage", choices=every, metavar="NAME", help="print the output of this pass (below)")
+    mode = show.add_mutually_exclusive_group()
+    mode.add_argument("--vjp", action="store_true", help="print the split vjp/pullback form")
+    mode.add_argument("--jvp", action="store_true", help="print the forward-mode (jvp) source")
     sub.add_parser("clear-cache", help="empty the on-disk cache of generated gradients")
     args = parser.parse_args(argv)
     if args.command == "clear-cache":
@@ -226,11 +235,18 @@ def main(argv=None) -> int:
         return 0
     try:
         func = _load(args.target)
-        wrt = _wrt(args.wrt, func)
-        stage = IR_STAGE if args.ir else (args.stage or FINAL_TEXT)
         n = len(inspect.signature(inspect.unwrap(func)).parameters)
-        text = compile_gradient(inspect.unwrap(func), wrt, ("num",) * n, "split" if args.vjp else "grad",
-                                stage=stage)
+        if args.wrt is None:
+            wrt = tuple(range(n)) if args.jvp else (0,)
+        else:
+            wrt = _wrt(args.wrt, func)
+        ir_stage = FORWARD_STAGES[FORWARD_STAGES.index("activity") - 1] if args.jvp else IR_STAGE
+        stage = ir_stage if args.ir else (args.stage or FINAL_TEXT)
+        if args.jvp and stage not in FORWARD_STAGES:
+            raise UsageError(f"--stage {stage} is a pass of reverse mode; with --jvp the passes are "
+                             f"{', '.join(FORWARD_STAGES)}")
+        mode = "jvp" if args.jvp else vjp_mode(func) if args.vjp else "grad"
+        text = compile_gradient(inspect.unwrap(func), wrt, ("num",) * n, mode, stage=stage)
     except (UsageError, AdjointCompilerError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         print(f"error: {first}", file=sys.stderr)

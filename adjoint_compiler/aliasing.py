@@ -35,7 +35,8 @@ MAYBE_VIEW_FUNCTIONS = {np.reshape, np.ravel, np.asarray, np.asanyarray, np.asco
                         np.require}
 MAYBE_VIEW_METHODS = {"reshape", "ravel"}
 
-# Operations known to return a new value (or a number), never memory of an operand.
+# Operations known to return a new value (or a number), never memory of an operand. (The rule
+# modules of optional libraries, rules/scipy_*.py, add their functions when they load.)
 FRESH_FUNCTIONS = {
     np.copy, np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
     np.full_like, np.arange, np.linspace, np.logspace, np.eye, np.identity, np.tri, np.concatenate,
@@ -161,6 +162,9 @@ def is_fresh(stmt: ir.Assign, ranks: dict | None = None) -> bool:
         return True
     try:
         if p in FRESH_FUNCTIONS or p is np.array:  # np.array copies unless told otherwise (a view, above)
+            return True
+        from . import registry
+        if registry.load_optional() and p in FRESH_FUNCTIONS:  # an optional library's (rules/scipy_*.py)
             return True
     except TypeError:
         return False

@@ -8,9 +8,15 @@ other, and computing one never writes into the caller's arrays.
 
 Checked at each call: complex arguments are refused (ArgumentError); when the function writes
 into an argument, that argument must share no memory with another argument or a global array the
-code reads (MutationError); a pullback's cotangent must have the output's structure and shapes
-(ArgumentError). Our own gradient functions and pullbacks cannot be differentiated (SourceError:
-higher order is not supported yet).
+code reads (MutationError); a pullback's cotangent must have the output's structure, shapes and
+real numbers (ArgumentError naming the function, the output, expected and received). Our own
+gradient functions and pullbacks cannot be differentiated (SourceError: higher order is not
+supported yet).
+
+A gradient has its argument's type (a NumPy scalar's is a NumPy scalar of its float type). `vjp`
+of a function that returns nothing takes the arguments it writes into as its outputs
+('split_written': `out` is their values after the call, the pullback takes their cotangents);
+the caller's arrays are never written. `out` never shares memory with what a pullback restores.
 """
 from __future__ import annotations
 
@@ -19,6 +25,7 @@ import inspect
 import numbers
 import threading
 
+import gast
 import numpy as np
 
 from . import diskcache, frontend, guard, nesting, registry
@@ -34,19 +41,25 @@ _CACHE_LOCK = threading.Lock()
 
 
 _RANKS = tuple(f"r{n}" for n in range(33))
+_FLOAT_RANKS = tuple(f"f{n}" for n in range(33))
 
 
 def _kind(value) -> str:
-    """What the compiled code may assume about an argument: 'seq', 'r<ndim>' or 'num'."""
+    """What the compiled code may assume about an argument: 'seq', 'f<ndim>' (a real float or an
+    array of real floats), 'r<ndim>' (another number or array) or 'num'."""
     kind = type(value)
     if kind is np.ndarray:
-        return _RANKS[value.ndim]
-    if kind is float or kind is int:
+        return (_FLOAT_RANKS if value.dtype.kind == "f" else _RANKS)[value.ndim]
+    if kind is float:
+        return "f0"
+    if kind is int:
         return "r0"
     if isinstance(value, (tuple, list)):
         return "seq"
     if isinstance(value, np.ndarray):
-        return f"r{value.ndim}"
+        return f"{'f' if value.dtype.kind == 'f' else 'r'}{value.ndim}"
+    if isinstance(value, np.floating):
+        return "f0"
     if isinstance(value, (numbers.Number, np.generic)):
         return "r0"
     return "num"
@@ -198,7 +211,8 @@ def _bind(func, args, kwargs):
 
 def compiled(func, wrt: tuple, values: list, mode: str):
     """The cached compiled gradient for these argument kinds, compiling it once (thread-safe)."""
-    key = (func, wrt, tuple([_RANKS[v.ndim] if type(v) is np.ndarray else _kind(v) for v in values]), mode)
+    key = (func, wrt, tuple([(_FLOAT_RANKS if v.dtype.kind == "f" else _RANKS)[v.ndim] if type(v) is np.ndarray
+                             else _kind(v) for v in values]), mode)
     entry = _CACHE.get(key)
     if entry is not None and entry.guard.holds():
         return entry
@@ -219,18 +233,24 @@ def compiled(func, wrt: tuple, values: list, mode: str):
     return entry
 
 
-def _build(target, wrt: tuple, kinds: tuple, mode: str):
+def _build(target, wrt: tuple, kinds: tuple, mode: str, differentiable: bool = False):
     """A Compiled with its guard: from the disk cache if a valid entry is there, else compiled
-    (recording every function read and name looked up) and stored."""
+    (recording every function read and name looked up) and stored. With `differentiable` (the
+    inner gradient of a nested one), its code stays differentiable and bypasses the disk cache."""
     generation = registry.GENERATION  # read first: a registration during compilation is seen next call
     spec = getattr(target, "__adjoint_spec__", None)
     if spec is not None:  # a gradient made by `grad`: differentiate its generated source
         func, inner_wrt, as_tuple, inner_mode = spec
-        inner = _build(_unwrap(func), inner_wrt, kinds, inner_mode)
+        inner = _build(_unwrap(func), inner_wrt, kinds, inner_mode, differentiable=True)
         target = nesting.as_function(inner, as_tuple, inner_mode)
         with frontend.recording() as reading:
             entry = compile_gradient(target, wrt, kinds, mode)
         entry.guard = nesting.Both(guard.build(target, reading, generation), inner.guard)
+        return entry
+    if differentiable:
+        with frontend.recording() as reading:
+            entry = compile_gradient(target, wrt, kinds, mode, differentiable=True)
+        entry.guard = guard.build(target, reading, generation)
         return entry
     entry = diskcache.load(target, wrt, kinds, mode, generation)
     if entry is None:
@@ -275,8 +295,25 @@ def _deliver(raw, picked: list, values: list) -> list:
             else:
                 out.append(g)
                 continue
-        return _owned(list(map(rt.gradient, raw, picked)), values)
+        return _owned(list(map(_gradient, raw, picked)), values)
     return out
+
+
+def _gradient(g, x):
+    """The gradient handed to the user for argument `x` (`rt.gradient`), of `x`'s type: a NumPy
+    scalar's is a NumPy scalar of its float type (`np.float32` stays `np.float32`, an integer one
+    gets `np.float64`), inside tuples and lists too."""
+    return _typed(rt.gradient(g, x), x)
+
+
+def _typed(g, x):
+    if isinstance(x, np.generic):
+        kind = x.dtype.type if x.dtype.kind == "f" else np.float64
+        return g if type(g) is kind else kind(g)
+    if isinstance(x, (tuple, list)) and isinstance(g, (tuple, list)) and len(g) == len(x) \
+            and any(isinstance(v, (np.generic, tuple, list)) for v in x):
+        return rt._rebuild(g, [_typed(a, b) for a, b in zip(g, x)])
+    return g
 
 
 def _owned(grads: list, inputs: list) -> list:
@@ -363,11 +400,22 @@ def _run(func, wrt_t, as_tuple, args, kwargs, mode):
             value, raw = entry.function(*values)
         else:
             value, raw = None, entry.function(*values)
+    except ArgumentError as exc:
+        if str(exc).startswith(_NONE_RESULT) and entry.written:
+            raise ArgumentError(f"{_name(func)} returns None and writes into its arguments: an in-place function "
+                                "has no scalar result to differentiate. Its outputs are the arguments it writes "
+                                "into under `vjp` (`out, pullback = vjp(f, *args)`), or return the scalar you "
+                                "want the gradient of") from None
+        _locate(exc, entry)
+        raise
     except Exception as exc:
         _locate(exc, entry)
         raise
     grads = _deliver(raw, picked, values)
     return value, (tuple(grads) if as_tuple else grads[0])
+
+
+_NONE_RESULT = "grad needs a function that returns a scalar, but it returned a value of type NoneType"
 
 
 def grad(func, wrt=0):
@@ -379,13 +427,48 @@ def grad(func, wrt=0):
     return _named_after(gradient, func, (func, wrt_t, as_tuple, "grad"))
 
 
-def value_and_grad(func, wrt=0):
-    """Like `grad`, returning `(func(*args), gradient)` from one forward pass."""
+def value_and_grad(func, wrt=0, has_aux=False):
+    """Like `grad`, returning `(func(*args), gradient)` from one forward pass. With `has_aux`,
+    `func` returns `(loss, aux)`: the result is `((loss, aux), gradient)`, the gradient of the
+    loss alone (aux passes no gradient; it may hold numbers, arrays and tuples of them)."""
     wrt_t, as_tuple = _normalize_wrt(wrt)
+    if has_aux:
+        return _with_aux(func, wrt_t, as_tuple)
 
     def value_and_gradient(*args, **kwargs):
         return _run(func, wrt_t, as_tuple, args, kwargs, "joint")
     return _named_after(value_and_gradient, func, (func, wrt_t, as_tuple, "joint"))
+
+
+def _with_aux(func, wrt_t: tuple, as_tuple: bool):
+    """`value_and_grad(func, has_aux=True)`: one forward pass (vjp) and one pullback of the loss."""
+    name = getattr(func, "__name__", func)
+
+    def value_and_gradient(*args, **kwargs):
+        out, pullback = vjp(func, *_bind(func, args, kwargs), wrt=wrt_t)
+        if not (isinstance(out, tuple) and len(out) == 2):
+            raise ArgumentError(f"value_and_grad(has_aux=True) needs {name} to return a pair (loss, aux); "
+                                f"it returned {_received(out)}")
+        loss, aux = out
+        if np.size(loss) != 1 or isinstance(loss, (tuple, list)):
+            raise ArgumentError(f"value_and_grad(has_aux=True): the loss {name} returns must be a scalar, "
+                                f"got {_received(loss)}")
+        grads = pullback((np.ones(np.shape(loss)) if np.ndim(loss) else 1.0, _zero_cotangent(aux)))
+        return (loss, aux), (grads if as_tuple else grads[0])
+    frontend.DERIVATIVES.add(value_and_gradient)
+    return functools.update_wrapper(value_and_gradient, _unwrap(func))
+
+
+def _zero_cotangent(out):
+    """The zero cotangent of an output, in its structure (None for what takes none)."""
+    if isinstance(out, (tuple, list)):
+        return type(out)(_zero_cotangent(o) for o in out) if type(out) in (tuple, list) \
+            else tuple(_zero_cotangent(o) for o in out)
+    if isinstance(out, Buffer):
+        out = out.data
+    if isinstance(out, (np.ndarray, numbers.Number, np.generic)) and not isinstance(out, (str, bytes, bool)):
+        return np.zeros(np.shape(out)) if np.ndim(out) else 0.0
+    return None
 
 
 def _named_after(wrapper, func, spec=None):
@@ -404,95 +487,276 @@ def _named_after(wrapper, func, spec=None):
     return wrapper
 
 
-def vjp(func, *args):
-    """`(out, pullback)`: `pullback(out_bar)` returns one gradient per positional argument."""
-    func, wrt, args, kwargs = _through_partial(func, tuple(range(len(args))), args, {})
+def vjp(func, *args, wrt=None):
+    """`(out, pullback)`: `pullback(out_bar)` returns one gradient per positional argument; with
+    `wrt` (an int or a tuple of ints) only those, computed alone (one value for an int).
+
+    A function that returns nothing (no `return <value>`, or None from this call) and writes into
+    arguments (an in-place `rhs(du, u, p, t)`) has those arguments as its outputs: `out` is each written array as the
+    call leaves it (one value, or a tuple in argument order) and the pullback takes their
+    cotangents; a written argument's gradient is with respect to its value on entry. The caller's
+    arrays are never changed (the compiled code writes into copies)."""
+    requested, as_tuple = (tuple(range(len(args))), True) if wrt is None else _normalize_wrt(wrt)
+    for i in requested:
+        if not -len(args) <= i < len(args):
+            raise ArgumentIndexError(f"wrt={i} is out of range: {getattr(func, '__name__', func)} is given "
+                                     f"{len(args)} arguments")
+    requested = tuple(i % len(args) for i in requested) if args else requested
+    func, wrt, args, kwargs = _through_partial(func, requested, args, {})
     values = _bind(func, args, kwargs)
     for i in wrt:
         _check_numeric(values[i], f"argument {i} of {getattr(func, '__name__', func)}")
     _check_real(func, values)
-    entry = compiled(func, wrt, values, "split")
-    if entry.written:
-        _check_aliasing(func, entry, values)
-    try:
-        out, saved = entry.function(*values)
-    except Exception as exc:
-        _locate(exc, entry)
-        raise
-    expected = _cotangent_spec(out)
-
-    def pullback(out_bar):
-        _check_cotangent(func, expected, out_bar, "the cotangent")
+    mode = vjp_mode(func)
+    while True:
+        entry = compiled(func, wrt, values, mode)
+        if entry.written:
+            _check_aliasing(func, entry, values)
         try:
-            raw = entry.pullback(saved, out_bar)
+            out, saved = entry.function(*values)
         except Exception as exc:
             _locate(exc, entry)
             raise
-        grads = [rt.gradient(g, values[i]) for g, i in zip(raw, wrt)]
-        return tuple(_owned(grads, list(values) + [out_bar]))
+        if mode == "split_written" or out is not None or not entry.written:
+            break
+        mode = "split_written"  # (returned None here, through a wrapper or on this path: the same rule)
+    if mode == "split_written" and entry.written:
+        out, spec, feed = _written_outputs(func, entry.written, entry.outputs, out, values)
+    else:
+        out = _unshared(out, saved)
+        spec, feed = _cotangent_spec(out), None
+
+    def pullback(out_bar):
+        _check_cotangent(func, spec, out_bar, "the cotangent")
+        internal = _as_float(spec, out_bar) if feed is None else feed(out_bar)
+        try:
+            raw = entry.pullback(saved, internal)
+        except Exception as exc:
+            _locate(exc, entry)
+            raise
+        grads = [_gradient(g, values[i]) for g, i in zip(raw, wrt)]
+        grads = tuple(_owned(grads, list(values) + [out_bar, internal]))
+        return grads if as_tuple else grads[0]
     frontend.DERIVATIVES.add(pullback)
     return out, pullback
 
 
-def _cotangent_spec(out):
-    """What a cotangent of `out` must look like: a tuple of specs for a tuple or list output,
-    else the output's shape (None for a value that is not a number or an array)."""
+_RETURNS_NOTHING: dict = {}  # code object -> whether the function has no `return <value>`
+
+
+def vjp_mode(func) -> str:
+    """The compiled form `vjp` uses: 'split_written' for a function whose own body returns no value
+    (every `return` bare or `return None`, or none at all), whose outputs are then the arguments
+    it writes into; else 'split'."""
+    target = _unwrap(func)
+    if isinstance(target, functools.partial):
+        target = _unwrap(target.func)
+    code = getattr(target, "__code__", None)
+    if code is None:
+        return "split"
+    known = _RETURNS_NOTHING.get(code)
+    if known is None:
+        try:
+            node = frontend.read_function(target).node
+        except SourceError:
+            return "split"  # (compiling it raises the located error)
+        known = not any(isinstance(n, gast.Return) and n.value is not None
+                        and not (isinstance(n.value, gast.Constant) and n.value.value is None)
+                        for n in gast.walk(node))
+        _RETURNS_NOTHING[code] = known
+    return "split_written" if known else "split"
+
+
+def _written_outputs(func, positions: tuple, outputs: tuple, out, values: list):
+    """`vjp` of a function that returns nothing: (the user's `out`, its cotangent spec, the map
+    from the user's cotangent to the compiled pullback's). The compiled code returns the value
+    each argument it may write into (`positions`) is left with; the outputs are those the call
+    changes (`outputs`) that the caller could see change (arrays and lists; a number is rebound,
+    never changed), each a fresh copy of the value the call leaves, of the argument's shape and
+    dtype."""
+    names = _param_names(func)
+    produced = list(out) if len(positions) > 1 else [out]
+    shown, specs, kept = [], [], []
+    for k, i in enumerate(positions):
+        arg, value = values[i], produced[k]
+        name = names[i] if i < len(names) else str(i)
+        if i not in outputs:
+            continue  # (it leaves the value it came with: a name rebound before a write)
+        if isinstance(arg, np.ndarray):
+            if np.shape(value) != arg.shape or not np.can_cast(np.asarray(value).dtype, arg.dtype, "same_kind"):
+                raise MutationError(
+                    f"{_name(func)}: the argument `{name}` (shape {arg.shape}, dtype {arg.dtype}) is updated in "
+                    f"place to a value of shape {np.shape(value)} and dtype {np.asarray(value).dtype}; NumPy refuses "
+                    "that update")
+            value = np.array(value, dtype=arg.dtype)
+        elif isinstance(arg, list):
+            value = [np.array(v) if isinstance(v, np.ndarray) else v for v in value]
+        else:
+            continue  # a number: the caller's value never changes
+        kept.append(k)
+        shown.append(value)
+        specs.append(_cotangent_spec(value, f"`{name}` (the argument {_name(func)} writes into)"))
+    if not shown:
+        return None, _cotangent_spec(None), lambda out_bar: _zero_cotangents(produced, positions)
+    if len(shown) == 1:
+        user_out, spec = shown[0], specs[0]
+    else:
+        written = ", ".join(f"`{names[positions[k]] if positions[k] < len(names) else positions[k]}`"
+                            for k in kept)
+        user_out, spec = tuple(shown), ("tuple", tuple(specs), f"one per argument it writes into: {written}")
+
+    def feed(out_bar):
+        given = [out_bar] if len(shown) == 1 else list(out_bar)
+        internal = [rt.zeros_like(p) for p in produced]
+        for k, b, s in zip(kept, given, specs):
+            internal[k] = _as_float(s, b)
+            if isinstance(produced[k], list):  # (a list's slots are written: its adjoint is a list)
+                internal[k] = list(internal[k])
+        return tuple(internal) if len(positions) > 1 else internal[0]
+    return user_out, spec, feed
+
+
+def _zero_cotangents(produced: list, positions: tuple):
+    zeros = [rt.zeros_like(p) for p in produced]
+    return tuple(zeros) if len(positions) > 1 else zeros[0]
+
+
+def _unshared(out, saved):
+    """`out`, with a copy of each array in it that shares memory with what the pullback keeps: the
+    pullback restores saved arrays in place, and a caller writing into `out` must not change it."""
+    arrays = [a for a in _arrays_in(out, []) if isinstance(a, np.ndarray)]
+    if not arrays:
+        return out
+    kept = {id(a if a.base is None else a.base) for a in _arrays_in(saved, [])}
+    if not any(id(a if a.base is None else a.base) in kept for a in arrays):
+        return out
+    return _copy_arrays(out)
+
+
+def _copy_arrays(value):
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, Buffer):
+        return Buffer(value.data.copy())
+    if isinstance(value, (tuple, list)):
+        return rt._rebuild(value, [_copy_arrays(v) for v in value])
+    return value
+
+
+def _cotangent_spec(out, whose: str = "the output", top: bool = True):
+    """What a cotangent of `out` must look like: ("none", why) for None; ("tuple", specs, what they
+    are) for a tuple or list; ("array", shape, whose) for a number, array or Buffer; None (anything)
+    for another value."""
+    if out is None:
+        return ("none", "the function returns None and writes into no array argument" if top
+                else "that output is None")
     if isinstance(out, (tuple, list)):
-        return tuple(_cotangent_spec(o) for o in out)
+        about = f"{'the function returns' if top else 'that output is'} a {type(out).__name__} of {len(out)}"
+        return ("tuple", tuple(_cotangent_spec(o, top=False) for o in out), about)
     if isinstance(out, Buffer):
         out = out.data
     if isinstance(out, (np.ndarray, numbers.Number, np.generic)) and not isinstance(out, (str, bytes)):
-        return ("shape", np.shape(out))
+        return ("array", np.shape(out), whose)
     return None
+
+
+def _received(value) -> str:
+    if value is None:
+        return "None"
+    if isinstance(value, (tuple, list)):
+        return f"a {type(value).__name__} of length {len(value)}"
+    if isinstance(value, Buffer):
+        value = value.data
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {value.shape} and dtype {value.dtype}"
+    return f"a {type(value).__name__}"
 
 
 def _check_cotangent(func, spec, out_bar, what: str) -> None:
     """Raise ArgumentError unless `out_bar` has the structure and shape of the output (`spec`)
-    and holds real numbers."""
+    and holds real numbers (integers are taken as floats; booleans, complex numbers, strings and
+    other objects are refused)."""
     if spec is None:
         return
-    if isinstance(spec, tuple) and (not spec or spec[0] != "shape"):
-        if not isinstance(out_bar, (tuple, list)) or len(out_bar) != len(spec):
-            got = f"a {type(out_bar).__name__} of length {len(out_bar)}" if isinstance(out_bar, (tuple, list)) \
-                else f"a {type(out_bar).__name__}"
-            raise ArgumentError(f"the pullback of {_name(func)}: {what} must be a tuple of {len(spec)} cotangents "
-                                f"(the function returns a tuple of {len(spec)}), got {got}")
-        for k, (s, b) in enumerate(zip(spec, out_bar)):
+    name = _name(func)
+    if spec[0] == "none":
+        if out_bar is not None:
+            raise ArgumentError(f"the pullback of {name}: {what} must be None ({spec[1]}), got {_received(out_bar)}")
+        return
+    if spec[0] == "tuple":
+        items = spec[1]
+        if not isinstance(out_bar, (tuple, list)) or len(out_bar) != len(items):
+            raise ArgumentError(f"the pullback of {name}: {what} must be a tuple of {len(items)} cotangents "
+                                f"({spec[2]}), got {_received(out_bar)}")
+        for k, (s, b) in enumerate(zip(items, out_bar)):
             _check_cotangent(func, s, b, f"{what}[{k}]")
         return
-    shape = spec[1]
+    shape, whose = spec[1], spec[2]
     try:
-        value = np.asarray(out_bar.data if isinstance(out_bar, Buffer) else out_bar)
+        value = None if out_bar is None else np.asarray(out_bar.data if isinstance(out_bar, Buffer) else out_bar)
     except Exception:  # noqa: BLE001 -- ragged nesting and the like: not a cotangent
         value = None
     if value is None or value.dtype.kind not in "fiu":
-        kind = "complex" if value is not None and value.dtype.kind == "c" else \
-            (f"dtype {value.dtype}" if value is not None else type(out_bar).__name__)
-        raise ArgumentError(f"the pullback of {_name(func)}: {what} must hold real numbers (an array of shape "
-                            f"{shape} or a float), got {kind}")
+        kind = "complex numbers" if value is not None and value.dtype.kind == "c" else \
+            "booleans" if value is not None and value.dtype.kind == "b" else \
+            f"dtype {value.dtype}" if value is not None else _received(out_bar)
+        raise ArgumentError(f"the pullback of {name}: {what} must hold real numbers (an array of shape "
+                            f"{shape} or a float, for {whose}), got {kind}")
     if value.shape != shape:
-        raise ArgumentError(f"the pullback of {_name(func)}: {what} must have the shape of the output, "
-                            f"{shape}, got shape {value.shape}")
+        got = f"{_received(out_bar)}, of shape {value.shape}" if isinstance(out_bar, (tuple, list)) \
+            else f"shape {value.shape}"
+        raise ArgumentError(f"the pullback of {name}: {what} must have the shape of {whose}, {shape}, got {got}")
 
 
-def adjoint_source(func, wrt=0, args=None) -> str:
+def _as_float(spec, out_bar):
+    """The cotangent as the compiled pullback takes it: integers as floats (a written slot of an
+    integer cotangent would truncate), arrays of the output's shape."""
+    if spec is None or spec[0] == "none":
+        return out_bar
+    if spec[0] == "tuple":
+        return tuple(_as_float(s, b) for s, b in zip(spec[1], out_bar))
+    if isinstance(out_bar, Buffer):
+        out_bar = out_bar.data
+    if type(out_bar) is float or (type(out_bar) is np.ndarray and out_bar.dtype.kind == "f"):
+        return out_bar
+    value = np.asarray(out_bar)
+    if value.dtype.kind != "f":
+        value = value.astype(float)
+    return value if value.ndim else (value[()] if not isinstance(out_bar, np.ndarray) else value)
+
+
+_SOURCE_MODES = {"grad": "grad", "value_and_grad": "joint", "vjp": "split"}
+
+
+def adjoint_source(func, wrt=None, args=None, mode: str = "grad") -> str:
     """The generated Python source of the gradient of `func` (forward and backward): the code
-    `grad(func, wrt)` runs.
+    `grad(func, wrt)` runs, or with `mode="value_and_grad"` the code `value_and_grad` runs, or with
+    `mode="vjp"` the forward and pullback functions `vjp` runs. `wrt` is 0 by default, every
+    parameter for "vjp".
 
     Without `args` the code makes no assumption about the arguments (this is what
     `python -m adjoint_compiler show` prints); with example `args` it is the code that runs for
     arguments of those kinds (scalars, arrays of each ndim), which may skip shape bookkeeping."""
-    wrt_t, _ = _normalize_wrt(wrt)
+    if mode not in _SOURCE_MODES:
+        raise ArgumentError(f"mode must be one of {', '.join(map(repr, _SOURCE_MODES))}, got {mode!r}")
+    frontend.check_first_order(_unwrap(func))
+    if wrt is None:
+        wrt = tuple(range(len(inspect.signature(func).parameters) if args is None else len(args))) \
+            if mode == "vjp" else 0
+    wrt_t = _normalize_wrt(wrt)[0] if wrt != () else ()
+    kind = vjp_mode(func) if mode == "vjp" else _SOURCE_MODES[mode]
+    func, wrt_t, given, kwargs = _through_partial(func, wrt_t, () if args is None else tuple(args), {})
     target = _unwrap(func)
     if not hasattr(target, "__adjoint_spec__"):
         frontend.check_first_order(target)
-    values = [None] * len(inspect.signature(target).parameters) if args is None else _bind(func, args, {})
-    return compiled(func, wrt_t, values, "grad").source
+    values = [None] * len(inspect.signature(target).parameters) if args is None else _bind(func, given, kwargs)
+    return compiled(func, wrt_t, values, kind).source
 
 
 def differentiable(func=None, *, wrt=0):
     """Mark a function as differentiable; calling it is unchanged. Adds `.grad(wrt)`,
-    `.value_and_grad(wrt)` and `.adjoint_source(wrt)`. Usable as `@differentiable(wrt=(0, 1))`."""
+    `.value_and_grad(wrt)` and `.adjoint_source(wrt, args, mode)`. Usable as
+    `@differentiable(wrt=(0, 1))`."""
     if func is None:
         return lambda f: differentiable(f, wrt=wrt)
     _normalize_wrt(wrt)
@@ -503,7 +767,8 @@ def differentiable(func=None, *, wrt=0):
         return func(*args, **kwargs)
     wrapper.grad = lambda wrt=default: grad(func, wrt)
     wrapper.value_and_grad = lambda wrt=default: value_and_grad(func, wrt)
-    wrapper.adjoint_source = lambda wrt=default, args=None: adjoint_source(func, wrt, args)
+    wrapper.adjoint_source = lambda wrt=None, args=None, mode="grad": adjoint_source(
+        func, default if wrt is None and mode != "vjp" else wrt, args, mode)
     return wrapper
 
 

@@ -31,10 +31,13 @@ class Accum:
 
 @dataclass
 class Raw:
-    """Any other adjoint statement (a write into an adjoint, a helper call)."""
+    """Any other adjoint statement (a write into an adjoint, a helper call). `transfer`: the
+    statement is a copy `a = b` of adjoint names and `b` is dead afterwards, so the array changes
+    hands (as for Accum)."""
 
     stmt: object
     loc: ir.Loc
+    transfer: bool = False
 
 
 @dataclass
@@ -49,11 +52,13 @@ class BIf:
 
 @dataclass
 class BLoop:
-    """The adjoint of a Loop: its iterations in reverse order."""
+    """The adjoint of a Loop: its iterations in reverse order. `slots`: the loop-carried arrays
+    whose adjoint meets one slot per iteration (`slots.Slot`)."""
 
     loop: object
     body: list
     loc: ir.Loc
+    slots: tuple = ()
 
 
 @dataclass

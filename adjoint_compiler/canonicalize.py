@@ -562,6 +562,14 @@ _SCIPY = {
 }
 
 
+def _scipy_form(prim) -> bool:
+    """Whether `prim` is one of scipy.special's functions above (scipy already loaded); their
+    built-in rules (rules/scipy_special.py) leave them matchable by the composites."""
+    special = sys.modules.get("scipy.special")
+    name = getattr(prim, "__name__", None)
+    return special is not None and name in _SCIPY and getattr(special, name, None) is prim
+
+
 def _scipy_term(prim, args: list, kwargs: dict):
     """The term of a call of one of scipy.special's functions above (only when scipy is already
     loaded): the array operand first, then constant parameters at their defaults (None, False)
@@ -611,8 +619,8 @@ def statement_term(s: ir.Assign, term_of) -> Term | None:
             return None
         return Term("leaf", None, f"{_DETERMINISTIC[s.prim]}({', '.join(t.key for t in operands)})",
                     operand=s.target)
-    if handler is None:  # a library function without a rule: its result's kind is unknown
-        if s.rule is not None:
+    if handler is None:  # a library function: only scipy.special's forms above have a term
+        if s.rule is not None and not _scipy_form(s.prim):
             return None
         terms = [term_of(a) for a in s.args]
         kwterms = {k: term_of(v) for k, v in s.kwargs.items()}

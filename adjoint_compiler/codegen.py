@@ -3,7 +3,8 @@
 Guarantees: the output parses; names are the IR's (deterministic); each block of statements is
 preceded by `# L<line>: <the user's statement>`; unneeded primal statements are not emitted.
 Two shapes: 'joint' (one function, forward then backward, for grad) and 'split' (forward returning
-the result and a `pullback` closure, for vjp).
+the result and a `pullback` closure, for vjp); and forward mode's `<f>_jvp` (`generate_jvp`:
+primal and tangent statements interleaved, returning the value and its tangent).
 
     def f_grad(x):                         def f_vjp(x):
         # L2: y = np.sin(x)                    ...
@@ -19,6 +20,7 @@ import gast
 
 from . import ir, rtcall, runtime
 from .backward import BIf, BLoop, Code, counted
+from .forward import Tangent
 from .printing import expression, operand, to_source
 from .simplify import header_reads, loads, stores
 
@@ -26,9 +28,10 @@ INDENT = "    "
 
 
 class Writer:
-    def __init__(self, home_file: str, tape=None, recipes=None):
+    def __init__(self, home_file: str, tape=None, recipes=None, views=frozenset()):
         self.tape = tape
         self.recipes = recipes or {}  # stmt -> the operands whose shape its target has (simplify)
+        self.views = views  # the Buffer reads that read the Buffer's array in place (peek)
         self.lines: list[str] = []
         self.home_file = home_file
         self.last_line = None
@@ -72,7 +75,8 @@ class Writer:
                 self.emit(depth, f"{s.target.name} = {rtcall.name(helper)}({', '.join(map(operand, recipe))})", s.loc)
                 continue
             if isinstance(s, ir.Assign):
-                rhs = expression(s)
+                rhs = expression(s) if s not in self.views else \
+                    f"{rtcall.name(runtime.held)}({operand(s.args[0])})[{operand(s.args[1], in_index=True)}]"
                 plain = s.target is None or s.prim in ir.WRITES
                 self.emit(depth, rhs if plain else f"{s.target.name} = {rhs}", s.loc)
             else:
@@ -207,7 +211,7 @@ def names_in(expr) -> set:
 
 def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep: set, needed: set,
              header: str, tape=None, namer=None, arrays: frozenset = frozenset(), seeded: bool = False,
-             recipes=None) -> tuple:
+             recipes=None, views=frozenset()) -> tuple:
     """(source, {generated line: Loc}) of the gradient function of `fn`.
 
     `result_bar` is the result's adjoint name (None if the result is inactive), `grads` the returned
@@ -215,8 +219,9 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
     `(value, grads)`; 'grad' the same returning `grads` alone (with `seeded`, the result is known
     to be a scalar and its value is not computed unless the adjoint reads it); 'split' is `<f>_vjp(*args) -> (value, saved)` and
     `<f>_pullback(saved, result_bar) -> grads`. `arrays` are the names known to hold arrays (a
-    power of anything else may turn complex); `release` then deletes them after their last use."""
-    w = Writer(fn.loc.file, tape, recipes)
+    power of anything else may turn complex); `release` then deletes them after their last use.
+    `views` are the Buffer reads that read the Buffer's array in place (peek)."""
+    w = Writer(fn.loc.file, tape, recipes, views)
     w.emit(0, header)
     w.emit(0, "import numpy as np")
     w.emit(0, "from adjoint_compiler import runtime as rt")
@@ -285,10 +290,55 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
         for stack in (sorted(set(tape.stacks.values()) & set(saved)) if tape else []):
             w.emit(1, f"{stack} = list({stack})  # a pullback may run more than once")
         for name, final in finals.items():  # (a list, or a value not known to be an array: rt.refill)
-            w.emit(1, f"{name}[...] = {final}  # the state the forward pass left" if name in arrays
+            depth = 1
+            if name in maybe:  # (made on some paths only: None where the forward pass did not make it)
+                w.emit(1, f"if {name} is not None:")
+                depth = 2
+            w.emit(depth, f"{name}[...] = {final}  # the state the forward pass left" if name in arrays
                    else f"{rtcall.name(runtime.refill)}({name}, {final})  # the state the forward pass left")
         w.backward(backward, 1)
         if guard:
             w.emit(1, guard)
         w.emit(1, f"return {grad_tuple}")
+    return "\n".join(w.lines) + "\n", w.line_locs
+
+
+# -- forward mode ----------------------------------------------------------------------------------
+
+class TangentWriter(Writer):
+    """Prints the statements of `forward` (the IR with `Tangent` statements among its own)."""
+
+    def forward(self, stmts, depth: int, keep: set, needed: set) -> int:
+        count = 0
+        for s in stmts:
+            if isinstance(s, Tangent):
+                self.comment(depth, s.loc)
+                self.emit(depth, s.text, s.loc)
+                count += 1
+            else:
+                count += super().forward([s], depth, keep, needed)
+        return count
+
+
+def generate_jvp(fn: ir.Function, body: list, tangent_params: list, result_dot, header: str, keep: set,
+                 needed: set, arrays: frozenset = frozenset()) -> tuple:
+    """(source, {generated line: Loc}) of `<f>_jvp(*primals, *tangents) -> (value, tangent)`: the
+    statements `forward` made (primal and tangent interleaved) that are in `keep`, loop and branch
+    values whose names are `needed`, under one `# L<n>` comment per user line, returning the
+    result and its tangent."""
+    w = TangentWriter(fn.loc.file)
+    w.emit(0, header)
+    w.emit(0, "import numpy as np")
+    w.emit(0, "from adjoint_compiler import runtime as rt")
+    w.emit(0, "")
+    w.emit(0, "")
+    params = ", ".join([p.name for p in fn.params] + list(tangent_params))
+    w.emit(0, f"def {fn.name}_jvp({params}):")
+    w.forward(body, 1, keep, needed)
+    w.new_block()
+    result, tangent = operand(fn.result), operand(result_dot)
+    powers = complex_powers(fn, arrays)
+    if powers:
+        w.emit(1, f"{rtcall.name(runtime.refuse_complex)}(({result}, {tangent}), {powers!r})")
+    w.emit(1, f"return {result}, {tangent}")
     return "\n".join(w.lines) + "\n", w.line_locs

@@ -1,7 +1,7 @@
 """Copies: peepholes on simplify's backward code, each dropping a statement a person would not
 write.
 
-- A copy `a_bar = b_bar` goes; reads of `a_bar` read `b_bar`.
+- A copy `a_bar = b_bar` goes; reads of `a_bar` read `b_bar` (`a_bar = a_bar` goes too).
 - A number (`a_bar = 1.0`, the seed of `grad`, its negations and scalings) goes into its readers,
   where number-only arithmetic is folded (`x * 1.0` stays: it makes a new array the code may own).
 - A negation read once, by the next statement, folds into it (`u * -2.0`, `x -= u`).
@@ -185,7 +185,7 @@ def _block(items: list, adjoints: set, kept: set, stores: dict, readers: dict, n
         pair = _copy(item)
         if pair and pair[0] in adjoints and pair[1] in adjoints:
             a, b = pair
-            if _copied_back(items, i, a, b, names):
+            if a == b or _copied_back(items, i, a, b, names):  # (`a = a` binds nothing new either)
                 del items[i]
                 stores[a] -= 1
                 removed = True

@@ -94,6 +94,7 @@ def load(func, wrt, kinds, mode, generation):
         return None
     compiled.guard = checks
     compiled.written = entry["written"]
+    compiled.outputs = entry.get("outputs", ())
     return compiled
 
 
@@ -120,7 +121,7 @@ def store(func, wrt, kinds, mode, compiled) -> None:
             return
     entry = {"source": compiled.source, "filename": compiled.filename, "name": compiled.ir.name,
              "line_locs": compiled.line_locs, "steps": portable["steps"], "recipe": recipe,
-             "written": compiled.written}
+             "written": compiled.written, "outputs": compiled.outputs}
     try:
         folder.mkdir(parents=True, exist_ok=True)
         tmp = folder / f"{key}.{os.getpid()}.tmp"

@@ -56,7 +56,8 @@ class CompileError(AdjointCompilerError):
 
 class ArgumentError(AdjointCompilerError, TypeError, ValueError):
     """An argument (or a pullback's cotangent) a gradient cannot accept: complex values, a
-    cotangent of the wrong structure or shape, a non-numeric value to differentiate."""
+    non-numeric value to differentiate, a cotangent of the wrong structure, shape or kind (the
+    message names the function, which output, the expected shape and what was received)."""
 
 
 class ArgumentIndexError(ArgumentError, IndexError):

@@ -141,7 +141,8 @@ def check_first_order(func) -> None:
         raise SourceError(f"`{name}` here is a gradient function or pullback made by adjoint_compiler (of "
                           f"`{name}`): higher-order derivatives (`grad(grad(f))`, or differentiating a function "
                           "that calls a gradient) are not supported yet")
-    if isinstance(func, types.FunctionType) and func.__module__ == "adjoint_compiler.api":
+    if isinstance(func, types.FunctionType) and func.__module__ in ("adjoint_compiler.api",
+                                                                     "adjoint_compiler.forward_api"):
         raise SourceError(f"`{name}` is an adjoint_compiler entry point: calling it inside a differentiated "
                           "function is a higher-order derivative, which is not supported yet")
 

@@ -116,6 +116,7 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
     shares: dict = {}  # Var -> {root of another array it may share memory with: (Var, made at)}
     made_at: dict = {}  # Var -> position in `order` from which its value is current
     if_aliases: dict = {}  # Var -> position after the `if` that may have made it another name's array
+    loop_aliases: dict = {}  # Var -> (loop position, its end if it surely runs) of a loop that rebinds it
     carried: dict = {}
     made_by: dict = {}  # Var -> the statement that made it
     lists: dict = {}  # Var -> whether it surely is a Python list  # loop param -> (its loop's position, its value at the end of an iteration)
@@ -174,6 +175,7 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
                             if_aliases.setdefault(out, len(order) - 1)
                             if_aliases.setdefault(end, len(order) - 1)
             elif isinstance(s, ir.Loop):
+                loop_start = len(order) - 1
                 for p, init, nxt in zip(s.params, s.inits, s.nexts):
                     made_at[p] = len(order) - 1
                     made_by[p] = init  # (a loop-carried list: made by what made its value on entry)
@@ -199,6 +201,16 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
                 walk(s.body, loops + (s,), side)
                 for p in s.params:
                     carried[p] = carried[p] + (len(order) - 1,)
+                runs = _surely_runs(s, made_by)
+                for p, init, nxt in zip(s.params, s.inits, s.nexts):
+                    made = made_by.get(nxt) if isinstance(nxt, ir.Var) else None
+                    if isinstance(init, ir.Var) and init.kind == "num" and isinstance(made, ir.Assign) \
+                            and made.prim not in ir.WRITES and not made.in_place:
+                        # rebound to a new value each trip: the name holds the array it came with
+                        # during the first trip, and after a loop that may not run, like an alias
+                        # made in one branch (a loop that surely runs leaves it a new array)
+                        for v in (p, init):
+                            loop_aliases.setdefault(v, (loop_start, len(order) - 1 if runs else None))
 
     walk(fn.body, ())
     writes = []  # (position, root written, stmt, loops)
@@ -239,24 +251,37 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
                     f"it may hold the array `{_describe(other)}`, which would change too; write "
                     f"`{_name_of(s.item_of)}[i] = {_name_of(s.item_of)}[i] + ...` (a new array) instead", s.loc)
     if writes:
-        for k, (s, loops) in enumerate(order):
-            reads = [v for op in ir.stmt_operands(s) for v in ir.operand_vars(op)] \
-                if not isinstance(s, ir.Loop) else [v for op in s.inits for v in ir.operand_vars(op)]
+        # every statement's reads, then the result's (read when the function returns)
+        reading = [(k, s.loc, loops, sides[k], [v for op in ir.stmt_operands(s) for v in ir.operand_vars(op)]
+                    if not isinstance(s, ir.Loop) else [v for op in s.inits for v in ir.operand_vars(op)])
+                   for k, (s, loops) in enumerate(order)]
+        reading.append((len(order), fn.loc, (), {}, ir.operand_vars(fn.result)))
+        for k, loc, loops, side, reads in reading:
             for v in reads:
-                watched = [(root, other, relation, made_at.get(v, -1))
+                watched = [(root, other, relation, made_at.get(v, -1), None)
                            for root, (other, relation) in shares.get(v, {}).items()]
                 if v in if_aliases:  # the `if` may have bound it to the same array as another name
-                    watched.append((arrays.find(v), None, "possibly the same array as", if_aliases[v]))
-                for root, other, relation, start in watched:
+                    watched.append((arrays.find(v), None, "possibly the same array as", if_aliases[v], None))
+                if v in loop_aliases:  # so may a loop, until its end if it surely runs
+                    watched.append((arrays.find(v), None, "loop", *loop_aliases[v]))
+                for root, other, relation, start, until in watched:
                     for w_pos, w_root, w, w_loops in writes:
-                        if w_root is root and w.target is not v and not _exclusive(sides[w_pos], sides[k]) \
+                        if until is not None and w_pos > until:
+                            continue
+                        if w_root is root and w.target is not v and not _exclusive(sides[w_pos], side) \
                                 and _stale(v, start, k, w_pos, w_loops, loops, order, carried, made_at):
                             other = w.args[0] if other is None else other
+                            if relation == "loop":
+                                raise MutationError(
+                                    f"`{_name_of(v)}` may be the array written into on line {w.loc.line}: the loop "
+                                    f"on line {order[start][0].loc.line} rebinds `{_describe(other)}` to a new "
+                                    "array, but not during its first trip, nor when it does not run; make a copy "
+                                    "before the loop (`.copy()`)", loc)
                             raise MutationError(
                                 f"`{_name_of(v)}` {_verb(relation)} `{_describe(other)}` (line "
                                 f"{order[start][0].loc.line if start >= 0 else fn.loc.line}) and is used "
                                 f"after `{_name_of(w.args[0])}` is written on line {w.loc.line}; make it a "
-                                f"copy (`.copy()`) or read it again after the write", s.loc)
+                                f"copy (`.copy()`) or read it again after the write", loc)
     names_of_root: dict = {}
     for _, root, w, _ in writes:
         names_of_root.setdefault(root, set()).add(w.args[0].name)
@@ -273,6 +298,18 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
         if arrays.find(p) in names_of_root:
             out.setdefault(p.name, set()).update(names_of_root[arrays.find(p)])
     return out
+
+
+def _surely_runs(loop: ir.Loop, made_by: dict) -> bool:
+    """Whether a `for` loop runs at least once: over `range` of integer constants, not empty."""
+    made = made_by.get(loop.iterable) if loop.kind == "for" and isinstance(loop.iterable, ir.Var) else None
+    if not (isinstance(made, ir.Assign) and made.prim is range and not made.kwargs and made.args
+            and all(isinstance(a, ir.Const) and type(a.value) is int for a in made.args)):
+        return False
+    try:
+        return len(range(*[a.value for a in made.args])) > 0
+    except (TypeError, ValueError):
+        return False
 
 
 def _holds_numbers(seq, made_by: dict, ranks) -> bool:

@@ -4,8 +4,13 @@ Each pass (`Pass`) names the facts of the compilation's `Context` it reads and t
 establishes, and prints its result: `compile_gradient(..., stage=NAME)` (and `python -m
 adjoint_compiler show FILE:FUNC --stage NAME`) stops after the pass NAME and returns that text.
 
-    frontend fence normalize ssa dtypes shapes mutation hoist cse globals rules composite activity
-    reverse simplify copies needed tape codegen release loader
+    frontend fence normalize ssa dtypes shapes floats mutation hoist cse globals rules composite
+    activity reverse simplify copies plain needed tape peek codegen release loader
+
+Forward mode (`mode="jvp"`) shares the passes up to `globals`, then binds tangent rules, finds the
+values varied by the tangent inputs, and writes the tangents (`FORWARD_PASSES`):
+
+    ... globals rules activity forward codegen release loader
 """
 from __future__ import annotations
 
@@ -27,12 +32,16 @@ from . import (
     cse,
     dtypes,
     fence,
+    floats,
+    forward,
     frontend,
     hoist,
     ir,
     loader,
     mutation,
     normalize,
+    peek,
+    plain,
     rtcall,
     shapes,
     ssa,
@@ -51,6 +60,7 @@ from .simplify import (
     dtype_loads,
     forget_dtypes,
     forward_needed,
+    loads,
     shapes_from_params,
     simplify,
     value_loads,
@@ -72,6 +82,7 @@ class Compiled:
     origins: dict = field(default_factory=dict)  # namespace name -> where its value was looked up
     inlined: list = field(default_factory=list)
     written: tuple = ()  # the parameters (positions) the function writes into (copied on entry)
+    outputs: tuple = ()  # 'split_written': the parameters (positions) whose arrays are its outputs
     guard: object = None  # guard.Guard: what the code baked in, re-checked at each call (set by api)
 
 
@@ -127,14 +138,18 @@ class Context:
 
     func: object
     wrt: tuple
-    kinds: tuple  # one per parameter: 'num', 'seq', ..., or 'r<ndim>' for an array or scalar
+    kinds: tuple  # one per parameter: 'num', 'seq', ..., 'f<ndim>' (real floats) or 'r<ndim>' for an array or scalar
     mode: str  # 'joint', 'grad' or 'split'
+    written_out: bool = False  # 'split_written': the outputs are the arguments the function writes into
+    differentiable: bool = False  # the generated code is to be differentiated again (nesting): no plain, no peek
     namer: Namer = field(default_factory=lambda: Namer(RESERVED))
     source: object = None  # frontend: the function's source, parsed, every node located
     normalized: object = None  # normalize: the gast function, one operation per statement
     fn: ir.Function | None = None  # ssa: the IR (later passes transform it in place)
     classes: dict = field(default_factory=dict)  # shapes: Var -> shape class (0 a scalar; equal: same shape)
     ndims: dict = field(default_factory=dict)  # shapes: Var -> ndim, where the argument kinds tell
+    ints: set = field(default_factory=set)  # shapes: the Vars that surely hold integers
+    real: dict = field(default_factory=dict)  # floats: Var -> 'f' (surely real floats) or 'r' (surely real)
     views: dict = field(default_factory=dict)  # mutation: name -> the written arrays it may share memory with
     namespace: dict = field(default_factory=dict)  # globals: what the generated module binds
     origins: dict = field(default_factory=dict)  # globals: where each bound value was looked up
@@ -143,6 +158,7 @@ class Context:
     backward: list = field(default_factory=list)  # reverse: Accum/Raw/BIf/BLoop/... in backward order
     names: dict = field(default_factory=dict)  # reverse: Var -> its adjoint's name
     result_bar: str | None = None  # reverse: the result's adjoint (None when inactive)
+    zeros: dict = field(default_factory=dict)  # reverse: adjoint name -> its zero, where not rt.zeros_like (a slot's)
     code: list = field(default_factory=list)  # simplify, copies, tape: the backward code (Code/BIf/BLoop)
     live_in: set = field(default_factory=set)  # simplify: names the backward code reads on entry
     defined: set = field(default_factory=set)  # simplify: adjoint names defined at its end
@@ -153,10 +169,15 @@ class Context:
     keep: set = field(default_factory=set)  # needed: the primal statements the forward pass runs
     recipes: dict = field(default_factory=dict)  # needed: stmt -> operands whose shape alone it computes
     plan: object = None  # tape: pushes and stacks (tape.Plan)
+    in_place: frozenset = frozenset()  # peek: the Buffer reads that read the Buffer's array in place
     arrays: frozenset = frozenset()  # codegen: names known to hold arrays (released after last use)
     text: str = ""  # codegen, release: the generated module
     line_locs: dict = field(default_factory=dict)  # codegen, release: generated line -> Loc
     compiled: Compiled | None = None  # loader
+    tangent_code: list = field(default_factory=list)  # forward: the IR with tangent statements among its own
+    tangent_params: list = field(default_factory=list)  # forward: the tangent parameters (`x_dot`)
+    result_dot: object = None  # forward: the result's tangent (an operand)
+    tangent_names: dict = field(default_factory=dict)  # forward: primal name -> its tangent's name
 
 
 @dataclass(frozen=True)
@@ -203,7 +224,10 @@ def _ssa(c: Context) -> None:
     args = c.source.node.args
     params = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
     c.fn = ssa.build(c.source, c.normalized, c.namer,
-                     {p: ("num" if k.startswith("r") else k) for p, k in zip(params, c.kinds)})
+                     {p: ("num" if k[0] in "rf" else k) for p, k in zip(params, c.kinds)},
+                     track_arguments=c.written_out)
+    if c.written_out:
+        written_outputs(c.fn, c.source.node, c.namer)
 
 
 def _dtypes(c: Context) -> None:
@@ -213,8 +237,17 @@ def _dtypes(c: Context) -> None:
 
 def _shapes(c: Context) -> None:
     """Shape classes and ranks, from the argument kinds."""
-    c.classes, c.ndims = shapes.infer(c.fn, {v: (int(k[1:]) if k.startswith("r") else None)
-                                             for v, k in zip(c.fn.params, c.kinds)})
+    c.classes, c.ndims = shapes.infer(c.fn, {v: (int(k[1:]) if k[0] in "rf" else None)
+                                             for v, k in zip(c.fn.params, c.kinds)}, c.ints)
+
+
+def _floats(c: Context) -> None:
+    """Which values surely hold real floats, from the argument kinds (a float array's writes need no dtype check)."""
+    c.real = floats.infer(c.fn, {v for v, k in zip(c.fn.params, c.kinds) if k[0] == "f"})
+
+
+def _show_floats(c: Context) -> str:
+    return format_ir(c.fn, lambda s: ", ".join(f"{v.name}: {c.real[v]}" for v in ir.defined_by(s) if v in c.real))
 
 
 def _show_shapes(c: Context) -> str:
@@ -256,7 +289,8 @@ def _show_globals(c: Context) -> str:
 
 
 def _rules(c: Context) -> None:
-    """Each statement bound to its adjoint rule."""
+    """Each statement bound to its adjoint rule (a float Buffer's values first made numbers)."""
+    floats.apply(c.fn, c.real)
     activity.bind_rules(c.fn)
 
 
@@ -290,7 +324,7 @@ def _show_activity(c: Context) -> str:
 
 def _reverse(c: Context) -> None:
     """One adjoint per active statement, in reverse order, from the rules."""
-    c.backward, c.names = reverse(c.fn, c.active, c.namer, c.wrt_vars, c.classes, c.ndims)
+    c.backward, c.names = reverse(c.fn, c.active, c.namer, c.wrt_vars, c.classes, c.ndims, c.real, c.zeros)
     c.result_bar = c.names.get(c.fn.result) if isinstance(c.fn.result, ir.Var) else None
 
 
@@ -302,11 +336,12 @@ def _simplify(c: Context) -> None:
     """First contributions assigned, zeros only at merges, restores only where read, dead code out."""
     fn = c.fn
     shapes_from_params(c.backward, c.classes, fn.params,
-                       [s.target for s in fn.body if isinstance(s, ir.Assign) and s.target])
-    forget_dtypes(c.backward, {v.name for s in ir.walk(fn.body) for v in ir.defined_by(s) if v.is_buffer})
+                       [s.target for s in fn.body if isinstance(s, ir.Assign) and s.target], fn.body)
+    forget_dtypes(c.backward, floats.float_names(fn, c.real))
     c.returned = {c.names[v] for v in c.wrt_vars if v in c.names}
+    scalars = {c.names[v] for v, ndim in c.ndims.items() if ndim == 0 and v in c.names}
     c.code, c.live_in, c.defined = simplify(c.backward, c.names, {c.result_bar} if c.result_bar else set(),
-                                            c.returned, c.views)
+                                            c.returned, c.views, c.zeros, scalars)
     # `grad` needs no value: a result known to be an active scalar is seeded with 1.0 unread
     c.seeded = c.mode == "grad" and c.result_bar is not None and c.ndims.get(fn.result) == 0
     if c.seeded:  # a constant like any other: `copies` puts it where it is read
@@ -316,6 +351,14 @@ def _simplify(c: Context) -> None:
 
 def _copies(c: Context) -> None:
     """Adjoints that only rename another, and numbers, go into their readers."""
+    c.code = copies.propagate(c.code, set(c.names.values()), c.returned | (set() if c.seeded else {c.result_bar}))
+
+
+def _plain(c: Context) -> None:
+    """Helper calls whose run-time checks are settled become NumPy (`x_bar[i] += g`)."""
+    if c.differentiable:  # (in-place NumPy the compiler would refuse to differentiate again)
+        return
+    c.code = plain.rewrite(c.code, plain_facts(c.fn, c.names, c.ints, c.ndims, c.real, c.classes))
     c.code = copies.propagate(c.code, set(c.names.values()), c.returned | (set() if c.seeded else {c.result_bar}))
 
 
@@ -331,7 +374,7 @@ def _needed(c: Context) -> None:
     values |= result
     shaped = needed - values  # read only for their shapes
     c.needed = needed & values
-    c.keep, c.recipes = forward_needed(fn, c.needed, shaped)
+    c.keep, c.recipes = forward_needed(fn, c.needed, shaped, lambda s: floats.write_may_raise(s, c.ndims, c.real))
 
 
 def _show_needed(c: Context) -> str:
@@ -352,16 +395,31 @@ def _show_tape(c: Context) -> str:
     return "\n".join(stacks + [_backward(c)])
 
 
+def _peek(c: Context) -> None:
+    """Buffer reads used up before the next write into the Buffer read its array in place."""
+    if c.differentiable:  # (`b.data[i]` has no adjoint rule)
+        return
+    read = codegen.code_names(c.code, loads) | {n for g in c.grads for n in codegen.names_in(g)}
+    c.in_place = frozenset(peek.views(c.fn, read, c.ndims))
+
+
+def _show_peek(c: Context) -> str:
+    return format_ir(c.fn, lambda s: "read in place" if s in c.in_place else "")
+
+
 def _codegen(c: Context) -> None:
     """The IR (forward) and the backward code printed as one Python module."""
     fn = c.fn
     header = (f"# Generated by adjoint_compiler: the {'vjp' if c.mode == 'split' else 'gradient'} of "
               f"{fn.name} ({os.path.basename(fn.loc.file)}:{fn.loc.line}) w.r.t. "
               f"{', '.join(v.name for v in c.wrt_vars) or 'nothing'}")
+    if c.written_out and fn.written_outputs:
+        outputs = ", ".join(fn.params[i].name for i in fn.written_outputs)
+        header += f"; its outputs: the arguments it writes into ({outputs})"
     arrays = {v for v, ndim in c.ndims.items() if ndim}
     c.arrays = frozenset({v.name for v in arrays} | {c.names[v] for v in arrays if v in c.names})
     c.text, c.line_locs = codegen.generate(fn, c.mode, c.result_bar, c.code, c.grads, c.keep, c.needed, header,
-                                           c.plan, c.namer, c.arrays, c.seeded, c.recipes)
+                                           c.plan, c.namer, c.arrays, c.seeded, c.recipes, c.in_place)
 
 
 def _release(c: Context) -> None:
@@ -373,11 +431,13 @@ def _release(c: Context) -> None:
 def _loader(c: Context) -> None:
     """Compile and load the module (linecache keeps its text for tracebacks)."""
     func, mode = c.func, c.mode
-    filename = f"<adjoint_compiler {func.__module__}.{func.__qualname__} {mode} wrt={','.join(map(str, c.wrt))}>"
+    kind = "split_written" if c.written_out else mode
+    filename = f"<adjoint_compiler {func.__module__}.{func.__qualname__} {kind} wrt={','.join(map(str, c.wrt))}>"
     c.compiled = finish(c.text, filename, c.namespace, c.fn.name, mode, c.line_locs, c.fn)
     c.compiled.origins = c.origins
     c.compiled.inlined = c.fn.inlined
     c.compiled.written = written_params(c.fn, c.source.node)
+    c.compiled.outputs = c.fn.written_outputs if c.written_out else ()
 
 
 def _text(c: Context) -> str:
@@ -388,37 +448,102 @@ PASSES = (
     Pass("frontend", _frontend, lambda c: "".join(c.source.lines), ("func",), ("source",)),
     Pass("fence", _fence, lambda c: "".join(c.source.lines), ("source",)),
     Pass("normalize", _normalize, lambda c: to_source(printable(c.normalized)), ("source",), ("normalized",)),
-    Pass("ssa", _ssa, _ir, ("source", "normalized", "kinds"), ("fn",)),
+    Pass("ssa", _ssa, _ir, ("source", "normalized", "kinds", "written_out"), ("fn",)),
     Pass("dtypes", _dtypes, _ir, ("fn",)),
-    Pass("shapes", _shapes, _show_shapes, ("fn", "kinds"), ("classes", "ndims")),
+    Pass("shapes", _shapes, _show_shapes, ("fn", "kinds"), ("classes", "ndims", "ints")),
+    Pass("floats", _floats, _show_floats, ("fn", "kinds"), ("real",)),
     Pass("mutation", _mutation, _show_mutation, ("fn", "classes", "ndims"), ("views",)),
     Pass("hoist", _hoist, _ir, ("fn", "classes"), ("fn",)),
     Pass("cse", _cse, _ir, ("fn",), ("fn",)),
     Pass("globals", _globals, _show_globals, ("fn",), ("namespace", "origins")),
-    Pass("rules", _rules, _show_rules, ("fn",), ("fn",)),
+    Pass("rules", _rules, _show_rules, ("fn", "real"), ("fn",)),
     Pass("composite", _composite, _show_composite, ("fn",), ("fn",)),
     Pass("activity", _activity, _show_activity, ("fn", "wrt"), ("wrt_vars", "active")),
-    Pass("reverse", _reverse, _show_reverse, ("fn", "active", "wrt_vars", "classes", "ndims"),
-         ("backward", "names", "result_bar")),
-    Pass("simplify", _simplify, _backward, ("backward", "names", "result_bar", "classes", "ndims", "views", "mode"),
+    Pass("reverse", _reverse, _show_reverse, ("fn", "active", "wrt_vars", "classes", "ndims", "real"),
+         ("backward", "names", "result_bar", "zeros")),
+    Pass("simplify", _simplify, _backward, ("backward", "names", "result_bar", "classes", "ndims", "real", "views",
+                                            "zeros", "mode"),
          ("code", "live_in", "defined", "returned", "seeded")),
     Pass("copies", _copies, _backward, ("code", "names", "returned", "seeded", "result_bar"), ("code",)),
-    Pass("needed", _needed, _show_needed, ("fn", "code", "names", "defined", "live_in", "seeded", "wrt_vars"),
+    Pass("plain", _plain, _backward, ("fn", "code", "names", "ints", "ndims", "real", "classes", "returned",
+                                      "seeded", "result_bar", "differentiable"), ("code",)),
+    Pass("needed", _needed, _show_needed, ("fn", "code", "names", "defined", "live_in", "seeded", "wrt_vars",
+                                           "ndims", "real"),
          ("grads", "needed", "keep", "recipes")),
     Pass("tape", _tape, _show_tape, ("fn", "code", "classes", "keep", "needed"), ("plan", "code")),
-    Pass("codegen", _codegen, _text, ("fn", "code", "grads", "keep", "needed", "plan", "recipes", "ndims",
-                                      "names", "result_bar", "seeded", "mode"), ("arrays", "text", "line_locs")),
+    Pass("peek", _peek, _show_peek, ("fn", "code", "grads", "ndims", "differentiable"), ("in_place",)),
+    Pass("codegen", _codegen, _text, ("fn", "code", "grads", "keep", "needed", "plan", "recipes", "in_place", "ndims",
+                                      "names", "result_bar", "seeded", "mode", "written_out"),
+         ("arrays", "text", "line_locs")),
+    Pass("release", _release, _text, ("text", "line_locs", "arrays"), ("text", "line_locs")),
+    Pass("loader", _loader, _text, ("text", "namespace", "origins", "line_locs", "fn", "source", "written_out"),
+         ("compiled",)),
+)
+STAGES = tuple(p.name for p in PASSES)
+
+
+# -- forward mode ------------------------------------------------------------------------------
+
+def _tangent_rules(c: Context) -> None:
+    """Each statement bound to its tangent rule."""
+    forward.bind_tangents(c.fn)
+
+
+def _show_tangent_rules(c: Context) -> str:
+    return format_ir(c.fn, lambda s: f"tangent {s.rule.shown}" if isinstance(s, ir.Assign) and s.rule
+                     and s.rule.kind == "tangent" and not isinstance(s.prim, ir.Prim) else "")
+
+
+def _forward_activity(c: Context) -> None:
+    """The active values: varied by a tangent input and useful to the result."""
+    c.wrt_vars = [c.fn.params[i] for i in c.wrt]
+    c.active = forward.analyze(c.fn, c.wrt_vars)
+
+
+def _forward(c: Context) -> None:
+    """The tangent of each active statement right after it; tangents as loop and branch values."""
+    c.tangent_code, c.tangent_params, c.result_dot, c.tangent_names, c.keep, c.needed = forward.forward(
+        c.fn, c.active, c.namer, c.wrt_vars, c.classes, c.ndims, c.views)
+
+
+def _show_forward(c: Context) -> str:
+    shown = ir.Function(c.fn.name, c.fn.params + [ir.Var(n) for n in c.tangent_params], c.tangent_code,
+                        ir.Struct("tuple", (c.fn.result, c.result_dot)), c.fn.loc)
+    return format_ir(shown, lambda s: "" if s in c.keep else "not computed")
+
+
+def _jvp_codegen(c: Context) -> None:
+    """The IR with its tangents printed as the module of `<f>_jvp(primals, tangents)`."""
+    fn = c.fn
+    header = (f"# Generated by adjoint_compiler: the jvp (forward mode) of {fn.name} "
+              f"({os.path.basename(fn.loc.file)}:{fn.loc.line}) w.r.t. "
+              f"{', '.join(v.name for v in c.wrt_vars) or 'nothing'}")
+    arrays = {v for v, ndim in c.ndims.items() if ndim}
+    c.arrays = frozenset({v.name for v in arrays} | {c.tangent_names[v.name] for v in arrays
+                                                     if v.name in c.tangent_names})
+    c.text, c.line_locs = codegen.generate_jvp(fn, c.tangent_code, c.tangent_params, c.result_dot, header,
+                                               c.keep, c.needed, c.arrays)
+
+
+_SHARED = PASSES[:STAGES.index("globals") + 1]
+FORWARD_PASSES = _SHARED + (
+    Pass("rules", _tangent_rules, _show_tangent_rules, ("fn",), ("fn",)),
+    Pass("activity", _forward_activity, _show_activity, ("fn", "wrt"), ("wrt_vars", "active")),
+    Pass("forward", _forward, _show_forward, ("fn", "active", "wrt_vars", "classes", "ndims", "views"),
+         ("tangent_code", "tangent_params", "result_dot", "tangent_names", "keep", "needed")),
+    Pass("codegen", _jvp_codegen, _text, ("fn", "tangent_code", "tangent_params", "result_dot", "ndims",
+                                          "tangent_names", "keep", "needed"), ("arrays", "text", "line_locs")),
     Pass("release", _release, _text, ("text", "line_locs", "arrays"), ("text", "line_locs")),
     Pass("loader", _loader, _text, ("text", "namespace", "origins", "line_locs", "fn", "source"), ("compiled",)),
 )
-STAGES = tuple(p.name for p in PASSES)
+FORWARD_STAGES = tuple(p.name for p in FORWARD_PASSES)
 FINAL_TEXT = "release"  # the stage whose text is the generated source (`adjoint_source`)
 IR_STAGE = STAGES[STAGES.index("activity") - 1]  # `show --ir`: the IR as differentiated
 
 
 def _check_declarations(passes) -> None:
     """Each pass reads only inputs and what an earlier pass established."""
-    known = {"func", "wrt", "kinds", "mode", "namer"}
+    known = {"func", "wrt", "kinds", "mode", "written_out", "differentiable", "namer"}
     fields = {f.name for f in dataclasses.fields(Context)}
     for p in passes:
         missing = set(p.reads) - known
@@ -431,16 +556,25 @@ def _check_declarations(passes) -> None:
 
 
 _check_declarations(PASSES)
+_check_declarations(FORWARD_PASSES)
 
 
-def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage: str | None = None):
+def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage: str | None = None,
+                     differentiable: bool = False):
     """Compile the gradient of `func` w.r.t. the positional parameters `wrt`: 'joint' (value and
-    gradient), 'grad' (the gradient alone) or 'split' (vjp and pullback). With `stage`, stop after
-    the pass of that name and return its printed output."""
-    if stage is not None and stage not in STAGES:
-        raise ValueError(f"unknown stage {stage!r}; the passes are {', '.join(STAGES)}")
-    context = Context(func, tuple(wrt), tuple(kinds), mode)
-    for p in PASSES:
+    gradient), 'grad' (the gradient alone), 'split' (vjp and pullback), 'split_written' (vjp and
+    pullback of a function that returns nothing: its outputs are the arguments it writes into, as
+    it leaves them, one value or a tuple in parameter order; see `written_outputs`) or 'jvp'
+    (forward mode: the value and its tangent, from tangents of the `wrt` parameters). With
+    `stage`, stop after the pass of that name and return its printed output. With `differentiable`,
+    the generated code stays in the compiler's input language (for a gradient differentiated again)."""
+    passes = FORWARD_PASSES if mode == "jvp" else PASSES
+    stages = tuple(p.name for p in passes)
+    if stage is not None and stage not in stages:
+        raise ValueError(f"unknown stage {stage!r}; the passes are {', '.join(stages)}")
+    written_out, mode = mode == "split_written", ("split" if mode == "split_written" else mode)
+    context = Context(func, tuple(wrt), tuple(kinds), mode, written_out=written_out, differentiable=differentiable)
+    for p in passes:
         p.run(context)
         if p.name == stage:
             return p.show(context)
@@ -449,6 +583,50 @@ def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage:
 
 def _load(name: str) -> gast.Name:
     return gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
+
+
+def written_outputs(fn: ir.Function, node, namer) -> None:
+    """'split_written': the result of a function that returns nothing becomes the arguments it may
+    write into (`written_params`), each as the function leaves it (`ssa.build(track_arguments=True)`):
+    one value, or a tuple in parameter order (None when there is none). Reading them at the end
+    lets `mutation` refuse an argument that may or may not hold the array a write changes (a name
+    rebound in one branch of an `if`, or in a loop that may not run). `fn.written_outputs` are the
+    positions whose value is not the one they came with: the outputs the caller sees (a name
+    rebound before a write, or a copy a conservative analysis made, writes nothing of theirs)."""
+    positions = written_params(fn, node)
+    entry = {s.target: s.args[0] for s in fn.body if isinstance(s, ir.Assign) and s.prim is ir.OWN and s.args}
+    fn.written_outputs = tuple(
+        i for i in positions
+        if fn.arguments_after[i] is not fn.params[i] and entry.get(fn.arguments_after[i]) is not fn.params[i])
+    if not positions:
+        return
+    values = [fn.arguments_after[i] for i in positions]
+    if len(values) == 1:
+        fn.result = values[0]
+        return
+    fn.result = ir.Var(namer.fresh("written"), "seq")
+    fn.body.append(ir.Assign(fn.result, ir.BUILD_TUPLE, values, {}, fn.loc))
+
+
+def plain_facts(fn: ir.Function, names: dict, ints: set, ndims: dict, real: dict, classes: dict) -> plain.Facts:
+    """The names the backward code binds to integers, and the ranks and shape classes of the names
+    bound to real floats (a primal value or its adjoint), for `plain`; a name bound to values
+    that disagree is left out."""
+    values = set(fn.params) | ir.defined_in(fn.body)
+    int_names = {v.name for v in ints} - {v.name for v in values if v not in ints}
+    facts: dict = {}
+    clash: set = set()
+    for v in values:
+        fact = (ndims.get(v), classes.get(v)) if real.get(v) == "f" else None
+        for name in (v.name, names.get(v)):
+            if name is None:
+                continue
+            if fact is None or fact[0] is None or facts.get(name, fact) != fact:
+                clash.add(name)
+            facts[name] = fact
+    kept = {n: f for n, f in facts.items() if n not in clash}
+    return plain.Facts(int_names, {n: f[0] for n, f in kept.items()},
+                       {n: f[1] for n, f in kept.items() if f[1] not in (None, 0)})
 
 
 def written_params(fn: ir.Function, node) -> tuple:
@@ -464,7 +642,9 @@ def written_params(fn: ir.Function, node) -> tuple:
 def finish(text: str, filename: str, namespace: dict, name: str, mode: str, line_locs: dict, fn=None):
     """Load generated source (fresh or from the on-disk cache) into a Compiled."""
     module = loader.load(text, filename, namespace)
-    if mode != "split":
+    if mode == "jvp":
+        return Compiled(module[f"{name}_jvp"], text, filename, fn, line_locs)
+    if not mode.startswith("split"):
         return Compiled(module[f"{name}_grad"], text, filename, fn, line_locs)
     return Compiled(module[f"{name}_vjp"], text, filename, fn, line_locs, module[f"{name}_pullback"])
 

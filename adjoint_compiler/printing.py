@@ -165,6 +165,8 @@ def format_ir(fn: ir.Function, note=None) -> str:
                 block(s.orelse, depth + 1)
                 if s.outputs:
                     lines.append(f"{pad}    yield {outs} <- " + ", ".join(map(operand, s.orelse_results)))
+            else:  # a statement of generated code (forward mode's tangents), printed as it is
+                lines.append(f"{pad}{s.text}".ljust(48) + where(s))
     block(fn.body, 1)
     lines.append(f"    return {operand(fn.result)}")
     return "\n".join(lines)

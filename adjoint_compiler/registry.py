@@ -1,25 +1,29 @@
-"""The rule table: primitive -> Rule. Built-in rules live in `rules/`; users add theirs with
-`@adjoint(func)` and `nondifferentiable(func)`. User rules take precedence over compiling source.
+"""The rule tables: primitive -> Rule, for the adjoint (reverse mode) and the tangent (forward
+mode). Built-in rules live in `rules/`, each tangent rule beside its adjoint; users add theirs with
+`@adjoint(func)`, `@tangent(func)` and `nondifferentiable(func)` (which declares both zero). User
+rules take precedence over compiling source.
 
-    @adjoint(np.sin)
-    def sin(y, x):
-        x_bar += y_bar * np.cos(x)
+    @adjoint(np.sin)                      @tangent(np.sin)
+    def sin(y, x):                        def sin(y, x):
+        x_bar += y_bar * np.cos(x)            y_dot = x_dot * np.cos(x)
 """
 from __future__ import annotations
 
 import importlib
 import inspect
+import sys
 import threading
 
 from . import ir
 from .errors import RuleError
-from .template import Rule, nondiff_rule, parse_template
+from .template import Rule, nondiff_rule, parse_tangent, parse_template
 
 RULES: dict = {}
+TANGENTS: dict = {}  # primitive -> its tangent Rule (kind 'tangent'); a nondifferentiable one is in RULES
 _loaded = False
 _loading = False  # while built-in rules load, they never replace a rule the user registered
 _lock = threading.RLock()
-BUILTIN_MODULES = ("arithmetic", "ufuncs", "reductions", "linalg", "shape", "indexing", "writes", "nondiff",
+BUILTIN_MODULES = ("arithmetic", "ufuncs", "reductions", "linalg", "shape", "indexing", "writes", "nondiff", "numpy_more",
                    "composites", "runtime_helpers", "python")
 
 
@@ -90,12 +94,30 @@ def adjoint(*funcs):
     return register
 
 
+def tangent(*funcs):
+    """Register the decorated template as the tangent (forward-mode) rule of each of `funcs`:
+    parameters are the primal result then its arguments, the body assigns `<result>_dot` from the
+    arguments' tangents `<arg>_dot` (a missing tangent is zero: the terms reading it are dropped)."""
+    def register(template):
+        rule = parse_tangent(template, _describe(funcs[0]))
+        with _lock:
+            for func in funcs:
+                _check_arity(func, rule)
+                if not (_loading and _key(func) in TANGENTS):
+                    TANGENTS[_key(func)] = rule
+                if not _loading:
+                    _registered(func, "tangent " + _template_text(template))
+        return template
+    return register
+
+
 def nondifferentiable(*funcs):
-    """Declare that calls to `funcs` pass no gradient."""
+    """Declare that calls to `funcs` pass no gradient (and no tangent)."""
     with _lock:
         for func in funcs:
             if not (_loading and _key(func) in RULES):
                 RULES[_key(func)] = nondiff_rule(_describe(func))
+                TANGENTS.pop(_key(func), None)
             if not _loading:
                 _registered(func, "nondifferentiable")
     return funcs[0] if len(funcs) == 1 else funcs
@@ -106,6 +128,8 @@ def alias(target, source) -> None:
     with _lock:
         if not (_loading and _key(target) in RULES):
             RULES[_key(target)] = RULES[_key(source)]
+            if _key(source) in TANGENTS:
+                TANGENTS[_key(target)] = TANGENTS[_key(source)]
         if not _loading:
             _registered(target, f"alias of {_describe(source)}")
 
@@ -123,6 +147,35 @@ def load_builtin_rules() -> None:
             finally:
                 _loading = False
             _loaded = True
+
+
+# Rule modules of optional libraries: (the library module, the rule module). The compiler never
+# imports a library itself: a rule module loads the first time a lookup misses while its library
+# is imported (a program calling `scipy.special.erf` has imported it).
+OPTIONAL_MODULES = (("scipy.special", "scipy_special"), ("scipy.linalg", "scipy_linalg"),
+                    ("scipy.stats", "scipy_stats"))
+_optional_loaded: set = set()
+
+
+def load_optional() -> bool:
+    """Load the rule modules of the optional libraries imported since the last call (built-in
+    rules: they never replace a user's). True if one was loaded."""
+    global _loading
+    if len(_optional_loaded) == len(OPTIONAL_MODULES):
+        return False
+    pending = [rules for library, rules in OPTIONAL_MODULES if rules not in _optional_loaded and library in sys.modules]
+    if not pending:
+        return False
+    with _lock:
+        before, _loading = _loading, True
+        try:
+            for rules in pending:
+                if rules not in _optional_loaded:
+                    _optional_loaded.add(rules)
+                    importlib.import_module(f"adjoint_compiler.rules.{rules}")
+        finally:
+            _loading = before
+    return True
 
 
 TWINS: dict = {}  # function -> the plain function the compiler reads instead of its source
@@ -149,6 +202,25 @@ def lookup(prim):
         rule = RULES.get(prim)
     except TypeError:  # unhashable callee
         return None
+    if rule is None and load_optional():
+        rule = RULES.get(prim)
     if rule is None and hasattr(prim, "__func__"):  # a classmethod, bound anew at each access
         rule = RULES.get(prim.__func__)
+    return rule
+
+
+def lookup_tangent(prim):
+    """The tangent rule of `prim`: its registered one, or the zero rule of a nondifferentiable
+    primitive; None when it has none."""
+    load_builtin_rules()
+    try:
+        rule = TANGENTS.get(prim)
+        if rule is None and hasattr(prim, "__func__"):
+            rule = TANGENTS.get(prim.__func__)
+    except TypeError:  # unhashable callee
+        return None
+    if rule is None:
+        adjoint_rule = lookup(prim)
+        if adjoint_rule is not None and adjoint_rule.body is None:
+            return adjoint_rule
     return rule

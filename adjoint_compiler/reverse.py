@@ -10,21 +10,26 @@ from __future__ import annotations
 
 import gast
 
-from . import ir
+from . import ir, runtime, slots
 from .backward import Accum, BIf, BLoop, Mark, Raw, Reset, Restore
 from .shapes import broadcast_free
-from .simplify import assign_stmt
+from .simplify import assign_stmt, rt_call
 from .template import instantiate
 
 
 class Reverser:
-    def __init__(self, active: set, namer, ranks: dict | None = None, ndims: dict | None = None):
+    def __init__(self, active: set, namer, ranks: dict | None = None, ndims: dict | None = None,
+                 defs: dict | None = None, floats: dict | None = None):
         self.active = active
         self.ranks = ranks or {}
         self.ndims = ndims or {}
         self.namer = namer
         self.names: dict = {}
         self.in_loop = 0
+        self.defs = defs or {}  # Var -> the Assign defining it
+        self.floats = floats or {}
+        self.slots: dict = {}  # loop param -> slots.Slot, for the loops being reversed
+        self.zeros: dict = {}  # adjoint name -> the expression of its zero, where not rt.zeros_like
 
     def adjoint_name(self, var: ir.Var) -> str:
         if var not in self.names:
@@ -35,7 +40,10 @@ class Reverser:
         out: list = []
         for s in reversed(stmts):
             if isinstance(s, ir.Assign):
-                if s.target is not None and s.target in self.active and s.rule.body is not None:
+                slot = slots.slot_of(s, self.slots)
+                if slot is not None:
+                    out += self.slot_adjoint(s, slot)
+                elif s.target is not None and s.target in self.active and s.rule.body is not None:
                     out += instantiate(s.rule, s, self.active, self.adjoint_name, self.namer.fresh,
                                        lambda stmt, op: broadcast_free(stmt, op, self.ranks),
                                        lambda op: self.ranks.get(op) == 0, self.ndims)
@@ -52,11 +60,49 @@ class Reverser:
                 out.append(Mark(s))
         return out
 
+    def slot_adjoint(self, s: ir.Assign, slot) -> list:
+        """`y = b[i]` adds `y_bar` to the slot's gradient; `b[i] = v` hands it to `v` and starts it
+        afresh (the array adjoint itself is not touched)."""
+        bar = ir_name(self.adjoint_name(slot.var))
+        if s.prim is ir.SETITEM:
+            v = s.args[2]
+            out = []
+            if isinstance(v, ir.Var) and v in self.active:
+                out.append(Accum(v, bar if self.ndims.get(v) == 0 else rt_call(runtime.unbroadcast, bar, ir_name(v.name)),
+                                 s.loc))
+            return out + [Reset(slot.var)]
+        if s.target in self.active:
+            return [Accum(slot.var, ir_name(self.adjoint_name(s.target)), s.loc)]
+        return []
+
+    def slot_ends(self, s: ir.Loop, slot) -> tuple:
+        """(statements at the top of a reversed iteration, statements at its end) for a
+        slot-local array: the slot's gradient is taken out of the array adjoint and the rest put
+        back (only where the array adjoint is defined), and what is left of the slot flows on."""
+        p, i = slot.param, ir_name(slot.counter.name)
+        inside = ir_name(self.adjoint_name(slot.inside))
+        top = [Accum(slot.inside, ir_name(self.adjoint_name(p)), s.loc, transfer=True), Reset(p),
+               Accum(slot.var, rt_call(runtime.written_adjoint, inside, i), s.loc),
+               Accum(slot.rest, rt_call(runtime.overwritten_adjoint, ir_name(self.adjoint_name(slot.inside)), i), s.loc)]
+        end = [Accum(p, ir_name(self.adjoint_name(slot.rest)), s.loc, transfer=True)]
+        if slot.write_back:
+            end.append(Accum(p, rt_call(runtime.getitem_adjoint, ir_name(self.adjoint_name(slot.var)), ir_name(p.name), i),
+                             s.loc))
+        self.zeros[self.adjoint_name(slot.var)] = gast.Constant(value=0.0, kind=None)  # a scalar slot
+        return top, end
+
     def loop(self, s: ir.Loop) -> list:
         """Each reverse iteration hands the carried adjoints to the values that produced them
         (`x_3_bar = x_2_bar`), starts the carried adjoints afresh, then reverses the body."""
-        carried = [(p, n, i) for p, n, i in zip(s.params, s.nexts, s.inits) if p in self.active]
+        found = slots.find(s, self.active, self.defs, self.ndims, self.floats, self.namer)
+        self.slots.update(found)
+        carried = [(p, n, i) for p, n, i in zip(s.params, s.nexts, s.inits) if p in self.active and p not in found]
         body: list = []
+        ends: list = []
+        for slot in found.values():
+            top, end = self.slot_ends(s, slot)
+            body += top
+            ends += end
         snapshot = any(isinstance(n, ir.Var) and n in s.params for _, n, _ in carried)
         handoff = []
         for p, n, _ in carried:
@@ -64,17 +110,18 @@ class Reverser:
                 continue
             if snapshot:
                 held = self.namer.fresh(self.adjoint_name(p) + "_in")
-                body.append(Raw(assign_stmt(held, ir_name(self.adjoint_name(p))), s.loc))
-                handoff.append(Accum(n, ir_name(held), s.loc))
+                body.append(Raw(assign_stmt(held, ir_name(self.adjoint_name(p))), s.loc, transfer=True))
+                handoff.append(Accum(n, ir_name(held), s.loc, transfer=True))
             else:
                 body.append(Accum(n, ir_name(self.adjoint_name(p)), s.loc, transfer=True))
         body += [Reset(p) for p, _, _ in carried] + handoff
         self.in_loop += 1
-        body += self.block(s.body)
+        body += self.block(s.body) + ends
         self.in_loop -= 1
-        out = [BLoop(s, body, s.loc)]
+        out = [BLoop(s, body, s.loc, tuple(found.values()))]
         out += [Accum(i, ir_name(self.adjoint_name(p)), s.loc)
-                for p, _, i in carried if isinstance(i, ir.Var) and i in self.active]
+                for p, _, i in carried + [(p, None, i) for p, i in zip(s.params, s.inits) if p in found]
+                if isinstance(i, ir.Var) and i in self.active]
         return out
 
     def branch(self, s: ir.If, stmts, results) -> list:
@@ -89,11 +136,16 @@ def ir_name(name: str):
 
 
 def reverse(fn: ir.Function, active: set, namer, wrt: list, ranks: dict | None = None,
-            ndims: dict | None = None) -> tuple:
+            ndims: dict | None = None, floats: dict | None = None, zeros: dict | None = None) -> tuple:
     """(backward statements, {Var: adjoint name}) for `fn`. The `wrt` parameters and the result
-    are named first, so they read `x_bar`, `y_bar` whatever the function's temporaries are called."""
-    rev = Reverser(active, namer, ranks, ndims)
+    are named first, so they read `x_bar`, `y_bar` whatever the function's temporaries are called.
+    `zeros` receives the zero of each adjoint name `rt.zeros_like` cannot build (a slot's)."""
+    defs = {s.target: s for s in ir.walk(fn.body) if isinstance(s, ir.Assign) and s.target is not None}
+    rev = Reverser(active, namer, ranks, ndims, defs, floats)
     for v in wrt + ir.operand_vars(fn.result):
         if v in active:
             rev.adjoint_name(v)
-    return rev.block(fn.body), rev.names
+    backward = rev.block(fn.body)
+    if zeros is not None:
+        zeros.update(rev.zeros)
+    return backward, rev.names

@@ -134,6 +134,13 @@ def _is_advanced(idx) -> bool:
 @_facts.reads_only_shape(1)
 def getitem_adjoint(g, x, idx):
     """The gradient of `x` from the gradient `g` of `x[idx]`; duplicate indices accumulate."""
+    kind = type(idx)
+    if (kind is slice or kind is int) and type(x) is np.ndarray and x.dtype.kind != "O":  # the common case
+        kind = type(g)
+        if kind is np.ndarray and g.dtype.kind == "f" or kind is float or kind is np.float64:
+            out = np.zeros(x.shape, g.dtype if kind is np.ndarray else np.float64)
+            out[idx] = g
+            return out
     if isinstance(x, (tuple, list)):
         out = [None] * len(x)
         if isinstance(idx, slice):
@@ -248,6 +255,7 @@ def expand_reduced(g, x, axis=None, keepdims=False):
 
 
 from .runtime_rules import *  # the rule templates' helpers, as rt.<name>
+from .runtime_tangents import *  # the tangent rules' helpers (forward mode), as rt.<name>
 
 
 def seq_head(g, y):
@@ -416,6 +424,7 @@ def overwritten_adjoint(g, idx):
     return out
 
 
+@_facts.reads_only_shape(1)
 @_facts.reads_only_dtype(3)
 def copied_adjoint(g, src, where=True, into=None):
     """The gradient of `src` in `copyto(b, src, where)`: nothing when `b` (`into`) holds integers
@@ -511,6 +520,19 @@ def total_after_zeroing(g, idx, into=None):
             total += data[start + offset:last:step].sum()
         return total
     return written_total(zero_slots(g, idx), ...)
+
+
+def held(b):
+    """The array a Buffer holds, for a read that uses its value up before the Buffer changes
+    (`peek`: `rt.held(b)[idx]`, a view, not the copy `b[idx]` makes)."""
+    return b.data
+
+
+@_facts.fresh
+def private(g):
+    """A copy of an adjoint array that another name may hold (or a read-only broadcast), for a
+    loop that updates it in place; a number as it is."""
+    return g.copy() if isinstance(g, np.ndarray) else g
 
 
 @_facts.fresh

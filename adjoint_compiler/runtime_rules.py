@@ -100,8 +100,14 @@ def _zero_cotangent_gives_zero(g, out):
         if out == out or g != 0:  # not nan, or nan from a cotangent that is not zero
             return out
         return out.dtype.type(0.0) if isinstance(out, np.generic) else 0.0
-    if isinstance(out, np.ndarray) and out.dtype.kind == "f" and np.isnan(out).any():
-        out = np.where(np.broadcast_to(np.equal(g, 0), out.shape), out.dtype.type(0.0), out)
+    if type(g) is np.ndarray and g.base is not None and g.ndim and g.size and not any(g.strides):
+        g = g.flat[0]  # one number broadcast (the gradient of a sum or mean)
+    if isinstance(g, (float, int)) and g != 0:
+        return out  # a cotangent zero nowhere: any nan is the derivative's own
+    if isinstance(out, np.ndarray) and out.dtype.kind == "f":
+        total = np.add.reduce(out, axis=None)  # finite: no nan (a sum is cheaper than a scan)
+        if total - total != 0 and np.isnan(out).any():
+            out = np.where(np.broadcast_to(np.equal(g, 0), out.shape), out.dtype.type(0.0), out)
     return out
 
 
@@ -908,3 +914,787 @@ def items_transpose(h, g, items, into=None):
         if len(items) else np.zeros(0)
     out.reshape(-1)[:flat.size] = flat
     return out
+
+
+# -- linear algebra: factorizations and decompositions (issue 15) ---------------------------------
+# Conventions, stated once (README "What is supported"):
+# - `cholesky`, `eigh`, `eigvalsh` read one triangle of their argument (NumPy's `UPLO`, `upper`):
+#   the gradient is with respect to the entries read, so the other triangle gets none. For a
+#   symmetric matrix built symmetrically (`K = k(X, X)`) this is the same gradient as the usual
+#   symmetrized one; unlike it, it also matches finite differences in every direction.
+# - Eigenvalues or singular values that are equal (to 1e-10 relative) share their gradient
+#   equally (the cluster's mean, as ties of `max`); eigenvectors or singular vectors of equal
+#   values have a gradient only when the loss does not depend on the basis chosen inside their
+#   space (a projector, a sum over the cluster): otherwise `UndefinedGradientError`.
+# - `pinv`, `lstsq` need full rank, `qr` a full-rank leading block: else `UndefinedGradientError`.
+
+from .errors import AdjointCompilerError as _AdjointCompilerError
+
+
+class UndefinedGradientError(_AdjointCompilerError, ArithmeticError):
+    """The derivative does not exist, or is not determined, at this point: eigenvectors of a
+    repeated eigenvalue under a loss that depends on the basis chosen, the pseudo-inverse of a
+    rank-deficient matrix, ... Raised by the gradient when it runs, naming the function."""
+
+
+_TIE = 1e-10  # values closer than this (relative to the largest) are equal
+_GAUGE = 1e-8  # a basis-dependent part smaller than this (relative) is rounding
+
+
+def _diag_embed(d):
+    """Matrices (stacked) with `d` on their diagonal."""
+    d = np.asarray(d)
+    return d[..., None, :] * np.eye(d.shape[-1])
+
+
+def _diag_part(x):
+    return np.diagonal(x, axis1=-2, axis2=-1)
+
+
+def _fold_triangle(s, lower: bool):
+    """The gradient with respect to the triangle a factorization of a symmetric matrix reads,
+    from `s`, a gradient whose symmetric part is right for symmetric perturbations."""
+    full = s + mT(s)
+    tri = np.tril(full) if lower else np.triu(full)
+    return tri - _diag_embed(_diag_part(s))
+
+
+def _tie_tolerance(w):
+    return _TIE * np.max(np.abs(w), axis=-1, keepdims=True)
+
+
+def _cluster_mean(g, w):
+    """`g` with each run of equal sorted values of `w` given the mean of its entries."""
+    g = np.array(np.broadcast_to(g, np.shape(w)), dtype=float)
+    w = np.asarray(w)
+    if w.shape[-1] < 2:
+        return g
+    gaps = np.abs(np.diff(w, axis=-1)) > _tie_tolerance(w)
+    if np.all(gaps):
+        return g
+    for idx in np.ndindex(w.shape[:-1]):
+        ids = np.concatenate([[0], np.cumsum(gaps[idx])])
+        means = np.bincount(ids, weights=g[idx]) / np.bincount(ids)
+        g[idx] = means[ids]
+    return g
+
+
+def _pair_inverse(w, k, what: str):
+    """`k * F`, with F_ij = 1 / (w_j - w_i) off the diagonal, for the basis-dependent part `k`
+    (antisymmetric): 0 at pairs of equal `w` where `k` is rounding there, else an error."""
+    w = np.asarray(w)
+    diff = w[..., None, :] - w[..., :, None]
+    tie = np.abs(diff) <= _tie_tolerance(w)[..., None]
+    n = w.shape[-1]
+    tie = tie & ~np.eye(n, dtype=bool)
+    if np.any(tie):
+        scale = np.max(np.abs(k), axis=(-2, -1), keepdims=True)
+        if np.any(tie & (np.abs(k) > _GAUGE * scale + 1e-300)):
+            raise UndefinedGradientError(
+                f"the gradient of {what} at repeated values is not determined: the loss depends on the basis "
+                "chosen inside their space (it is defined only for losses that do not, such as a projector "
+                "onto the whole space); perturb the matrix or use the values alone")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        f = np.where(tie | np.eye(n, dtype=bool), 0.0, 1.0 / np.where(diff == 0, 1.0, diff))
+    return k * f
+
+
+def _parts(g, n: int):
+    """The cotangent of a tuple result as a list of n entries (None where none)."""
+    if g is None:
+        return [None] * n
+    return list(g)
+
+
+@_facts.fresh
+def cholesky_adjoint(g, l, upper=False):
+    """The gradient of `a` in `l = np.linalg.cholesky(a, upper=upper)` (lower: `a = l l^T`), with
+    respect to the triangle NumPy reads (the lower one, the upper with `upper=True`)."""
+    l = np.asarray(l)
+    g = np.asarray(g, dtype=float)
+    if upper:
+        l, g = mT(l), mT(g)
+    p = mT(l) @ g
+    p = np.tril(p) - 0.5 * _diag_embed(_diag_part(p))
+    lt = mT(l)
+    s = mT(np.linalg.solve(lt, mT(np.linalg.solve(lt, p))))
+    return _fold_triangle(s, lower=not upper)
+
+
+@_facts.fresh
+def eigh_adjoint(g, a, y, UPLO="L"):
+    """The gradient of `a` in `w, v = np.linalg.eigh(a, UPLO)`, from the pair of gradients `g`
+    (either may be None): v (diag(w_bar) + F o (v^T v_bar)) v^T, F_ij = 1 / (w_j - w_i), folded
+    onto the triangle read. Eigenvectors need distinct eigenvalues (see `_pair_inverse`)."""
+    w, v = y[0], y[1]
+    gw, gv = _parts(g, 2)
+    inner = np.zeros(np.shape(v))
+    if gw is not None:
+        inner = inner + _diag_embed(_cluster_mean(gw, w))
+    if gv is not None:
+        m = mT(v) @ gv
+        inner = inner + _pair_inverse(w, 0.5 * (m - mT(m)), "the eigenvectors of np.linalg.eigh")
+    return _fold_triangle(v @ inner @ mT(v), lower=str(UPLO).upper() == "L")
+
+
+@_facts.fresh
+def eigvalsh_adjoint(g, a, UPLO="L"):
+    """The gradient of `a` in `w = np.linalg.eigvalsh(a, UPLO)`: v diag(w_bar) v^T folded onto the
+    triangle read (equal eigenvalues share their gradient)."""
+    w, v = np.linalg.eigh(a, UPLO)
+    return _fold_triangle((v * _cluster_mean(g, w)[..., None, :]) @ mT(v), lower=str(UPLO).upper() == "L")
+
+
+def _complement(q, qbar, k: int, what: str):
+    """The cotangent of the first k columns of the square orthogonal `q` that carries the
+    cotangent `qbar` of its last columns (a completion of the basis, chosen by LAPACK): through
+    the constraint that they stay orthogonal to the first k. The rotation among the completion's
+    columns is arbitrary: a loss that depends on it has no gradient."""
+    qk, qp, gp = q[..., :, :k], q[..., :, k:], qbar[..., :, k:]
+    w = mT(qp) @ gp
+    scale = np.max(np.abs(w), axis=(-2, -1), keepdims=True) if w.size else 0.0
+    if w.size and np.any(np.abs(w - mT(w)) > _GAUGE * scale + 1e-300):
+        raise UndefinedGradientError(
+            f"the gradient of {what} through the columns completing the basis (full_matrices=True or "
+            "mode='complete' on a non-square matrix) is not determined: LAPACK chooses them up to a rotation "
+            "and the loss depends on it; use the reduced factorization")
+    return qbar[..., :, :k] - qp @ mT(gp) @ qk
+
+
+@_facts.fresh
+def svd_adjoint(g, a, y, full_matrices=True, compute_uv=True):
+    """The gradient of `a` in `np.linalg.svd(a, full_matrices, compute_uv)` (Townsend's formula):
+    a = u s v^T, F_ij = 1 / (s_j^2 - s_i^2),
+    u [(F o (u^T u_bar - u_bar^T u)) s + diag(s_bar) + s (F o (v^T v_bar - v_bar^T v))] v^T
+    + (1 - u u^T) u_bar s^-1 v^T + u s^-1 v_bar^T (1 - v v^T).
+    Singular vectors need distinct nonzero singular values, or a loss that does not depend on the
+    basis chosen for equal ones; a zero singular value's own gradient is 0 (as `abs` at 0)."""
+    a = np.asarray(a)
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    if not compute_uv:
+        u, s, vh = np.linalg.svd(a, full_matrices=False)
+        return (u * _svd_values_bar(y if g is None else g, s)[..., None, :]) @ vh
+    u, s, vh = y[0], y[1], y[2]
+    gu, gs, gvh = _parts(g, 3)
+    v = mT(vh)
+    gv = None if gvh is None else mT(np.asarray(gvh, dtype=float))
+    if full_matrices and gu is not None and m > k:
+        gu = _complement(u, np.asarray(gu, dtype=float), k, "the left singular vectors")
+    if full_matrices and gv is not None and n > k:
+        gv = _complement(v, gv, k, "the right singular vectors")
+    u, v = u[..., :, :k], v[..., :, :k]
+    inner = np.zeros(s.shape + (k,))
+    out = np.zeros(a.shape)
+    if gs is not None:
+        inner = inner + _diag_embed(_svd_values_bar(gs, s))
+    if gu is not None or gv is not None:
+        ju = 0.0 if gu is None else mT(u) @ gu
+        jv = 0.0 if gv is None else mT(v) @ gv
+        au = ju - mT(ju) if gu is not None else np.zeros(inner.shape)
+        av = jv - mT(jv) if gv is not None else np.zeros(inner.shape)
+        # F o (au s + s av) (the pairs' parts): with s_i = s_j = sigma it is sigma (au + av) / 0
+        sq = s * s
+        mixed = au * s[..., None, :] + s[..., :, None] * av
+        inner = inner + _pair_inverse(sq, mixed, "the singular vectors of np.linalg.svd")
+        tol = _TIE * np.max(s, axis=-1, keepdims=True)
+        zero = s <= tol
+        # the singular vectors of a zero singular value have no derivative (their signs, and their
+        # basis for several, are free: a perturbation picks them)
+        for part in (gu, gv):
+            if part is not None:
+                _check_zero_columns(np.asarray(part)[..., :, :k], zero, "the singular vectors")
+        with np.errstate(divide="ignore"):
+            sinv = np.where(zero, 0.0, 1.0 / np.where(zero, 1.0, s))
+        if gu is not None and m > k:
+            out = out + ((gu - u @ ju) * sinv[..., None, :]) @ mT(v)
+        if gv is not None and n > k:
+            out = out + (u * sinv[..., None, :]) @ mT(gv - v @ jv)
+    return out + u @ inner @ mT(v)
+
+
+def _check_zero_columns(p, zero, what: str):
+    if np.any(zero):
+        scale = np.max(np.abs(p), axis=(-2, -1), keepdims=True)
+        if np.any(zero[..., None, :] & (np.abs(p) > _GAUGE * scale + 1e-300)) and np.any(scale > 0):
+            raise UndefinedGradientError(f"the gradient of {what} of np.linalg.svd at a zero singular value "
+                                         "is not determined (the matrix is rank-deficient); the singular values "
+                                         "and the vectors of nonzero ones have one")
+
+
+def _svd_values_bar(gs, s):
+    """The singular values' cotangent as used: equal values share it, zero values pass none."""
+    gs = _cluster_mean(gs, s)
+    return np.where(s <= _TIE * np.max(s, axis=-1, keepdims=True), 0.0, gs)
+
+
+def _copyltu(x):
+    """The symmetric matrix with the lower triangle of `x`."""
+    low = np.tril(x, -1)
+    return low + mT(low) + _diag_embed(_diag_part(x))
+
+
+def _qr_square_adjoint(q, r, gq, gr):
+    """The gradient of `a` in `q, r = qr(a)` for a tall or square `a` (k = n columns in q):
+    (q_bar + q copyltu(M)) r^-T with M = r r_bar^T - q_bar^T q."""
+    d = np.abs(_diag_part(r))
+    if np.any(d <= max(r.shape[-2:]) * np.finfo(float).eps * np.max(np.abs(r), axis=(-2, -1))[..., None]):
+        raise UndefinedGradientError("the gradient of np.linalg.qr is not determined: the matrix (its leading "
+                                     "square block, for a wide one) does not have full rank")
+    mat = r @ mT(gr) - mT(gq) @ q
+    b = gq + q @ _copyltu(mat)
+    return mT(np.linalg.solve(r, mT(b)))
+
+
+@_facts.fresh
+def qr_adjoint(g, a, y, mode="reduced"):
+    """The gradient of `a` in `np.linalg.qr(a, mode)` ('reduced', 'complete', 'r'); a wide matrix
+    `[x | z]` is `q [r1 | r2]` with `x = q r1` and `r2 = q^T z`."""
+    a = np.asarray(a)
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    if mode not in ("reduced", "complete", "r"):
+        raise ValueError(f"np.linalg.qr: no gradient for mode={mode!r} (use 'reduced', 'complete' or 'r')")
+    if mode == "r":
+        q, r = np.linalg.qr(a)
+        gq, gr = np.zeros(q.shape), (np.zeros(r.shape) if g is None else np.asarray(g, dtype=float))
+    else:
+        q, r = y[0], y[1]
+        gq, gr = _parts(g, 2)
+        gq = np.zeros(q.shape) if gq is None else np.asarray(gq, dtype=float)
+        gr = np.zeros(r.shape) if gr is None else np.asarray(gr, dtype=float)
+        if mode == "complete" and m > k:
+            gq = _complement(q, gq, k, "np.linalg.qr")
+            q, r, gr = q[..., :, :k], r[..., :k, :], gr[..., :k, :]
+    if m >= n:
+        return _qr_square_adjoint(q, r, gq, gr)
+    r1, gr1, gr2 = r[..., :, :m], gr[..., :, :m], gr[..., :, m:]
+    gx = _qr_square_adjoint(q, r1, gq + a[..., :, m:] @ mT(gr2), gr1)
+    return np.concatenate([gx, q @ gr2], axis=-1)
+
+
+def _full_rank(a, what: str, rcond=None):
+    """Refuse a matrix whose rank is not full at NumPy's cutoff (`rcond` times the largest
+    singular value; by default max(m, n) * eps, as `pinv` and `lstsq`)."""
+    s = np.linalg.svd(a, compute_uv=False)
+    if rcond is None or rcond == -1:
+        rcond = max(a.shape[-2:]) * np.finfo(float).eps
+    tol = np.asarray(rcond)[..., None] * np.max(s, axis=-1, keepdims=True)
+    if np.any(s <= tol):
+        raise UndefinedGradientError(f"the gradient of {what} needs a matrix of full rank: the pseudo-inverse "
+                                     "jumps where the rank changes")
+
+
+@_facts.fresh
+def pinv_adjoint(g, a, y, rcond=None):
+    """The gradient of `a` in `y = np.linalg.pinv(a, rcond)` (full rank):
+    -y^T g y^T + (1 - a y) g^T y y^T + y^T y g^T (1 - y a)."""
+    a = np.asarray(a)
+    _full_rank(a, "np.linalg.pinv", rcond)
+    m, n = a.shape[-2:]
+    yt, gt = mT(y), mT(g)
+    return -yt @ g @ yt + (np.eye(m) - a @ y) @ gt @ (y @ yt) + (yt @ y) @ gt @ (np.eye(n) - y @ a)
+
+
+def lstsq_adjoint(g, a, b, y, rcond=None):
+    """The gradients `(a_bar, b_bar)` in `x, residuals, rank, s = np.linalg.lstsq(a, b)` (full
+    rank), from the gradients of `x`, `residuals` and `s` (the rank passes none)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    _full_rank(a, "np.linalg.lstsq", rcond)
+    gx, gres, _, gs = _parts(g, 4)
+    x, res = y[0], y[1]
+    vector = b.ndim == 1
+    b2 = b[:, None] if vector else b
+    x2 = np.asarray(x)[:, None] if vector else np.asarray(x)
+    ga, gb = np.zeros(a.shape), np.zeros(b2.shape)
+    if gx is not None:
+        gx2 = np.reshape(gx, x2.shape)
+        p = np.linalg.pinv(a)
+        gb = gb + mT(p) @ gx2
+        ga = ga + pinv_adjoint(gx2 @ mT(b2), a, p)
+    if gres is not None and np.size(res):
+        r = (b2 - a @ x2) * np.reshape(gres, (1, -1))
+        gb = gb + 2.0 * r
+        ga = ga - 2.0 * r @ mT(x2)
+    if gs is not None:
+        ga = ga + svd_adjoint(gs, a, y[3], compute_uv=False)
+    return ga, (gb[:, 0] if vector else gb)
+
+
+@_facts.fresh
+def matrix_power_adjoint(g, a, n):
+    """The gradient of `a` in `np.linalg.matrix_power(a, n)`: the sum over i of
+    (a^T)^i g (a^T)^(n-1-i); for n < 0 the same for inv(a), then through the inverse."""
+    a = np.asarray(a, dtype=float)
+    g = np.asarray(g, dtype=float)
+    n = int(n)
+    if n == 0:
+        return np.zeros(a.shape)
+    base = np.linalg.inv(a) if n < 0 else a
+    k = abs(n)
+    bt = mT(base)
+    powers = [np.broadcast_to(np.eye(a.shape[-1]), a.shape)]
+    for _ in range(k - 1):
+        powers.append(powers[-1] @ bt)
+    out = sum(powers[i] @ g @ powers[k - 1 - i] for i in range(k))
+    if n < 0:
+        out = -bt @ out @ bt
+    return out
+
+
+def field_adjoint(g, result, name: str):
+    """The gradient of a named tuple `result` (`np.linalg.eigh(a)`, `svd`, `qr`, `slogdet`, a
+    user's NamedTuple) from the gradient `g` of its field `name`: `g` there, None elsewhere."""
+    fields = getattr(type(result), "_fields", None)
+    if fields is None or name not in fields:
+        raise TypeError(f"reading `.{name}` of a {type(result).__name__}: only the fields of named tuples "
+                        "(such as the results of np.linalg.eigh, svd, qr, slogdet) have a gradient rule")
+    out = [None] * len(fields)
+    out[fields.index(name)] = g
+    return type(result)._make(out)
+
+
+# -- scipy (issue 15): the helpers of rules/scipy_*.py. SciPy is imported inside each helper, which
+#    runs only in a gradient of a program that called SciPy (so it is imported already) ------------
+
+@_facts.fresh
+def digamma(x):
+    """scipy.special.digamma (the derivative of gammaln)."""
+    from scipy import special
+    return special.digamma(x)
+
+
+@_facts.fresh
+def polygamma(n, x):
+    """scipy.special.polygamma (the derivatives of digamma)."""
+    from scipy import special
+    return _scalar(np.asarray(special.polygamma(n, x)))
+
+
+@_facts.fresh
+def ratio_or_zero(x, d):
+    """`x / d`, and 0 wherever `x` is 0 whatever `d` is (the derivative in y of xlogy(x, y) and
+    xlog1py(x, y), which are 0 for x == 0)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _scalar(np.where(np.asarray(x) == 0, 0.0, np.true_divide(x, d)))
+
+
+def logsumexp_adjoint(g, a, y, axis=None, b=None, keepdims=False, return_sign=False):
+    """The gradients `(a_bar, b_bar)` in `y = scipy.special.logsumexp(a, axis, b, keepdims,
+    return_sign)`: with s = sum(b exp(a)), d log|s| = (b exp(a) da + exp(a) db) / s, computed as
+    exp(a - y) (times the sign of s with `return_sign`)."""
+    a = np.asarray(a, dtype=float)
+    if return_sign:
+        r, sign = y[0], y[1]
+        g = None if g is None else g[0]
+    else:
+        r, sign = y, 1.0
+    if g is None:
+        return np.zeros(a.shape), (None if b is None else np.zeros(np.shape(b)))
+    shape = np.broadcast_shapes(a.shape, np.shape(b)) if b is not None else a.shape
+    nd = len(shape)
+    axes = _axes(axis, nd) if nd else ()
+
+    def expand(v):
+        v = np.asarray(v, dtype=float)
+        if not keepdims and axes:
+            v = np.expand_dims(v, axes)
+        return v
+    with np.errstate(invalid="ignore", over="ignore"):
+        e = np.exp(a - expand(r)) * (expand(sign) if return_sign else 1.0) * expand(g)
+    a_bar = e if b is None else e * b
+    b_bar = None if b is None else _runtime.unbroadcast(np.broadcast_to(e, shape), np.asarray(b))
+    return _scalar(_runtime.unbroadcast(np.broadcast_to(a_bar, shape), a)), b_bar
+
+
+def _trans_code(trans) -> int:
+    return {0: 0, 1: 1, 2: 1, "N": 0, "T": 1, "C": 1}[trans]
+
+
+def solve_triangular_adjoint(g, a, b, x, trans=0, lower=False, unit_diagonal=False):
+    """The gradients `(a_bar, b_bar)` in `x = scipy.linalg.solve_triangular(a, b, trans, lower,
+    unit_diagonal)`: b_bar = op(a)^-T g, op(a)_bar = -b_bar x^T, given to the triangle read (not
+    its diagonal with `unit_diagonal`)."""
+    from scipy import linalg
+    a, b = np.asarray(a), np.asarray(b)
+    t = _trans_code(trans)
+    vector = b.ndim == 1
+    gm = np.asarray(g, dtype=float)
+    xm = np.asarray(x, dtype=float)
+    if vector:
+        gm, xm = gm[..., None], xm[..., None]
+    bm_bar = linalg.solve_triangular(a, gm, trans=1 - t, lower=lower, unit_diagonal=unit_diagonal)
+    op_bar = -bm_bar @ mT(xm)
+    a_bar = op_bar if t == 0 else mT(op_bar)
+    a_bar = np.tril(a_bar) if lower else np.triu(a_bar)
+    if unit_diagonal:
+        a_bar = a_bar - _diag_embed(_diag_part(a_bar))
+    b_bar = bm_bar[..., 0] if vector else bm_bar
+    return _runtime.unbroadcast(a_bar, a), _runtime.unbroadcast(b_bar, b)
+
+
+def _flag(v) -> bool:
+    """cho_factor's `lower`: a bool, or one per matrix of a stack (all the same)."""
+    return bool(np.ravel(v)[0])
+
+
+def cho_factor_adjoint(g, a, y):
+    """The gradient of `a` in `(c, lower) = scipy.linalg.cho_factor(a, lower)`: the factor's
+    triangle through the Cholesky adjoint; the other triangle of `c` holds `a`'s own entries
+    (checked), so its gradient goes to them."""
+    c, lower = y[0], _flag(y[1])
+    gc = None if g is None else g[0]
+    a = np.asarray(a, dtype=float)
+    if gc is None:
+        return np.zeros(a.shape)
+    gc = np.asarray(gc, dtype=float)
+    tri = np.tril if lower else np.triu
+    factor_bar = tri(gc)
+    other_bar = gc - factor_bar
+    out = cholesky_adjoint(factor_bar, tri(c), upper=not lower)
+    if np.any(other_bar != 0):
+        other = c - tri(c)
+        if not np.array_equal(other, a - tri(a)):
+            raise UndefinedGradientError("the gradient of scipy.linalg.cho_factor through the triangle of its "
+                                         "result outside the factor is not defined (it holds no computed values)")
+        out = out + other_bar
+    return out
+
+
+def cho_solve_adjoint(g, c_and_lower, b, x):
+    """The gradients `((c_bar, None), b_bar)` in `x = scipy.linalg.cho_solve((c, lower), b)`,
+    x = (l l^T)^-1 b with `l` the triangle of `c`: b_bar = cho_solve(g), and with
+    m = -(b_bar x^T + x b_bar^T), l_bar = tril(m l) (lower) or u_bar = triu(u m) (upper)."""
+    from scipy import linalg
+    c, lower = c_and_lower[0], _flag(c_and_lower[1])
+    b = np.asarray(b)
+    vector = b.ndim == 1
+    gm = np.asarray(g, dtype=float)
+    xm = np.asarray(x, dtype=float)
+    if vector:
+        gm, xm = gm[..., None], xm[..., None]
+    bm_bar = linalg.cho_solve((c, c_and_lower[1]), gm)
+    m = -(bm_bar @ mT(xm) + xm @ mT(bm_bar))
+    if lower:
+        c_bar = np.tril(m @ np.tril(c))
+    else:
+        c_bar = np.triu(np.triu(c) @ m)
+    b_bar = bm_bar[..., 0] if vector else bm_bar
+    c_bar = _runtime.unbroadcast(c_bar, np.asarray(c))
+    return _runtime._rebuild(c_and_lower, [c_bar, None]), _runtime.unbroadcast(b_bar, b)
+
+
+@_facts.fresh
+def expm_adjoint(g, a):
+    """The gradient of `a` in `scipy.linalg.expm(a)`: the Frechet derivative of expm at a^T in
+    the direction g (scipy.linalg.expm_frechet), matrix by matrix for a stack."""
+    from scipy import linalg
+    a = np.asarray(a, dtype=float)
+    g = np.broadcast_to(np.asarray(g, dtype=float), a.shape)
+    out = np.zeros(a.shape)
+    for idx in np.ndindex(a.shape[:-2]):
+        out[idx] = linalg.expm_frechet(a[idx].T, g[idx], compute_expm=False)
+    return out
+
+
+# -- more of NumPy (issue 15): gathers, padding, splitting, joining, interpolation, nan-reductions --
+
+def _flat_axis(a, axis):
+    """(a moved so `axis` is last, the axis) for a gather along `axis` (None: the flat array)."""
+    a = np.asarray(a)
+    if axis is None:
+        return np.ravel(a), 0
+    return a, int(axis) % max(a.ndim, 1)
+
+
+@_facts.fresh
+def take_adjoint(g, a, indices, axis=None, mode="raise"):
+    """The gradient of `a` in `np.take(a, indices, axis, mode)`: `g` added back at the indices
+    (duplicates accumulate; 'wrap' and 'clip' indices as NumPy resolves them)."""
+    a = np.asarray(a)
+    n = a.size if axis is None else a.shape[int(axis) % a.ndim]
+    idx = np.asarray(indices)
+    if mode == "wrap":
+        idx = np.mod(idx, n)
+    elif mode == "clip":
+        idx = np.clip(idx, 0, n - 1)
+    if axis is None:
+        out = np.zeros(a.size, dtype=np.result_type(g, float))
+        np.add.at(out, idx, g)
+        return _scalar(out.reshape(a.shape))
+    ax = int(axis) % a.ndim
+    out = np.zeros(np.moveaxis(a, ax, 0).shape, dtype=np.result_type(g, float))
+    gm = np.moveaxis(np.asarray(g), tuple(range(ax, ax + idx.ndim)), tuple(range(idx.ndim)))
+    np.add.at(out, idx, gm)
+    return np.moveaxis(out, 0, ax)
+
+
+@_facts.fresh
+def take_along_axis_adjoint(g, arr, indices, axis):
+    """The gradient of `arr` in `np.take_along_axis(arr, indices, axis)` (duplicates accumulate;
+    `arr` broadcast against `indices` is summed back)."""
+    arr = np.asarray(arr)
+    g = np.asarray(g)
+    if axis is None:
+        out = np.zeros(arr.size, dtype=np.result_type(g, float))
+        np.add.at(out, np.asarray(indices), g)
+        return out.reshape(arr.shape)
+    ax = int(axis) % arr.ndim
+    idx = np.asarray(indices)
+    shape = g.shape
+    full = []
+    for d in range(arr.ndim):
+        if d == ax:
+            full.append(np.broadcast_to(idx, shape))
+        else:
+            grid = np.arange(shape[d]) if arr.shape[d] == shape[d] else np.zeros(shape[d], dtype=int)
+            full.append(np.broadcast_to(grid.reshape([-1 if k == d else 1 for k in range(arr.ndim)]), shape))
+    out = np.zeros(arr.shape, dtype=np.result_type(g, float))
+    np.add.at(out, tuple(full), g)
+    return out
+
+
+_PAD_GATHERS = ("constant", "edge", "reflect", "symmetric", "wrap")
+
+
+def pad_adjoint(g, array, pad_width, mode="constant", constant_values=0):
+    """The gradients `(array_bar, constant_values_bar)` in `np.pad(array, pad_width, mode,
+    constant_values=...)`: every padding mode that copies entries (constant, edge, reflect,
+    symmetric, wrap) is a gather, found by padding the entries' positions the same way (and, for
+    'constant', a code per axis and side where the constants go)."""
+    if mode not in _PAD_GATHERS:
+        raise NotImplementedError(f"no gradient for np.pad(mode={mode!r}); the modes with one are {_PAD_GATHERS}")
+    array = np.asarray(array)
+    nd = array.ndim
+    positions = np.arange(array.size).reshape(array.shape)
+    if mode == "constant":
+        codes = -1 - np.arange(2 * nd).reshape(nd, 2)  # -1 - (2 axis + side)
+        where = np.pad(positions, pad_width, mode="constant", constant_values=codes if nd else -1)
+    else:
+        where = np.pad(positions, pad_width, mode=mode)
+    gg = np.ravel(np.broadcast_to(g, where.shape))
+    flat = where.ravel()
+    inside = flat >= 0
+    array_bar = np.bincount(flat[inside], weights=gg[inside], minlength=array.size).reshape(array.shape)
+    if mode != "constant":
+        return _scalar(array_bar), 0.0
+    bar = np.bincount(-1 - flat[~inside], weights=gg[~inside], minlength=max(2 * nd, 1))[:max(2 * nd, 1)]
+    cv = np.asarray(constant_values, dtype=float)
+    if cv.ndim == 0 or cv.size == 1:
+        return _scalar(array_bar), _scalar(np.reshape(np.sum(bar), cv.shape))
+    return _scalar(array_bar), _runtime.unbroadcast(bar.reshape(nd, 2), cv)
+
+
+def split_adjoint(g, ary, y, axis=0):
+    """The gradient of `ary` in `np.split(ary, ...)` (and array_split, hsplit, vsplit, dsplit):
+    the pieces' gradients joined back along `axis` (a piece without one, zeros)."""
+    parts = _parts(g, len(y))
+    pieces = [np.zeros(np.shape(p)) if q is None else np.asarray(q, dtype=float) for p, q in zip(y, parts)]
+    return np.concatenate(pieces, axis=axis) if pieces else np.zeros(np.shape(ary))
+
+
+def hsplit_axis(ary):
+    """The axis np.hsplit splits: 1, or 0 for a vector."""
+    return 0 if np.ndim(ary) == 1 else 1
+
+
+def append_adjoint(g, arr, values, axis=None):
+    """The gradients `(arr_bar, values_bar)` in `np.append(arr, values, axis)`."""
+    if axis is None:
+        flat = np.ravel(g)
+        n = np.size(arr)
+        return _scalar(np.reshape(flat[:n], np.shape(arr))), _scalar(np.reshape(flat[n:], np.shape(values)))
+    n = np.shape(arr)[axis]
+    first, second = np.split(np.asarray(g), [n], axis=axis)
+    return first, np.reshape(second, np.shape(values))
+
+
+def column_stack_adjoint(g, tup):
+    """The gradients of the items of `tup` in `np.column_stack(tup)` (vectors are columns)."""
+    promoted = [np.asarray(a)[:, None] if np.ndim(a) < 2 else np.asarray(a) for a in tup]
+    return _split(g, tup, promoted, 1)
+
+
+def dstack_adjoint(g, tup):
+    """The gradients of the items of `tup` in `np.dstack(tup)`."""
+    return _split(g, tup, [np.atleast_3d(a) for a in tup], 2)
+
+
+def kron_adjoint(g, a, b):
+    """The gradients `(a_bar, b_bar)` in `np.kron(a, b)`: with both brought to the same rank,
+    kron(a, b) reshaped to (a0, b0, a1, b1, ...) is the outer product."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    nd = max(a.ndim, b.ndim)
+    a2 = a.reshape((1,) * (nd - a.ndim) + a.shape)
+    b2 = b.reshape((1,) * (nd - b.ndim) + b.shape)
+    inter = [s for pair in zip(a2.shape, b2.shape) for s in pair]
+    g4 = np.reshape(g, inter)
+    a_axes = tuple(range(0, 2 * nd, 2))
+    b_axes = tuple(range(1, 2 * nd, 2))
+    a_exp = np.expand_dims(a2, b_axes)
+    b_exp = np.expand_dims(b2, a_axes)
+    return _scalar(np.sum(g4 * b_exp, axis=b_axes).reshape(a.shape)), _scalar(np.sum(g4 * a_exp, axis=a_axes).reshape(b.shape))
+
+
+def cross_adjoint(g, a, b):
+    """The gradients `(a_bar, b_bar)` in `c = np.cross(a, b)` (vectors along the last axis; 2-vectors
+    as 3-vectors with a zero third component): a_bar = b x g, b_bar = g x a."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+
+    def three(v):
+        return np.concatenate([v, np.zeros(v.shape[:-1] + (1,))], -1) if v.shape[-1] == 2 else v
+    a3, b3 = three(a), three(b)
+    g = np.asarray(g, dtype=float)
+    if a.shape[-1] == 2 and b.shape[-1] == 2:  # c is the z component alone
+        g = np.stack([np.zeros(g.shape), np.zeros(g.shape), g], -1)
+    ga = np.cross(b3, g)[..., :a.shape[-1]]
+    gb = np.cross(g, a3)[..., :b.shape[-1]]
+    return _runtime.unbroadcast(ga, a), _runtime.unbroadcast(gb, b)
+
+
+def interp_adjoint(g, x, xp, fp, left=None, right=None):
+    """The gradients `(x_bar, xp_bar, fp_bar, left_bar, right_bar)` in `np.interp(x, xp, fp, left,
+    right)` (xp increasing). At a knot, where the function has a kink, the derivative in `x` (and
+    in `xp`) is the mean of the two one-sided ones (the central difference's limit); beyond the
+    ends the result is constant."""
+    x = np.asarray(x, dtype=float)
+    xp, fp = np.asarray(xp, dtype=float), np.asarray(fp, dtype=float)
+    g = np.broadcast_to(np.asarray(g, dtype=float), x.shape)
+    n = xp.size
+    gx = np.zeros(x.shape)
+    gxp, gfp = np.zeros(n), np.zeros(n)
+    gleft = gright = 0.0
+    below, above = x < xp[0], x > xp[-1]
+    if left is None:
+        gfp[0] += np.sum(g[below])
+    else:
+        gleft = np.sum(g[below])
+    if right is None:
+        gfp[-1] += np.sum(g[above])
+    else:
+        gright = np.sum(g[above])
+    inside = ~(below | above)
+    xi, gi = x[inside], g[inside]
+    for side, weight in (("left", 0.5), ("right", 0.5)):
+        j = np.searchsorted(xp, xi, side=side) - 1  # the segment [xp[j], xp[j+1]] on that side
+        flat = (j < 0) | (j >= n - 1)  # beyond an end: constant
+        jj = np.clip(j, 0, max(n - 2, 0))
+        if n < 2:
+            gfp[0] += weight * np.sum(gi)
+            continue
+        h = xp[jj + 1] - xp[jj]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            slope = np.where(h > 0, (fp[jj + 1] - fp[jj]) / h, 0.0)
+            t = np.where(h > 0, (xi - xp[jj]) / h, 0.0)
+        # the constant piece at an end reads the end value (fp[0] at x == xp[0], fp[-1] at xp[-1])
+        end = np.where(j < 0, 0, n - 1)
+        w = np.where(flat, 0.0, weight * gi)
+        np.add.at(gfp, end[flat], weight * gi[flat])
+        gx[inside] += w * slope
+        np.add.at(gfp, jj, w * (1.0 - t))
+        np.add.at(gfp, jj + 1, w * t)
+        np.add.at(gxp, jj, -w * slope * (1.0 - t))
+        np.add.at(gxp, jj + 1, -w * slope * t)
+    return _scalar(gx), gxp, gfp, gleft, gright
+
+
+def trapezoid_adjoint(g, y, x=None, dx=1.0, axis=-1):
+    """The gradients `(y_bar, x_bar, dx_bar)` in `np.trapezoid(y, x, dx, axis)` =
+    sum(d * (y[1:] + y[:-1]) / 2) with d = diff(x) (or dx)."""
+    y = np.asarray(y, dtype=float)
+    ax = int(axis) % y.ndim
+    G = np.expand_dims(np.asarray(g, dtype=float), ax)
+    n = y.shape[ax]
+
+    def cut(v, start, stop):
+        index = [slice(None)] * v.ndim
+        index[ax if v.ndim == y.ndim else 0] = slice(start, stop)
+        return v[tuple(index)]
+    s = (cut(y, 1, n) + cut(y, 0, n - 1)) / 2.0
+    if x is None:
+        d = dx
+    else:
+        xa = np.asarray(x, dtype=float)
+        d = np.diff(xa, axis=ax if xa.ndim == y.ndim else 0)
+        if xa.ndim == 1 and y.ndim > 1:
+            d = d.reshape([-1 if k == ax else 1 for k in range(y.ndim)])
+    s_bar = G * d
+    y_bar = np.zeros(y.shape)
+    pad_hi = [(0, 0)] * y.ndim
+    pad_lo = [(0, 0)] * y.ndim
+    pad_hi[ax], pad_lo[ax] = (1, 0), (0, 1)
+    y_bar = y_bar + np.pad(np.broadcast_to(s_bar / 2.0, s.shape), pad_hi) + np.pad(np.broadcast_to(s_bar / 2.0, s.shape), pad_lo)
+    d_bar = G * s
+    x_bar = None
+    dx_bar = 0.0
+    if x is None:
+        dx_bar = _runtime.unbroadcast(np.sum(d_bar), np.asarray(dx)) if np.ndim(dx) == 0 else \
+            _runtime.unbroadcast(d_bar, np.asarray(dx))
+    else:
+        xa = np.asarray(x, dtype=float)
+        if xa.ndim == 1 and y.ndim > 1:
+            d_bar = np.sum(d_bar, axis=tuple(k for k in range(y.ndim) if k != ax))
+            xax = 0
+        else:
+            d_bar = _runtime.unbroadcast(d_bar, np.diff(xa, axis=ax))
+            xax = ax
+        hi = [(0, 0)] * xa.ndim
+        lo = [(0, 0)] * xa.ndim
+        hi[xax], lo[xax] = (1, 0), (0, 1)
+        x_bar = np.pad(d_bar, hi) - np.pad(d_bar, lo)
+    return _scalar(y_bar), x_bar, dx_bar
+
+
+def polyval_adjoint(g, p, x):
+    """The gradients `(p_bar, x_bar)` in `np.polyval(p, x)` (coefficients highest power first)."""
+    p = np.asarray(p, dtype=float)
+    x = np.asarray(x, dtype=float)
+    n = p.shape[0]
+    g = np.asarray(g, dtype=float)
+    powers = np.asarray(x)[..., None] ** np.arange(n - 1, -1, -1)
+    p_bar = np.tensordot(np.broadcast_to(g, x.shape), powers, axes=x.ndim)
+    dp = p[:-1] * np.arange(n - 1, 0, -1)
+    x_bar = g * (np.polyval(dp, x) if n > 1 else 0.0)
+    return p_bar, _scalar(np.asarray(x_bar))
+
+
+def sinc_derivative(x):
+    """d/dx sinc(x) = (cos(pi x) - sinc(x)) / x, 0 at x = 0."""
+    x = np.asarray(x, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d = np.where(x == 0, 0.0, (np.cos(np.pi * x) - np.sinc(x)) / np.where(x == 0, 1.0, x))
+    return _scalar(d)
+
+
+def nan_reduction_adjoint(g, a, axis=None, keepdims=False, mean=False):
+    """The gradient of `a` in `np.nansum(a, axis)` (or `nanmean`): the reduction's over the entries
+    that are not nan, none to the nan entries."""
+    a = np.asarray(a, dtype=float)
+    keep = ~np.isnan(a)
+    ge = _expand(g, a, axis, keepdims)
+    if mean:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ge = ge / np.sum(keep, axis=axis, keepdims=True)
+    return _scalar(np.where(keep, ge, 0.0))
+
+
+def median_adjoint(g, a, y, axis=None, keepdims=False):
+    """The gradient of `a` in `y = np.median(a, axis)`: the middle value (the two middle ones, half
+    each, for an even count) gets the gradient, split equally among the entries equal to it (as
+    ties of `max`)."""
+    a = np.asarray(a, dtype=float)
+    if a.ndim == 0:
+        return g
+    axes = _axes(axis, a.ndim)
+    rest = [k for k in range(a.ndim) if k not in axes]
+    moved = np.transpose(a, rest + list(axes))
+    flat = moved.reshape(moved.shape[:len(rest)] + (-1,))
+    m = flat.shape[-1]
+    s = np.sort(flat, axis=-1)
+    lo, hi = s[..., (m - 1) // 2, None], s[..., m // 2, None]
+    hit_lo, hit_hi = flat == lo, flat == hi
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = 0.5 * hit_lo / np.sum(hit_lo, -1, keepdims=True) + 0.5 * hit_hi / np.sum(hit_hi, -1, keepdims=True)
+    gg = np.reshape(g, flat.shape[:-1] + (1,))
+    out = (share * gg).reshape(moved.shape)
+    return np.transpose(out, inverse_permutation(rest + list(axes)))

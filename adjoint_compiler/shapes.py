@@ -26,7 +26,8 @@ ELEMENTWISE = {operator.add, operator.sub, operator.mul, operator.truediv, opera
 REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.std, np.var}
 REDUCING_METHODS = {"sum", "mean", "prod", "max", "min", "std", "var"}
 SCALAR_RESULTS = {float, int, len, math.fsum}
-SAME_SHAPE = {np.copy, np.array, np.asarray, np.zeros_like, np.ones_like, np.empty_like, Buffer}
+SAME_SHAPE = {np.copy, np.array, np.asarray, np.zeros_like, np.ones_like, np.empty_like, Buffer, Buffer.zeros_like}
+FROM_LENGTH = {np.zeros, np.ones, np.empty, np.full, Buffer.zeros}  # (n, ...) -> an array of n numbers
 
 
 class GlobalArray:
@@ -54,16 +55,29 @@ def is_elementwise(prim) -> bool:
     return prim in ELEMENTWISE or (isinstance(prim, np.ufunc) and prim.nout == 1 and prim.signature is None)
 
 
+class Classes(dict):
+    """{Var: shape class}, with `lengths`: the integers that are an array's length (Shapes)."""
+
+    lengths: dict = {}  # noqa: RUF012 (replaced per instance by Shapes)
+
+
 class Shapes:
     def __init__(self, params: dict, ranks: dict | None = None):
-        self.known: dict = dict(params)
+        self.known: dict = Classes(params)
         self.ranks: dict = dict(ranks or {})
         self.ints: set = set()  # Vars that surely hold an integer (never a bool): loop counters, len(...)
         self.shape_tuples: set = set()  # Vars holding a `.shape`
+        self.refuted: set = set()  # loop params whose rank differs between iterations
+        self.shape_bases: dict = {}  # Var holding `x.shape` -> x
+        self.items: dict = {}  # Var holding a tuple or list display -> its items
+        # integer Var -> (class, rank, offset): it is `len(x) + offset` for x of that class and rank
+        self.lengths: dict = dict(getattr(params, "lengths", {}))
+        self.known.lengths = self.lengths
 
     def state(self) -> tuple:
         """Everything `block` reads: the same state gives the same result."""
-        return dict(self.known), dict(self.ranks), frozenset(self.ints), frozenset(self.shape_tuples)
+        return (dict(self.known), dict(self.ranks), frozenset(self.ints), frozenset(self.shape_tuples),
+                frozenset(self.refuted), dict(self.lengths))
 
     def rank(self, op):
         if isinstance(op, ir.Var):
@@ -73,16 +87,27 @@ class Shapes:
             return 0
         return np.ndim(op.value) if isinstance(op, (ir.Const, ir.Global)) and token is not None else None
 
+    def numbers(self, s: ir.Assign):
+        """k for `np.array([a, b, ...])` of k scalars (a vector of shape (k,)), else None."""
+        if s.prim in (np.array, np.asarray) and len(s.args) == 1 and set(s.kwargs) <= {"dtype"} \
+                and _numeric_dtype(s.kwargs.get("dtype")) and s.args[0] in self.items:
+            items = self.items[s.args[0]]
+            if items and all(self.rank(q) == 0 for q in items):
+                return len(items)
+        return None
+
     def statement_rank(self, s: ir.Assign):
         """The ndim of an Assign's result, where the argument ranks determine it."""
         p = s.prim
+        if self.numbers(s) is not None:
+            return 1
         ranks = [self.rank(a) for a in s.args]
         if is_elementwise(p) and not s.kwargs and ranks and None not in ranks:
             return max(ranks)
         if p in (operator.matmul, np.matmul, np.dot) and len(ranks) == 2 and ranks[0] in (1, 2) \
                 and ranks[1] in (1, 2):
             return ranks[0] + ranks[1] - 2
-        if p in (np.zeros, np.ones, np.empty, np.full) and s.args and self.rank(s.args[0]) == 0 \
+        if p in FROM_LENGTH and s.args and self.rank(s.args[0]) == 0 \
                 and _integral(s.args[0], self.ints) and len(s.args) == (2 if p is np.full else 1) \
                 and _numeric_dtype(s.kwargs.get("dtype")):
             return 1  # a length: a 1-d array of numbers
@@ -123,12 +148,14 @@ class Shapes:
 
     def assign(self, s: ir.Assign):
         p = s.prim
+        if self.numbers(s) is not None:
+            return ("vector", self.numbers(s))  # every vector of k numbers has shape (k,)
         if is_elementwise(p) and not s.kwargs:
             tokens = [self.of(a) for a in s.args]
             if None in tokens:
-                return None
+                return s.target  # a shape of its own (what is computed from it elementwise shares it)
             arrays = {t for t in tokens if t != 0}
-            return 0 if not arrays else (arrays.pop() if len(arrays) == 1 else None)
+            return 0 if not arrays else (arrays.pop() if len(arrays) == 1 else s.target)
         if p in REDUCTIONS or (isinstance(p, ir.Method) and p.name in REDUCING_METHODS):
             axis, keep = _axis_keepdims(s)
             if isinstance(axis, ir.Const) and axis.value is None and isinstance(keep, ir.Const) \
@@ -138,20 +165,56 @@ class Shapes:
             return 0
         if p in ir.WRITES or p is ir.OWN or _same_shape(s) or (isinstance(p, ir.Method) and p.name == "copy"):
             return self.of(s.args[0]) if self.of(s.args[0]) is not None else s.target
+        if p in FROM_LENGTH and s.args and s.args[0] in self.lengths and len(s.args) == (2 if p is np.full else 1) \
+                and _numeric_dtype(s.kwargs.get("dtype")) and set(s.kwargs) <= {"dtype"}:
+            token, rank, offset = self.lengths[s.args[0]]
+            if rank == 1 and offset == 0:
+                return token  # `np.zeros(len(x))` of a vector x: x's shape
         if p is operator.getitem:
             sliced = self.slice_class(s.args[0], s.args[1])
             if sliced is not None:
                 return sliced
         return s.target  # a shape of its own
 
+    def length(self, s: ir.Assign):
+        """(class, rank, offset) when the integer `s` computes is `len(x) + offset` for an array x
+        (`len(x)`, `x.shape[0]`, `n - 1` of such an n), else None."""
+        p, args = s.prim, s.args
+        if p is len and len(args) == 1 and not s.kwargs:
+            base = args[0]
+        elif p is operator.getitem and args[0] in self.shape_bases and isinstance(args[1], ir.Const) \
+                and args[1].value == 0:
+            base = self.shape_bases[args[0]]
+        elif p in (operator.add, operator.sub) and len(args) == 2 and args[0] in self.lengths \
+                and isinstance(args[1], ir.Const) and type(args[1].value) is int:
+            token, rank, offset = self.lengths[args[0]]
+            return token, rank, offset + (args[1].value if p is operator.add else -args[1].value)
+        else:
+            return None
+        token, rank = self.of(base), self.rank(base)
+        return (token, rank, 0) if token not in (None, 0) and rank else None
+
+    def _stop(self, op, token):
+        """A slice's stop as a constant (None: the end) where it is one: a literal, or the length
+        of the sliced arrays' first axis less 0, 1 or 2 (`n`, `n - 1`, `n - 2` are `None`, `-1`,
+        `-2` for every length: a larger offset differs from its negative literal for short
+        arrays); else '?'."""
+        if isinstance(op, ir.Const):
+            return op.value
+        length = self.lengths.get(op)
+        if length is not None and length[0] == token and -2 <= length[2] <= 0:
+            return length[2] or None
+        return "?"
+
     def slice_class(self, base, index):
         """`x[a:]`, `x[a:-b]`, `x[:-b]` along the first axis with constant bounds: the class of
         every such slice of `x` that drops the same number of entries, e.g. `u[2:]`, `u[1:-1]`,
-        `u[:-2]` of one `u` all share a class."""
+        `u[:-2]` of one `u` all share a class (and `u[1:n - 1]` for `n = len(u)` with them)."""
         token = self.of(base)
         if token in (None, 0) or not (isinstance(index, ir.Struct) and index.kind == "slice"):
             return None
-        lo, hi, step = (p.value if isinstance(p, ir.Const) else "?" for p in index.items)
+        lo, step = (p.value if isinstance(p, ir.Const) else "?" for p in (index.items[0], index.items[2]))
+        hi = self._stop(index.items[1], token)
         if step not in (None, 1) or lo == "?" or hi == "?":
             return None
         lo = lo or 0
@@ -166,17 +229,35 @@ class Shapes:
                 if s.target is not None:
                     if s.prim == ir.Attr("shape") or s.prim is np.shape:
                         self.shape_tuples.add(s.target)
-                    if _integer_result(s, self.ints, self.shape_tuples):
+                        self.shape_bases[s.target] = s.args[0]
+                    if s.prim in (ir.BUILD_LIST, ir.BUILD_TUPLE):
+                        self.items[s.target] = s.args
+                    integer = _integer_result(s, self.ints, self.shape_tuples)
+                    if integer:
                         self.ints.add(s.target)
-                    rank = self.statement_rank(s)
+                        length = self.length(s)
+                        if length is not None:
+                            self.lengths[s.target] = length
+                        else:
+                            self.lengths.pop(s.target, None)
+                    rank = 0 if integer else self.statement_rank(s)
                     if rank is not None:
                         self.ranks[s.target] = rank
+                    elif s.target in self.ranks:  # (an operand's rank was refuted since)
+                        del self.ranks[s.target]
+                        changed = True
                     changed |= self.set(s.target, 0 if rank == 0 else self.assign(s))
             elif isinstance(s, ir.If):
                 changed |= self.block(s.body) | self.block(s.orelse)
                 for out, a, b in zip(s.outputs, s.body_results, s.orelse_results):
                     ta, tb = self.of(a), self.of(b)
                     changed |= self.set(out, ta if ta == tb and ta is not None else out)
+                    ra, rb = self.rank(a), self.rank(b)
+                    if ra is not None and ra == rb:
+                        self.ranks[out] = ra
+                    elif out in self.ranks:
+                        del self.ranks[out]
+                        changed = True
             elif isinstance(s, ir.Loop):
                 if s.target is not None:
                     self.ints.add(s.target)  # a counter over a range
@@ -184,7 +265,7 @@ class Shapes:
                 for p, i in zip(s.params, s.inits):
                     if p not in self.known:
                         changed |= self.set(p, self.of(i) if self.of(i) is not None else p)
-                    if self.rank(i) is not None and p not in self.ranks:
+                    if self.rank(i) is not None and p not in self.ranks and p not in self.refuted:
                         self.ranks[p] = self.rank(i)
 
                 def step(_, s=s):
@@ -195,6 +276,7 @@ class Shapes:
                             self.set(p, p)  # differs across iterations: a class of its own
                         if p in self.ranks and self.rank(n) != self.ranks[p]:
                             del self.ranks[p]
+                            self.refuted.add(p)  # its rank changes across iterations
                     return self.state()
 
                 # (compared by their state: the entry of an inner loop gives its params their inits'
@@ -262,14 +344,17 @@ def _integer_result(s: ir.Assign, ints: set, shape_tuples: set) -> bool:
         return False
 
 
-def infer(fn: ir.Function, param_ranks: dict) -> tuple:
+def infer(fn: ir.Function, param_ranks: dict, ints: set | None = None) -> tuple:
     """({Var: shape class}, {Var: ndim}) for the values whose class or rank is known;
-    `param_ranks` maps each parameter to its ndim (or None when not an array or scalar)."""
+    `param_ranks` maps each parameter to its ndim (or None when not an array or scalar).
+    `ints`, when given, receives the Vars that surely hold integers."""
     shapes = Shapes({p: (0 if r == 0 else p) for p, r in param_ranks.items() if r is not None},
                     {p: r for p, r in param_ranks.items() if r is not None})
     # (compared by their state, as around loops)
     fixpoint(lambda state: (shapes.block(fn.body), shapes.state())[1], shapes.state(), _rounds(fn.body),
              "shape classes")
+    if ints is not None:
+        ints |= shapes.ints
     return shapes.known, shapes.ranks
 
 

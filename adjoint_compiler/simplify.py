@@ -10,9 +10,11 @@ Guarantees on the output (a list of `Code` and `BIf`):
 """
 from __future__ import annotations
 
+import copy
+
 import gast
 
-from . import ir, rtcall, runtime
+from . import ir, rtcall, runtime, sink
 from .backward import Accum, BIf, BLoop, Code, Mark, Raw, Reset, Restore, counted
 from .fixpoint import fixpoint
 from .printing import operand as operand_text
@@ -113,10 +115,12 @@ class Resolver:
     by one name only, so they may be updated in place): `x_bar += e`, `rt.add_at(x_bar, idx, g)`
     and in-place zeroing of overwritten slots are used only on owned arrays."""
 
-    def __init__(self, names: dict):
+    def __init__(self, names: dict, zeros: dict | None = None, scalars: set = frozenset()):
         self.names = names  # Var -> adjoint name
         self.adjoint_of = {n: v for v, n in names.items()}
         self.adjoint_names = set(self.adjoint_of)
+        self.zero_values = zeros or {}  # adjoint name -> its zero, where not rt.zeros_like(value)
+        self.scalars = scalars  # adjoint names of values known to be scalars (never updated in place)
 
     def accumulate(self, s: Accum, name: str, defined: set, owned: set):
         """The statement adding `s.expr` into `name`, and `name`'s ownership after it."""
@@ -156,7 +160,11 @@ class Resolver:
         owned = set() if owned is None else owned
         out: list = []
         dropped: set = set()  # locals of rule statements dropped for reading a zero adjoint
-        for s in stmts:
+        stmts = list(stmts)
+        k = 0
+        while k < len(stmts):
+            s = stmts[k]
+            k += 1
             if isinstance(s, Accum):
                 name = self.names[s.var]
                 if (loads(s.expr) & self.adjoint_names) - defined or _overwrites_all(s.expr) \
@@ -168,7 +176,12 @@ class Resolver:
                     dropped |= stores(s.stmt)[0] - self.adjoint_names  # a rule's local made from a zero
                     continue
                 defined |= stores(s.stmt)[0] & self.adjoint_names
+                source = s.stmt.value.id if s.transfer and isinstance(s.stmt.value, gast.Name) else None
+                handed = source in owned
                 owned -= set().union(*stores(s.stmt))
+                if handed:  # `held = x_bar`, x_bar dead after: the array changes hands
+                    owned.discard(source)
+                    owned |= stores(s.stmt)[0]
                 out.append(Code(s.stmt, s.loc))
             elif isinstance(s, Reset):
                 defined.discard(self.names[s.var])
@@ -183,6 +196,11 @@ class Resolver:
                 d_body, d_else = set(defined), set(defined)
                 o_body, o_else = set(owned), set(owned)
                 body, orelse = self.block(s.body, d_body, o_body), self.block(s.orelse, d_else, o_else)
+                moved = sink.split(stmts[k:], d_body, d_else, self.names, self.adjoint_names)
+                if moved:  # what reads a gradient only one branch defines runs in that branch
+                    body += self.block(moved[0], d_body, o_body)  # (resolution goes on where it stopped)
+                    orelse += self.block(moved[1], d_else, o_else)
+                    stmts[k:] = moved[2]
                 for name in sorted(d_body - d_else):
                     orelse.append(self.zeros(name, s.loc))
                     o_else.add(name)
@@ -202,11 +220,21 @@ class Resolver:
         loop = s.loop
         carried = [self.names[p] for p in loop.params if p in self.names]
         local = {self.names[v] for v in ir.defined_in(loop.body) | {loop.target} if v in self.names}
+        local |= {self.names[v] for slot in s.slots for v in (slot.var, slot.rest) if v in self.names}
+        # a slot-local array's adjoint is defined by an iteration only if it was on entry
+        lent = {self.names[slot.param] for slot in s.slots if not slot.write_back and slot.param in self.names}
+        carried = [name for name in carried if name not in lent]
         before = []
         for name in carried + sorted(self.accumulated(s.body) - local - set(carried)):
             if name not in defined:
+                if name in lent:
+                    continue
                 before.append(self.zeros(name, s.loc))
                 defined.add(name)
+                owned.add(name)
+            elif name not in owned and self.adjoint_of[name].kind == "num" and name not in self.scalars:
+                # shared (or a read-only broadcast): one private copy here, not one per iteration
+                before.append(Code(_assign(name, rt_call(runtime.private, _name(name))), s.loc))
                 owned.add(name)
         # An array owned at the top of an iteration must still be owned at its end (the next
         # iteration starts there): shrink the assumption until it holds.
@@ -225,7 +253,7 @@ class Resolver:
         start = fixpoint(iteration, frozenset(owned - local), len(owned) + 2,
                          "ownership of adjoints around a loop")
         owned.intersection_update(start)
-        return before + [BLoop(loop, result, s.loc)]
+        return before + [BLoop(loop, result, s.loc, s.slots)]
 
     def accumulated(self, stmts) -> set:
         """Adjoint names that `stmts` add to or write into."""
@@ -240,6 +268,8 @@ class Resolver:
         return out
 
     def zeros(self, name: str, loc) -> Code:
+        if name in self.zero_values:
+            return Code(_assign(name, copy.deepcopy(self.zero_values[name])), loc)
         var = self.adjoint_of[name]
         return Code(_assign(name, rt_call(runtime.zeros_like, _name(var.name))), loc)
 
@@ -280,14 +310,31 @@ def _shape_args(node, dtypes: bool = False):
             yield from ((n, i) for i in facts.shape_only if len(n.args) > i and isinstance(n.args[i], gast.Name))
 
 
-def shapes_from_params(backward: list, classes: dict, params: list, top: list = ()) -> None:
+def shapes_from_params(backward: list, classes: dict, params: list, top: list = (), body: list = ()) -> None:
     """Where the backward pass reads a value only for its shape and a parameter surely has that
-    shape, read the parameter instead, or else a top-level value (of `top`) it reads anyway: the
-    value need not be computed or kept for it."""
+    shape, read the parameter instead, or else a top-level value (of `top`) it reads anyway, or
+    else the operand of the same shape it was computed from elementwise (of `body`, the forward
+    IR: defined before it, so it holds that iteration's value wherever it does): the value need
+    not be computed or kept for it."""
     read = _value_reads(backward)
     sources = list(params) + [v for v in top if v.name in read and v not in params]
     by_class = {classes[v]: v.name for v in reversed(sources) if classes.get(v) not in (None, 0)}
     by_name = {v.name: by_class[t] for v, t in classes.items() if t in by_class}
+    defs = {s.target: s for s in ir.walk(body) if isinstance(s, ir.Assign) and s.target is not None}
+    for v, token in classes.items():
+        if token in (None, 0) or v.name in by_name:
+            continue
+        source, seen = v, set()
+        while source not in seen:  # down a chain of elementwise operations that keep the shape
+            seen.add(source)
+            s = defs.get(source)
+            same = [a for a in s.args if isinstance(a, ir.Var) and a.kind == "num" and classes.get(a) == token] \
+                if s is not None and is_elementwise(s.prim) and not s.kwargs else []
+            if not same:
+                break
+            source = same[0]
+        if source is not v:
+            by_name[v.name] = source.name
     _read_shapes_from(backward, by_name)
 
 
@@ -427,13 +474,15 @@ def prune(stmts, live: set) -> tuple:
     return kept, live
 
 
-def simplify(backward: list, adjoint_names: dict, seeded: set, returned: set, views=None) -> tuple:
+def simplify(backward: list, adjoint_names: dict, seeded: set, returned: set, views=None,
+             zeros: dict | None = None, scalars: set = frozenset()) -> tuple:
     """(backward code, primal and adjoint names it reads on entry).
 
     `adjoint_names` maps Var -> adjoint name; `seeded` are the adjoints defined before the backward
     pass (the result's); `returned` the adjoint names the gradient function returns, and `defined`
-    tells which of those exist at the end."""
-    resolver = Resolver(adjoint_names)
+    tells which of those exist at the end. `zeros` maps adjoint names to their zero where it is
+    not `rt.zeros_like` of the value; `scalars` are the adjoint names of known scalars."""
+    resolver = Resolver(adjoint_names, zeros, scalars)
     defined = set(seeded)
     code = resolver.block(backward, defined)
     code, _ = prune_restores(code, set(), views or {})
@@ -441,7 +490,7 @@ def simplify(backward: list, adjoint_names: dict, seeded: set, returned: set, vi
     return code, live_in, defined
 
 
-def forward_needed(fn: ir.Function, needed: set, shaped: set | None = None) -> tuple:
+def forward_needed(fn: ir.Function, needed: set, shaped: set | None = None, may_raise=None) -> tuple:
     """(the primal statements needed to produce the Var names in `needed` (and side
     effects), {stmt: operands} for top-level ones that need only compute the shape of a name in
     `shaped`: the values (or parameters) whose broadcast shape it has, through any chain of such
@@ -457,8 +506,9 @@ def forward_needed(fn: ir.Function, needed: set, shaped: set | None = None) -> t
             return None
         if is_elementwise(s.prim):
             return "broadcast"
-        if s.prim in SAME_SHAPE or s.prim in ir.WRITES \
-                or (isinstance(s.prim, ir.Method) and s.prim.name == "copy" and len(s.args) == 1):
+        # (a write only where it cannot raise, for an index out of bounds or too many items)
+        if s.prim in SAME_SHAPE or (isinstance(s.prim, ir.Method) and s.prim.name == "copy" and len(s.args) == 1) \
+                or (s.prim in ir.WRITES and may_raise is not None and not may_raise(s)):
             return "same"
         return None
 
@@ -476,8 +526,10 @@ def forward_needed(fn: ir.Function, needed: set, shaped: set | None = None) -> t
                                   for v in ir.operand_vars(op))
                     continue
                 # a call without a rule (on constants only, see activity) may have side effects
-                # (`rng.normal()` advances the generator): it runs even when its value is unused
-                if s.target is None or s.rule is None or want(s.target.name):
+                # (`rng.normal()` advances the generator), and a write may raise (an index out of
+                # bounds, too many items): they run even when their values are unused
+                write = s.prim in ir.WRITES and (may_raise is None or may_raise(s))
+                if s.target is None or s.rule is None or write or want(s.target.name):
                     if s.target is not None:
                         needed.add(s.target.name)
                     keep.add(s)

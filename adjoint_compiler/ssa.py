@@ -31,6 +31,7 @@ from .normalize import normalize
 from .python_lowering import runtime_markers
 
 RETURN = "<return>"
+ARGUMENT = "__argument "  # `build(track_arguments=True)`: the name following an argument's array
 
 BINARY = {
     gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul, gast.Div: operator.truediv,
@@ -268,9 +269,10 @@ class SSABuilder:
         elif isinstance(s, gast.Assign) and getattr(s, "in_place", False) and self.has_views(s.targets[0].id):
             self.update_base(s.targets[0].id, s, out)
         elif isinstance(s, gast.Assign):
-            if getattr(s, "in_place", False):
-                self.note_in_place(s.targets[0].id, s)
+            followers = self.note_in_place(s.targets[0].id, s) if getattr(s, "in_place", False) else []
             self.assign(s.targets[0].id, s.value, s, out)
+            for builder, name in followers:  # the argument's array, updated in place: its new value
+                builder.env[name] = self.env[s.targets[0].id]
             if getattr(s, "in_place", False) and isinstance(self.env.get(s.targets[0].id), ir.Var) and out \
                     and isinstance(out[-1], ir.Assign) and out[-1].target is self.env[s.targets[0].id]:
                 out[-1].in_place = True
@@ -307,14 +309,17 @@ class SSABuilder:
                 raise CompileError(f"`del {n}`: name `{n}` is not defined here", self.loc(at))
             del self.env[n]
 
-    def note_in_place(self, name: str, at) -> None:
+    def note_in_place(self, name: str, at) -> list:
         """`x += e` / `xs.append(v)` rebind `x` here, but Python updates an array or list in place:
         equal only if no other name holds the same value. Shared values are checked once ranks are
-        known (a scalar may be shared freely)."""
+        known (a scalar may be shared freely). Returns the (builder, name) of the arguments tracked
+        for `build(track_arguments=True)` that hold the value: they follow the update."""
         old = self.env.get(name)
-        builder, others = self, []
+        builder, others, followers = self, [], []
         while builder is not None:
-            others += [k for k, v in builder.env.items() if v is old and not (builder is self and k == name)]
+            followers += [(builder, k) for k, v in builder.env.items() if v is old and k.startswith(ARGUMENT)]
+            others += [k for k, v in builder.env.items() if v is old and not (builder is self and k == name)
+                       and not k.startswith(ARGUMENT)]
             others += [f"{k}[{key!r}]" for k, v in builder.env.items() if isinstance(v, _Dict)
                        for key, item in v.items.items() if item is old]  # a dict holds the same array
             others += [f"{t.display}[{k}]" for t, items in builder.tuples.items()
@@ -324,6 +329,7 @@ class SSABuilder:
             written = {n.id for n in gast.walk(self.source.node) if isinstance(n, gast.Name)}
             users = [k for k in others if k.split("[")[0] in written]  # the user's names, not temporaries
             self.shared_updates.append((old, name, users[0] if users else None, self.loc(at)))
+        return followers
 
     # -- writes into arrays --------------------------------------------------------------------
     def is_write_call(self, call) -> bool:
@@ -661,6 +667,7 @@ class SSABuilder:
         env_orelse = self.env
         merged = {k: v for k, v in before.items()}
         outputs, body_results, orelse_results = [], [], []
+        pairs: dict = {}  # (body value, orelse value) -> the output: names bound alike stay one value
         for name in sorted(set(env_body) & set(env_orelse), key=_order(env_body, env_orelse)):
             a, b = env_body[name], env_orelse[name]
             if a is b:
@@ -668,6 +675,9 @@ class SSABuilder:
                 continue
             if is_function_value(a) or is_function_value(b):
                 merged[name] = self.unusable_after_if(name, s)
+                continue
+            if (id(a), id(b)) in pairs and name != RETURN:
+                merged[name] = pairs[id(a), id(b)]  # (two names of one array: one output, written as one)
                 continue
             if isinstance(a, _Dict) or isinstance(b, _Dict):
                 raise UnsupportedSyntaxError(f"the dict `{name}` is made or changed in a branch of this `if`; a "
@@ -680,6 +690,8 @@ class SSABuilder:
             body_results.append(a)
             orelse_results.append(b)
             merged[name] = out_var
+            if name != RETURN:
+                pairs[id(a), id(b)] = out_var
         self.env = merged
         self.merge_writes(s, before, body + orelse, outputs, body_results, orelse_results)
         out.append(ir.If(cond, body, orelse, outputs, body_results, orelse_results, self.loc(s)))
@@ -1270,8 +1282,8 @@ def _kind(op) -> str:
     return "any"
 
 
-TUPLE_RESULTS = {np.linalg.slogdet, np.linalg.eig, np.linalg.eigh, np.linalg.svd, np.linalg.qr, np.divmod,
-                 np.modf, np.frexp, np.nonzero, np.shape, np.histogram, np.meshgrid, np.split,
+TUPLE_RESULTS = {np.linalg.slogdet, np.linalg.eig, np.linalg.eigh, np.linalg.svd, np.linalg.qr, np.linalg.lstsq, np.divmod,
+                 np.modf, np.frexp, np.nonzero, np.shape, np.histogram, np.meshgrid, np.split, np.hsplit, np.vsplit, np.dsplit,
                  np.array_split, np.unique, divmod, tuple, list, zip, enumerate, map, range}
 
 
@@ -1289,7 +1301,7 @@ def _numeric_result(prim) -> bool:
         return False
     module = (getattr(prim, "__module__", None) or "").split(".")[0]
     return module in ("numpy", "math", "_operator", "operator") or isinstance(prim, np.ufunc) \
-        or prim in (abs, float, sum, max, min, pow, round)
+        or prim in (abs, float, sum, max, min, pow, round, len, int)
 
 
 def _numeric(op) -> bool:
@@ -1307,8 +1319,12 @@ def _order(*envs):
     return lambda k: position[k]
 
 
-def build(source: Source, normalized: gast.FunctionDef, namer: Namer, kinds: dict) -> ir.Function:
-    """The IR of a normalized function; `kinds` maps parameter names to 'num' or 'seq'."""
+def build(source: Source, normalized: gast.FunctionDef, namer: Namer, kinds: dict,
+          track_arguments: bool = False) -> ir.Function:
+    """The IR of a normalized function; `kinds` maps parameter names to 'num' or 'seq'. With
+    `track_arguments`, `function.arguments_after` is, per parameter, the value its argument holds
+    when the function returns: the array the caller passed, as the function's writes (and in-place
+    updates `x += e`) leave it, whatever names the function bound it to."""
     fn = source.node
     param_names = [a.id for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]
     builder = SSABuilder(source, namer, normalized)
@@ -1317,8 +1333,13 @@ def build(source: Source, normalized: gast.FunctionDef, namer: Namer, kinds: dic
         var = builder.version(p, kinds.get(p, "num"))
         builder.env[p] = var
         params.append(var)
+    if track_arguments:  # a name no user code can read, bound to the argument's array (rebound by writes)
+        for p, var in zip(param_names, params):
+            builder.env[ARGUMENT + p] = var
+            builder.seen.add(ARGUMENT + p)  # (an `if` output for it is a fresh name, `argument_du`)
     body = builder.block(normalized.body)
     result = builder.env[RETURN]
+    after = [builder.env[ARGUMENT + p] for p in param_names] if track_arguments else None
     # An argument the function writes into is copied on entry: the caller's array never changes.
     from .mutation import same_arrays
 
@@ -1334,8 +1355,10 @@ def build(source: Source, normalized: gast.FunctionDef, namer: Namer, kinds: dic
             if isinstance(s, ir.Assign) and s.target is not None and s.target.storage in copies:
                 s.target.storage = copies[s.target.storage]
         result = copies.get(result, result) if isinstance(result, ir.Var) else result
+        after = after and [copies.get(v, v) if isinstance(v, ir.Var) else v for v in after]
         body = [ir.Assign(c, ir.OWN, [p], {}, source.loc(fn.body[0])) for p, c in copies.items()] + body
     function = ir.Function(fn.name, params, body, result, source.loc(fn))
+    function.arguments_after = after
     function.inlined = builder.inlined
     function.shared_updates = builder.shared_updates
     return function

@@ -48,6 +48,7 @@ class Rule:
     diff_params: set = field(default_factory=set)
     locals: set = field(default_factory=set)
     kwonly: list = field(default_factory=list)  # keyword-only parameters (after `*args`), with defaults
+    kind: str = "adjoint"  # or "tangent" (a forward-mode rule: `y_dot = ...`, see `parse_tangent`)
 
     @property
     def differentiable(self) -> bool:
@@ -66,7 +67,7 @@ class Rule:
         bound: dict = {}
         if len(args) > len(self.params) and not self.varargs:
             raise CompileError(f"`{self.shown}` takes at most {len(self.params)} positional arguments in "
-                               f"its adjoint rule, got {len(args)}", loc)
+                               f"its {self.kind} rule, got {len(args)}", loc)
         for p, a in zip(self.params, args):
             bound[p] = a
         if self.varargs:
@@ -76,9 +77,9 @@ class Rule:
                 bound[k] = v
                 continue
             if k not in self.params and k not in self.kwonly:
-                raise CompileError(f"the adjoint rule of `{self.shown}` does not support the keyword "
+                raise CompileError(f"the {self.kind} rule of `{self.shown}` does not support the keyword "
                                    f"argument `{k}` (at this value it may change the derivative); leave it "
-                                   "out, or register a rule that takes it with `@adjoint`", loc)
+                                   f"out, or register a rule that takes it with `@{self.kind}`", loc)
             if k in bound:
                 raise CompileError(f"`{self.shown}` got multiple values for `{k}`", loc)
             bound[k] = v
@@ -90,7 +91,7 @@ class Rule:
         out = bound.get("out")
         if self.body is not None and out is not None and not (isinstance(out, ir.Const) and out.value is None):
             # a rule's `out` parameter only accepts None: an `out=` array is a write
-            raise CompileError(f"the adjoint rule of `{self.shown}` does not support writing the result "
+            raise CompileError(f"the {self.kind} rule of `{self.shown}` does not support writing the result "
                                "into `out=`; assign the result instead (`y = ...`)", loc)
         return bound
 
@@ -99,8 +100,8 @@ def _bar_base(name: str):
     return name[:-4] if name.endswith("_bar") else None
 
 
-def parse_template(template, what: str) -> Rule:
-    """Read and check a template function; malformed templates raise RuleError here."""
+def _read_template(template, what: str) -> tuple:
+    """(the template's FunctionDef, result, params, defaults, varargs, kwonly), checked."""
     try:
         src = textwrap.dedent(inspect.getsource(template))
     except (OSError, TypeError) as exc:
@@ -125,6 +126,12 @@ def parse_template(template, what: str) -> Rule:
             raise RuleError(f"rule for {what}: default of `{p}` must be a literal")
         defaults[p] = -node.value if negative else node.value
     varargs = a.vararg.id if a.vararg else None
+    return fn, result, params, defaults, varargs, kwonly
+
+
+def parse_template(template, what: str) -> Rule:
+    """Read and check a template function; malformed templates raise RuleError here."""
+    fn, result, params, defaults, varargs, kwonly = _read_template(template, what)
     known = set(params) | set(kwonly) | {result} | ({varargs} if varargs else set())
     body = [s for s in fn.body if not (isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant))]
     diff, local_names = set(), set()
@@ -154,10 +161,70 @@ def parse_template(template, what: str) -> Rule:
     return Rule(what, result, params, defaults, varargs, body, diff, local_names, kwonly)
 
 
+def _dot_base(name: str):
+    return name[:-4] if name.endswith("_dot") else None
+
+
+def _store_root(target):
+    while isinstance(target, (gast.Subscript, gast.Attribute)):
+        target = target.value
+    return target.id if isinstance(target, gast.Name) else None
+
+
+def parse_tangent(template, what: str) -> Rule:
+    """Read and check a tangent template (forward mode); malformed ones raise RuleError here.
+
+    Parameters are the primal result then its arguments, as for an adjoint rule; the body assigns
+    `<result>_dot` from the arguments' tangents `<arg>_dot`, or (a write) stores into an argument's
+    tangent (`b_dot[idx] = v_dot`). The body is linear in the tangents: a missing tangent is zero,
+    so `instantiate_tangent` drops the terms that read it. A call statement writes into the tangents
+    it is given (`rt.copyto(b_dot, src_dot, where)`)."""
+    fn, result, params, defaults, varargs, kwonly = _read_template(template, what)
+    known = set(params) | set(kwonly) | {result} | ({varargs} if varargs else set())
+    body = [s for s in fn.body if not (isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant))]
+    diff, local_names, assigns = set(), set(), False
+    for s in body:
+        if isinstance(s, gast.AugAssign):
+            raise RuleError(f"tangent rule for {what}: write `{result}_dot = a + b`, not an augmented assignment")
+        if not isinstance(s, (gast.Assign, gast.Expr)):
+            raise RuleError(f"tangent rule for {what}: the body is assignments (and calls) only")
+        for node in gast.walk(s):
+            if isinstance(node, gast.Name):
+                if _bar_base(node.id) is not None:
+                    raise RuleError(f"tangent rule for {what} uses `{node.id}`: a tangent rule reads "
+                                    "`<arg>_dot` tangents, not adjoints")
+                base = _dot_base(node.id)
+                if base is not None and base not in known:
+                    raise RuleError(f"tangent rule for {what} uses `{node.id}`, but `{base}` is not one of "
+                                    f"its parameters {[result] + params}")
+                if base is not None and base != result and isinstance(node.ctx, gast.Load):
+                    diff.add(base)
+        if isinstance(s, gast.Expr):  # a helper writing into an argument's tangent (`rt.copyto(b_dot, ...)`)
+            assigns = assigns or any(isinstance(n, gast.Name) and _dot_base(n.id) in known - {result}
+                                     for n in gast.walk(s))
+        if isinstance(s, gast.Assign):
+            for t in s.targets:
+                root = _store_root(t)
+                if isinstance(t, gast.Name) and t.id == result + "_dot":
+                    assigns = True
+                elif isinstance(t, gast.Name) and _dot_base(t.id) is None:
+                    local_names.add(t.id)
+                elif root is not None and not isinstance(t, gast.Name) and _dot_base(root) in known - {result}:
+                    assigns = True  # a write into an argument's tangent (a write node)
+                    diff.add(_dot_base(root))
+                else:
+                    raise RuleError(f"tangent rule for {what}: cannot assign `{printing_source(t)}`; assign "
+                                    f"`{result}_dot` (or write into an argument's tangent)")
+    if not assigns:
+        raise RuleError(f"tangent rule for {what}: the body must assign `{result}_dot`")
+    _check_free_names(body, known | local_names, what, _dot_base)
+    return Rule(what, result, params, defaults, varargs, body, diff, local_names, kwonly, kind="tangent")
+
+
 _GENERATED_SCOPE = frozenset({"np", "rt"} | set(dir(builtins)))
 
 
-def _check_free_names(body: list, bound: set, what: str) -> None:
+def _check_free_names(body: list, bound: set, what: str, suffix_base=None) -> None:
     """Refuse a template that reads a name other than its parameters, their adjoints, its own
     locals, `np`, `rt` and the builtins: the generated code that runs it has no other name, and a
     global of the same name in the differentiated function's module would be another object."""
@@ -167,11 +234,11 @@ def _check_free_names(body: list, bound: set, what: str) -> None:
                 raise RuleError(f"rule for {what}: comprehensions and lambdas are not supported in a rule "
                                 "template; write the loop as NumPy operations or a runtime helper")
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
-                base = _bar_base(node.id)
+                base = (suffix_base or _bar_base)(node.id)
                 if node.id in bound or base in bound or node.id in _GENERATED_SCOPE:
                     continue
                 raise RuleError(f"rule for {what} reads `{node.id}`, which is none of its parameters: a rule "
-                                f"template sees only its parameters, their `_bar` adjoints, its own locals, `np` "
+                                f"template sees only its parameters, their `_bar` adjoints (`_dot` tangents), its own locals, `np` "
                                 f"and the builtins. Compute `{node.id}` from the parameters, or make it a "
                                 "parameter of the primal function")
 
@@ -254,13 +321,16 @@ class _DropUnbroadcast(gast.NodeTransformer):
 
 
 def _plain_matmul(body: list, stmt: ir.Assign, ndims: dict) -> list:
-    """`rt.matmul_left(g, x, y)` -> `g @ y.T` (and `x.T @ g` for the right) when the operands'
-    ranks are known (matrix or vector): no rank dispatch at run time."""
+    """`rt.matmul_left(g, x, y)` -> `g @ y.T` (and `x.T @ g` for the right; `rt.dot_left`,
+    `rt.dot_right` alike) when the operands' ranks are known (matrix or vector): no rank dispatch
+    at run time."""
     ranks = tuple(ndims.get(a) for a in stmt.args)
     left, right = runtime.matmul_left, runtime.matmul_right
     forms = {(2, 2): {left: "{g} @ {y}.T", right: "{x}.T @ {g}"},
              (2, 1): {left: "np.multiply.outer({g}, {y})", right: "{x}.T @ {g}"},
              (1, 2): {left: "{y} @ {g}", right: "np.multiply.outer({x}, {g})"}}.get(ranks)
+    if forms is not None:  # np.dot of matrices and vectors is the matrix product
+        forms = {**forms, runtime.dot_left: forms[left], runtime.dot_right: forms[right]}
     if len(stmt.args) != 2 or forms is None:
         return body
 
@@ -333,3 +403,286 @@ def instantiate(rule: Rule, stmt: ir.Assign, active: set, adjoint_name, temp_nam
         else:
             out.append(Raw(_Substitute(mapping).visit(copy.deepcopy(s)), stmt.loc))
     return out
+
+
+# -- tangent templates (forward mode) ---------------------------------------------------------------
+
+class _Zero:
+    """A tangent known to be zero while a tangent template is instantiated: the tangent of an
+    argument that has none (`origins`: the operands whose zero it is)."""
+
+    __slots__ = ("origins",)
+
+    def __init__(self, origins):
+        self.origins = list(origins)
+
+
+def _merge(*parts) -> _Zero:
+    return _Zero([o for p in parts if isinstance(p, _Zero) for o in p.origins])
+
+
+def _zero_of(op):
+    """The zero tangent of operand `op` as an expression: 0.0 for a number, None for a value
+    without numbers (None, a string, a slice), else `rt.zero_tangent(op)`."""
+    if isinstance(op, ir.Const):
+        value = op.value
+        if isinstance(value, (bool, int, float)):
+            return gast.Constant(value=0.0, kind=None)
+        if value is None or value is Ellipsis or isinstance(value, str):
+            return gast.Constant(value=None, kind=None)
+    if isinstance(op, ir.Struct) and op.kind == "slice":
+        return gast.Constant(value=None, kind=None)
+    return rtcall.call(runtime.zero_tangent, operand_expr(op))
+
+
+def _materialize(value):
+    """An expression for a value that may be a known zero."""
+    if not isinstance(value, _Zero):
+        return value
+    origins = [o for o in value.origins if not (isinstance(o, ir.Const) and isinstance(o.value, (bool, int, float)))]
+    if not origins:
+        return gast.Constant(value=0.0, kind=None)
+    if len(origins) == 1:
+        return _zero_of(origins[0])
+    return rtcall.call(runtime.zero_tangent, *[operand_expr(o) for o in origins])
+
+
+class _Lower:
+    """Substitutes a tangent template's names and propagates known zeros (see `instantiate_tangent`).
+    `names`: template name -> expression (gast), `_Zero`, or a list of either (a `*args` tangent)."""
+
+    def __init__(self, names: dict, dots: set):
+        self.names = names
+        self.dots = dots  # the template names that hold tangents (and the locals computed from them)
+
+    def reads_dot(self, node) -> bool:
+        return any(isinstance(n, gast.Name) and n.id in self.dots for n in gast.walk(node))
+
+    def name(self, node):
+        value = self.names.get(node.id)
+        if value is None:
+            return node  # np, rt, a builtin
+        if isinstance(value, _Zero):
+            return value
+        if isinstance(value, list):
+            return self.display([v for v in value], gast.Tuple, [True] * len(value))
+        return copy.deepcopy(value)
+
+    def display(self, values: list, kind, reading: list):
+        """A tuple or list display of lowered `values`: a known zero when every tangent in it is."""
+        if any(reading) and all(isinstance(v, _Zero) for v, r in zip(values, reading) if r):
+            return _merge(*values)
+        return kind(elts=[_materialize(v) for v in values], ctx=gast.Load())
+
+    def elements(self, elts) -> tuple:
+        values, reading = [], []
+        for e in elts:
+            if isinstance(e, gast.Starred) and isinstance(e.value, gast.Name) \
+                    and isinstance(self.names.get(e.value.id), list):
+                for v in self.names[e.value.id]:  # `*items_dot`: each item's tangent in place
+                    values.append(v if isinstance(v, _Zero) else copy.deepcopy(v))
+                    reading.append(True)
+                continue
+            values.append(self.lower(e))
+            reading.append(self.reads_dot(e))
+        return values, reading
+
+    def lower(self, node):
+        if isinstance(node, gast.Name):
+            return self.name(node)
+        if isinstance(node, gast.BinOp):
+            left, right = self.lower(node.left), self.lower(node.right)
+            lz, rz = isinstance(left, _Zero), isinstance(right, _Zero)
+            if lz and rz:
+                return _merge(left, right)
+            if isinstance(node.op, gast.Add) and (lz or rz):
+                return right if lz else left
+            if isinstance(node.op, gast.Sub) and (lz or rz):
+                return gast.UnaryOp(op=gast.USub(), operand=right) if lz else left
+            if lz or rz:  # a product or quotient with a zero tangent factor
+                return _merge(left, right)
+            return gast.BinOp(left=left, op=node.op, right=right)
+        if isinstance(node, gast.UnaryOp):
+            operand = self.lower(node.operand)
+            return operand if isinstance(operand, _Zero) else gast.UnaryOp(op=node.op, operand=operand)
+        if isinstance(node, (gast.Subscript, gast.Attribute)):
+            value = self.lower(node.value)
+            if isinstance(value, _Zero):
+                return value
+            out = copy.copy(node)
+            out.value = value
+            if isinstance(node, gast.Subscript):
+                out.slice = _materialize(self.lower(node.slice))
+            return out
+        if isinstance(node, gast.Call):
+            args, reading = self.elements(node.args)
+            kw_values = [self.lower(k.value) for k in node.keywords]
+            kw_reading = [self.reads_dot(k.value) for k in node.keywords]
+            everything = args + kw_values
+            flags = reading + kw_reading
+            if any(flags) and all(isinstance(v, _Zero) for v, r in zip(everything, flags) if r):
+                return _merge(*everything)  # linear in its tangents, all of them zero
+            return gast.Call(func=self.lower(node.func), args=[_materialize(a) for a in args],
+                             keywords=[gast.keyword(arg=k.arg, value=_materialize(v))
+                                       for k, v in zip(node.keywords, kw_values)])
+        if isinstance(node, (gast.Tuple, gast.List)):
+            values, reading = self.elements(node.elts)
+            return self.display(values, type(node), reading)
+        if isinstance(node, gast.Constant):
+            return node
+        out = copy.deepcopy(node)  # anything else: its parts as they are, known zeros made explicit
+
+        class Sub(gast.NodeTransformer):
+            def visit_Name(inner, n):
+                return _materialize(self.name(n))
+        return Sub().visit(out)
+
+
+def _index_form(node):
+    """An index as the user writes it: `slice(1, 3, None)` -> `1:3` (also inside a tuple)."""
+    if isinstance(node, gast.Tuple):
+        return gast.Tuple(elts=[_index_form(e) for e in node.elts], ctx=node.ctx)
+    if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.func.id == "slice" \
+            and not node.keywords and 1 <= len(node.args) <= 3:
+        parts = [None if isinstance(a, gast.Constant) and a.value is None else a for a in node.args]
+        lower, upper, step = ([None] + parts + [None])[:3] if len(parts) == 1 else (parts + [None])[:3]
+        return gast.Slice(lower=lower, upper=upper, step=step)
+    return node
+
+
+class _SimplifyTangent(gast.NodeTransformer):
+    """`rt.broadcast_tangent(t, y)` -> `t` where a tangent in `t` surely has the result's shape (or
+    the result is a scalar); `rt.stored_tangent(t, b)` -> `t` for a Buffer (always floats) or a
+    zero `t`."""
+
+    def __init__(self, full_shape, float_storage: bool):
+        self.full_shape = full_shape
+        self.float_storage = float_storage
+
+    def visit_Subscript(self, node):
+        self.generic_visit(node)
+        node.slice = _index_form(node.slice)
+        return node
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if rtcall.is_call(node, runtime.broadcast_tangent) and len(node.args) == 2 and self.full_shape(node.args[0]):
+            return node.args[0]
+        if rtcall.is_call(node, runtime.stored_tangent) and len(node.args) == 2 and (
+                self.float_storage or (isinstance(node.args[0], gast.Constant) and node.args[0].value == 0.0)):
+            return node.args[0]
+        return node
+
+
+class _DropComplete(gast.NodeTransformer):
+    """`rt.broadcast_tangent(e, y)` -> `e` where every tangent `e` reads is there, or missing only
+    for scalars: the terms left have the shape of the elementwise result."""
+
+    def __init__(self, names: dict, dots: set, is_scalar):
+        self.names, self.dots, self.is_scalar = names, dots, is_scalar
+
+    def complete(self, value) -> bool:
+        if isinstance(value, list):
+            return all(self.complete(v) for v in value)
+        if isinstance(value, _Zero):
+            return all(self.is_scalar(o) for o in value.origins)
+        return True
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if rtcall.is_call(node, runtime.broadcast_tangent) and len(node.args) == 2:
+            read = [n.id for n in gast.walk(node.args[0]) if isinstance(n, gast.Name) and n.id in self.dots]
+            values = [self.names.get(r) for r in read]
+            if any(not isinstance(v, _Zero) for v in values) and all(self.complete(v) for v in values):
+                return node.args[0]
+        return node
+
+
+def instantiate_tangent(rule: Rule, stmt: ir.Assign, active: set, tangent_name, temp_name,
+                        full_shape=lambda stmt, var: False, float_storage: bool = False,
+                        is_scalar=lambda op: False) -> list:
+    """The tangent statements (gast) of `stmt` from its tangent rule. The tangent of an argument
+    that has none (not in `active`) is zero: a sum drops the terms reading it, a product, quotient
+    or call all of whose tangents are zero is zero, and a call or display with some tangents gets
+    explicit zeros for the others (`rt.zero_tangent(x)`, 0.0 for a number); a result whose
+    tangent comes out zero is `rt.zero_tangent(y)`. `full_shape(stmt, var)` tells a tangent that
+    surely has the result's shape, `is_scalar(op)` an operand surely a number (where only numbers
+    miss a tangent, `rt.broadcast_tangent` is dropped too); `float_storage`, that a write's array
+    surely holds floats (`rt.stored_tangent` is then dropped)."""
+    names: dict = {}
+    dots: set = set()
+    dot_vars: dict = {}
+    if rule.result:
+        names[rule.result] = operand_expr(stmt.target)
+        names[rule.result + "_dot"] = _load(tangent_name(stmt.target))
+        dots.add(rule.result + "_dot")
+    for p, op in stmt.bound.items():
+        dots.add(p + "_dot")
+        if p == rule.varargs:
+            names[p] = gast.Tuple(elts=[operand_expr(o) for o in op], ctx=gast.Load())
+            names[p + "_dot"] = [_load(tangent_name(o)) if isinstance(o, ir.Var) and o in active else _Zero([o])
+                                 for o in op]
+            for o in op:
+                if isinstance(o, ir.Var) and o in active:
+                    dot_vars[tangent_name(o)] = o
+            continue
+        names[p] = operand_expr(op)
+        if isinstance(op, ir.Var) and op in active:
+            names[p + "_dot"] = _load(tangent_name(op))
+            dot_vars[tangent_name(op)] = op
+        else:
+            names[p + "_dot"] = _Zero([op])
+    for name in sorted(rule.locals):
+        names[name] = _load(temp_name(f"{stmt.target.name}_{name}"))
+    at_default = _at_default(rule, stmt)
+    body = rule.body
+    if at_default:
+        body = [_DropDefaults(at_default | {p + "_dot" for p in at_default}).visit(copy.deepcopy(s)) for s in body]
+    def scalar(op) -> bool:
+        return isinstance(op, ir.Const) and isinstance(op.value, (bool, int, float)) or is_scalar(op)
+    body = [_DropComplete(names, dots, scalar).visit(copy.deepcopy(s)) for s in body]
+    lower = _Lower(names, dots)
+
+    def surely_full(expr) -> bool:
+        if stmt.target is not None and full_shape(stmt, stmt.target):
+            return True  # (the result is a scalar)
+        return any(isinstance(n, gast.Name) and n.id in dot_vars and full_shape(stmt, dot_vars[n.id])
+                   for n in gast.walk(expr))
+    storage = stmt.target if stmt.prim in ir.WRITES else None
+    simplify = _SimplifyTangent(lambda e: surely_full(e), storage is not None and (storage.is_buffer or float_storage))
+    out = []
+    for s in body:
+        value = lower.lower(s.value)
+        if isinstance(s, gast.Expr):
+            if not isinstance(value, _Zero):
+                out.append(gast.Expr(value=simplify.visit(value)))
+            continue
+        target = s.targets[0]
+        if isinstance(target, gast.Name) and target.id in rule.locals:
+            if lower.reads_dot(s.value):
+                dots.add(target.id)
+            if isinstance(value, _Zero):
+                names[target.id] = value
+                continue
+            out.append(gast.Assign(targets=[_store(names[target.id].id)], value=simplify.visit(value)))
+            continue
+        if isinstance(target, gast.Name):  # `<result>_dot = ...`
+            if isinstance(value, _Zero):
+                value = rtcall.call(runtime.zero_tangent, operand_expr(stmt.target))
+            out.append(gast.Assign(targets=[_store(tangent_name(stmt.target))], value=simplify.visit(value)))
+            continue
+        lowered_target = lower.lower(target)  # a write into an argument's tangent
+        if isinstance(lowered_target, _Zero):
+            raise RuleError(f"tangent rule for {rule.name}: writes into the tangent of an argument that has none")
+        lowered_target = simplify.visit(lowered_target)
+        lowered_target.ctx = gast.Store()
+        out.append(gast.Assign(targets=[lowered_target], value=simplify.visit(_materialize(value))))
+    return out
+
+
+def _load(name: str) -> gast.Name:
+    return gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
+
+
+def _store(name: str) -> gast.Name:
+    return gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None)

@@ -82,3 +82,63 @@ def check_grads(f, *args, wrt=0, rtol: float = 1e-5, atol: float = 1e-6, eps: fl
                     f"gradient of argument {i} does not match finite differences along a direction:\n"
                     f"  compiled: {ad!r}\n  finite differences: {fd!r}\n  compiled gradient: {gi!r}")
     return g[0] if isinstance(wrt, int) else g
+
+
+def _flat_output(value) -> np.ndarray:
+    if isinstance(value, Buffer):
+        value = value.data
+    if isinstance(value, (tuple, list)):
+        parts = [_flat_output(v) for v in value]
+        return np.concatenate(parts) if parts else np.zeros(0)
+    if value is None:
+        return np.zeros(0)
+    return np.asarray(value, dtype=float).ravel()
+
+
+def check_jvp(f, *args, wrt=None, rtol: float = 1e-5, atol: float = 1e-6, eps: float = 1e-6, directions: int = 2,
+              seed: int = 0):
+    """Raise AssertionError (showing both values) unless `jvp(f, args, tangents)` matches central
+    finite differences of `f` along random tangents of the arguments in `wrt` (all float
+    arguments by default; the others get zero tangents), and its value matches `f(*args)`."""
+    from .forward_api import _integer, _numeric, jvp
+
+    rng = np.random.default_rng(seed)
+    positions = range(len(args)) if wrt is None else ((wrt,) if isinstance(wrt, int) else tuple(wrt))
+    positions = [i for i in positions if _numeric(args[i]) and not _integer(args[i])]
+
+    def zero(a):
+        if isinstance(a, (tuple, list)):
+            return type(a)(zero(v) for v in a)
+        return 0.0 if np.ndim(a) == 0 and not isinstance(a, (np.ndarray, Buffer)) else np.zeros(np.shape(a))
+
+    def random(a):
+        if isinstance(a, (tuple, list)):
+            return type(a)(random(v) for v in a)
+        if _integer(a) or not _numeric(a):
+            return zero(a)
+        t = rng.standard_normal(np.shape(a))
+        return float(t) if np.ndim(a) == 0 and not isinstance(a, (np.ndarray, Buffer)) else t
+
+    def moved(t):
+        out = []
+        for i, a in enumerate(args):
+            if i in positions and tangents[i] is not None:
+                flat = _flatten(a) + t * _flatten(tangents[i])
+                out.append(_unflatten(flat, a)[0] if not isinstance(a, Buffer) else Buffer(flat.reshape(a.shape)))
+            else:
+                out.append(_fresh(a))
+        return out
+
+    for _ in range(directions):
+        tangents = [random(a) if i in positions else zero(a) for i, a in enumerate(args)]
+        value, tangent = jvp(f, tuple(_fresh(a) for a in args), tuple(tangents))
+        expected = _flat_output(f(*[_fresh(a) for a in args]))
+        if not np.allclose(_flat_output(value), expected, rtol=1e-10, atol=1e-12, equal_nan=True):
+            raise AssertionError(f"jvp's value differs from the function's:\n  jvp: {value!r}\n  f: {expected!r}")
+        fd = (_flat_output(f(*moved(eps))) - _flat_output(f(*moved(-eps)))) / (2 * eps)
+        got = _flat_output(tangent)
+        scale = 1.0 + sum(float(np.abs(_flatten(tangents[i])).sum()) for i in positions)
+        if got.shape != fd.shape or not np.allclose(got, fd, rtol=rtol, atol=atol * scale):
+            raise AssertionError(f"jvp does not match finite differences along a tangent:\n  compiled: {got!r}\n"
+                                 f"  finite differences: {fd!r}")
+    return value, tangent

@@ -5,7 +5,7 @@ import numpy as np
 
 from adjoint_compiler import runtime as rt
 from adjoint_compiler.ir import SQUARE
-from adjoint_compiler.registry import adjoint, nondifferentiable
+from adjoint_compiler.registry import adjoint, nondifferentiable, tangent
 
 
 @adjoint(operator.add)
@@ -14,10 +14,20 @@ def add(z, x, y):
     y_bar += rt.unbroadcast(z_bar, y)
 
 
+@tangent(operator.add)
+def add_dot(z, x, y):
+    z_dot = rt.broadcast_tangent(x_dot + y_dot, z)
+
+
 @adjoint(operator.sub)
 def sub(z, x, y):
     x_bar += rt.unbroadcast(z_bar, x)
     y_bar += rt.unbroadcast(-z_bar, y)
+
+
+@tangent(operator.sub)
+def sub_dot(z, x, y):
+    z_dot = rt.broadcast_tangent(x_dot - y_dot, z)
 
 
 @adjoint(operator.mul)
@@ -26,9 +36,19 @@ def mul(z, x, y):  # plain products (a call per product costs 3x in scalar loops
     y_bar += rt.unbroadcast(z_bar * x, y)
 
 
+@tangent(operator.mul)
+def mul_dot(z, x, y):
+    z_dot = x_dot * y + x * y_dot
+
+
 @adjoint(SQUARE)
 def square(y, x):
     x_bar += 2.0 * x * y_bar
+
+
+@tangent(SQUARE)
+def square_dot(y, x):
+    y_dot = 2.0 * x * x_dot
 
 
 @adjoint(operator.truediv)
@@ -37,10 +57,20 @@ def truediv(z, x, y):
     y_bar += rt.unbroadcast(rt.chain(z_bar, -z / y), y)
 
 
+@tangent(operator.truediv)
+def truediv_dot(z, x, y):
+    z_dot = rt.chain_div(x_dot, y) - rt.chain(y_dot, z / y)
+
+
 @adjoint(operator.pow)
 def pow(z, x, y):
     x_bar += rt.unbroadcast(rt.chain(z_bar, rt.pow_base_derivative(x, y)), x)
     y_bar += rt.unbroadcast(rt.chain(z_bar, rt.pow_exponent_derivative(z, x)), y)
+
+
+@tangent(operator.pow)
+def pow_dot(z, x, y):
+    z_dot = rt.chain(x_dot, rt.pow_base_derivative(x, y)) + rt.chain(y_dot, rt.pow_exponent_derivative(z, x))
 
 
 @adjoint(operator.mod)
@@ -49,10 +79,20 @@ def mod(z, x, y):
     y_bar += rt.unbroadcast(-z_bar * np.floor_divide(x, y), y)
 
 
+@tangent(operator.mod)
+def mod_dot(z, x, y):
+    z_dot = rt.broadcast_tangent(x_dot - y_dot * np.floor_divide(x, y), z)
+
+
 @adjoint(operator.matmul)
 def matmul(z, x, y):
     x_bar += rt.matmul_left(z_bar, x, y)
     y_bar += rt.matmul_right(z_bar, x, y)
+
+
+@tangent(operator.matmul)
+def matmul_dot(z, x, y):
+    z_dot = x_dot @ y + x @ y_dot
 
 
 @adjoint(operator.neg)
@@ -60,9 +100,19 @@ def neg(y, x):
     x_bar += -y_bar
 
 
+@tangent(operator.neg)
+def neg_dot(y, x):
+    y_dot = -x_dot
+
+
 @adjoint(operator.pos)
 def pos(y, x):
     x_bar += y_bar
+
+
+@tangent(operator.pos)
+def pos_dot(y, x):
+    y_dot = +x_dot
 
 
 # Piecewise constant or boolean: no gradient.
@@ -79,6 +129,11 @@ def to_float(y, x):
     x_bar += y_bar
 
 
+@tangent(float, np.float64, np.float32, np.float16, np.longdouble)
+def to_float_dot(y, x):
+    y_dot = rt.cast_tangent(x_dot, y)
+
+
 # Casts to integers and booleans: integer-valued, no gradient.
 nondifferentiable(np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
                   np.bool_)
@@ -90,11 +145,31 @@ def builtin_sum(y, iterable, start=0):
     start_bar += rt.unbroadcast(y_bar, start)
 
 
+@tangent(sum)
+def builtin_sum_dot(y, iterable, start=0):
+    y_dot = rt.broadcast_tangent(sum(iterable_dot) + start_dot, y)
+
+
 @adjoint(max, min)
 def builtin_max(y, *args):
     args_bar += rt.extremum_args_adjoint(y_bar, y, args)
 
 
+@tangent(max, min)
+def builtin_max_dot(y, *args):
+    y_dot = rt.extremum_args_tangent(y, args, args_dot)
+
+
 @adjoint(tuple, list)
 def to_sequence(y, x):
     x_bar += rt.like_sequence(y_bar, x)
+
+
+@tangent(tuple)
+def to_tuple_dot(y, x):
+    y_dot = tuple(x_dot)
+
+
+@tangent(list)
+def to_list_dot(y, x):
+    y_dot = list(x_dot)

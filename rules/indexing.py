@@ -6,7 +6,7 @@ import numpy as np
 from adjoint_compiler import runtime as rt
 from adjoint_compiler.activity import IndexOf
 from adjoint_compiler.ir import BUILD_LIST, BUILD_TUPLE, CONCAT, REPEAT
-from adjoint_compiler.registry import adjoint, nondifferentiable
+from adjoint_compiler.registry import adjoint, nondifferentiable, tangent
 
 
 @adjoint(operator.getitem)
@@ -14,14 +14,34 @@ def getitem(y, x, idx):
     x_bar += rt.getitem_adjoint(y_bar, x, idx)
 
 
+@tangent(operator.getitem)
+def getitem_dot(y, x, idx):
+    y_dot = x_dot[idx]
+
+
 @adjoint(BUILD_TUPLE, BUILD_LIST)
 def build(y, *items):
     items_bar += y_bar
 
 
+@tangent(BUILD_TUPLE)
+def build_tuple_dot(y, *items):
+    y_dot = (*items_dot,)
+
+
+@tangent(BUILD_LIST)
+def build_list_dot(y, *items):
+    y_dot = [*items_dot]
+
+
 @adjoint("item")
 def item(y, a, *args):
     a_bar += rt.item_adjoint(y_bar, a, args)
+
+
+@tangent("item")
+def item_dot(y, a, *args):
+    y_dot = rt.item_tangent(a_dot, args)
 
 
 @adjoint(CONCAT)
@@ -30,9 +50,19 @@ def concat(z, x, y):
     y_bar += rt.seq_tail(z_bar, y)
 
 
+@tangent(CONCAT)
+def concat_dot(z, x, y):
+    z_dot = rt.seq_concat(x_dot, y_dot)
+
+
 @adjoint(REPEAT)
 def repeat(z, x, n):
     x_bar += rt.seq_repeat_adjoint(z_bar, x)
+
+
+@tangent(REPEAT)
+def repeat_dot(z, x, n):
+    z_dot = x_dot * n
 
 
 # `np.r_[a, b, 0.0, 1:3]`, `np.c_[a, b]`: joined arrays, numbers and constant slices (a string
@@ -40,6 +70,11 @@ def repeat(z, x, n):
 @adjoint(IndexOf(np.r_), IndexOf(np.c_))
 def concatenator(y, obj, *items):
     items_bar += rt.concatenator_adjoint(y_bar, obj, items)
+
+
+@tangent(IndexOf(np.r_), IndexOf(np.c_))
+def concatenator_dot(y, obj, *items):
+    y_dot = rt.concatenator_tangent(obj, items, items_dot)
 
 
 # Integer and boolean scalar types (indices, counts, masks): their values carry no gradient.

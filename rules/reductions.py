@@ -7,7 +7,7 @@ is taken: an integer or boolean one passes no gradient (`rt.through_dtype`). `ou
 import numpy as np
 
 from adjoint_compiler import runtime as rt
-from adjoint_compiler.registry import adjoint, alias
+from adjoint_compiler.registry import adjoint, alias, tangent
 
 
 @adjoint(np.sum)
@@ -16,9 +16,19 @@ def sum(y, a, axis=None, dtype=None, out=None, keepdims=False, initial=0.0):
     initial_bar += rt.unbroadcast(rt.through_dtype(y_bar, dtype=dtype), initial)
 
 
+@tangent(np.sum)
+def sum_dot(y, a, axis=None, dtype=None, out=None, keepdims=False, initial=0.0):
+    y_dot = rt.through_dtype(np.sum(a_dot, axis=axis, keepdims=keepdims) + initial_dot, dtype=dtype)
+
+
 @adjoint(np.mean)
 def mean(y, a, axis=None, dtype=None, out=None, keepdims=False):
     a_bar += rt.expand_reduced(rt.through_dtype(y_bar, dtype=dtype) / rt.reduced_size(a, axis), a, axis, keepdims)
+
+
+@tangent(np.mean)
+def mean_dot(y, a, axis=None, dtype=None, out=None, keepdims=False):
+    y_dot = rt.through_dtype(np.mean(a_dot, axis=axis, keepdims=keepdims), dtype=dtype)
 
 
 @adjoint(np.prod)
@@ -26,9 +36,19 @@ def prod(y, a, axis=None, dtype=None, out=None, keepdims=False):
     a_bar += rt.prod_adjoint(rt.through_dtype(y_bar, dtype=dtype), a, axis, keepdims)
 
 
+@tangent(np.prod)
+def prod_dot(y, a, axis=None, dtype=None, out=None, keepdims=False):
+    y_dot = rt.through_dtype(rt.prod_tangent(a_dot, a, y, axis, keepdims), dtype=dtype)
+
+
 @adjoint(np.max, np.amax, np.min, np.amin)
 def max(y, a, axis=None, out=None, keepdims=False):
     a_bar += rt.extremum_adjoint(y_bar, a, y, axis, keepdims)
+
+
+@tangent(np.max, np.amax, np.min, np.amin)
+def max_dot(y, a, axis=None, out=None, keepdims=False):
+    y_dot = rt.extremum_tangent(a_dot, a, y, axis, keepdims)
 
 
 @adjoint(np.var)
@@ -36,9 +56,19 @@ def var(y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     a_bar += rt.var_adjoint(rt.through_dtype(y_bar, dtype=dtype), a, axis, ddof, keepdims)
 
 
+@tangent(np.var)
+def var_dot(y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    y_dot = rt.through_dtype(rt.var_tangent(a_dot, a, y, axis, ddof, keepdims), dtype=dtype)
+
+
 @adjoint(np.std)
 def std(y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     a_bar += rt.std_adjoint(rt.through_dtype(y_bar, dtype=dtype), a, y, axis, ddof, keepdims)
+
+
+@tangent(np.std)
+def std_dot(y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    y_dot = rt.through_dtype(rt.std_tangent(a_dot, a, y, axis, ddof, keepdims), dtype=dtype)
 
 
 @adjoint(np.cumsum)
@@ -46,9 +76,19 @@ def cumsum(y, a, axis=None, dtype=None, out=None):
     a_bar += rt.cumsum_adjoint(rt.through_dtype(y_bar, dtype=dtype), a, axis)
 
 
+@tangent(np.cumsum)
+def cumsum_dot(y, a, axis=None, dtype=None, out=None):
+    y_dot = rt.through_dtype(np.cumsum(a_dot, axis=axis), dtype=dtype)
+
+
 @adjoint(np.cumprod)
 def cumprod(y, a, axis=None, dtype=None, out=None):
     a_bar += rt.cumprod_adjoint(rt.through_dtype(y_bar, dtype=dtype), a, y, axis)
+
+
+@tangent(np.cumprod)
+def cumprod_dot(y, a, axis=None, dtype=None, out=None):
+    y_dot = rt.through_dtype(rt.cumprod_tangent(a_dot, a, y, axis), dtype=dtype)
 
 
 for _name, _func in [("sum", np.sum), ("mean", np.mean), ("prod", np.prod), ("max", np.max),

@@ -6,11 +6,13 @@ Most helpers are linear in the cotangent they receive; their adjoints are their 
 (`dot_left(g, a, b)`, the gradient of `a` in `np.dot(a, b)`) satisfies
 <h, dot_left(g, a, b)> = <g, np.dot(h, b)>, which gives both of its adjoints.
 Helpers that write into their arguments (`add_at`, `zero_slots`, `copyto`) have no rule here: they
-are compiled from their source like user code, or refused with a located error."""
+are compiled from their source like user code, or refused with a located error. Each tangent rule
+(forward mode, so that `jacfwd(grad(f))` works) is the helper applied to the tangents of the
+arguments it is linear in, plus the derivative in the others (`chain`, `pow_base_derivative`)."""
 import numpy as np
 
 from adjoint_compiler import runtime as rt
-from adjoint_compiler.registry import adjoint, differentiate_as, nondifferentiable
+from adjoint_compiler.registry import adjoint, differentiate_as, nondifferentiable, tangent
 
 nondifferentiable(rt.seed, rt.zeros_like, rt.shape_of, rt.broadcast_shape, rt.reduced_size)
 
@@ -20,9 +22,19 @@ def sum_to_scalar(y, g):
     g_bar += rt.expand_reduced(y_bar, g)
 
 
+@tangent(rt.sum_to_scalar)
+def sum_to_scalar_dot(y, g):
+    y_dot = rt.sum_to_scalar(g_dot)
+
+
 @adjoint(rt.unbroadcast)
 def unbroadcast(y, g, x):
     g_bar += rt.broadcast_like(y_bar, g)
+
+
+@tangent(rt.unbroadcast)
+def unbroadcast_dot(y, g, x):
+    y_dot = rt.unbroadcast(g_dot, x)
 
 
 @adjoint(rt.broadcast_like)
@@ -30,9 +42,19 @@ def broadcast_like(y, h, g):
     h_bar += rt.unbroadcast(y_bar, h)
 
 
+@tangent(rt.broadcast_like)
+def broadcast_like_dot(y, h, g):
+    y_dot = rt.broadcast_like(h_dot, g)
+
+
 @adjoint(rt.expand_reduced)
 def expand_reduced(y, g, x, axis=None, keepdims=False):
     g_bar += rt.reduce_like(y_bar, g, axis, keepdims)
+
+
+@tangent(rt.expand_reduced)
+def expand_reduced_dot(y, g, x, axis=None, keepdims=False):
+    y_dot = rt.expand_reduced(g_dot, x, axis, keepdims)
 
 
 @adjoint(rt.reduce_like)
@@ -40,9 +62,19 @@ def reduce_like(y, h, g, axis=None, keepdims=False):
     h_bar += rt.expand_reduced(y_bar, h, axis, keepdims)
 
 
+@tangent(rt.reduce_like)
+def reduce_like_dot(y, h, g, axis=None, keepdims=False):
+    y_dot = rt.reduce_like(h_dot, g, axis, keepdims)
+
+
 @adjoint(rt.expand_like)
 def expand_like(y, g, like):
     g_bar += rt.unbroadcast(y_bar, g)
+
+
+@tangent(rt.expand_like)
+def expand_like_dot(y, g, like):
+    y_dot = rt.expand_like(g_dot, like)
 
 
 @adjoint(rt.getitem_adjoint)
@@ -50,9 +82,19 @@ def getitem_adjoint(y, g, x, idx):
     g_bar += rt.getitem_transpose(y_bar, g, idx)
 
 
+@tangent(rt.getitem_adjoint)
+def getitem_adjoint_dot(y, g, x, idx):
+    y_dot = rt.getitem_adjoint(g_dot, x, idx)
+
+
 @adjoint(rt.getitem_transpose)
 def getitem_transpose(y, h, g, idx):
     h_bar += rt.getitem_adjoint(y_bar, h, idx)
+
+
+@tangent(rt.getitem_transpose)
+def getitem_transpose_dot(y, h, g, idx):
+    y_dot = rt.getitem_transpose(h_dot, g, idx)
 
 
 @adjoint(rt.accum)
@@ -61,10 +103,20 @@ def accum(y, a, b):
     b_bar += rt.unbroadcast(y_bar, b)
 
 
+@tangent(rt.accum)
+def accum_dot(y, a, b):
+    y_dot = rt.accum(a_dot, b_dot)
+
+
 @adjoint(rt.chain)
 def chain(y, g, d):
     g_bar += rt.unbroadcast(rt.chain(y_bar, d), g)
     d_bar += rt.unbroadcast(y_bar * g, d)
+
+
+@tangent(rt.chain)
+def chain_dot(y, g, d):
+    y_dot = rt.chain(g_dot, d) + rt.chain(g, d_dot)
 
 
 @adjoint(rt.chain_div)
@@ -73,10 +125,21 @@ def chain_div(y, g, d):
     d_bar += rt.unbroadcast(-rt.chain(y_bar, rt.chain_div(y, d)), d)
 
 
+@tangent(rt.chain_div)
+def chain_div_dot(y, g, d):
+    y_dot = rt.chain_div(g_dot, d) - rt.chain(d_dot, rt.chain_div(y, d))
+
+
 @adjoint(rt.pow_base_derivative)
 def pow_base_derivative(d, x, y):
     x_bar += rt.unbroadcast(rt.chain(d_bar, y * rt.pow_base_derivative(x, y - 1)), x)
     y_bar += rt.unbroadcast(d_bar * (x ** (y - 1) + y * rt.pow_exponent_derivative(x ** (y - 1), x)), y)
+
+
+@tangent(rt.pow_base_derivative)
+def pow_base_derivative_dot(d, x, y):
+    d_dot = (rt.chain(x_dot, y * rt.pow_base_derivative(x, y - 1))
+             + y_dot * (x ** (y - 1) + y * rt.pow_exponent_derivative(x ** (y - 1), x)))
 
 
 @adjoint(rt.pow_exponent_derivative)
@@ -85,10 +148,20 @@ def pow_exponent_derivative(d, z, x):
     x_bar += rt.unbroadcast(rt.chain(d_bar, rt.chain_div(z, x)), x)
 
 
+@tangent(rt.pow_exponent_derivative)
+def pow_exponent_derivative_dot(d, z, x):
+    d_dot = rt.pow_exponent_derivative(z_dot, x) + rt.chain(x_dot, rt.chain_div(z, x))
+
+
 @adjoint(rt.dot_left)
 def dot_left(y, g, a, b):
     g_bar += np.dot(y_bar, b)
     b_bar += rt.dot_right(g, y_bar, b)
+
+
+@tangent(rt.dot_left)
+def dot_left_dot(y, g, a, b):
+    y_dot = rt.dot_left(g_dot, a, b) + rt.dot_left(g, a, b_dot)
 
 
 @adjoint(rt.dot_right)
@@ -97,10 +170,20 @@ def dot_right(y, g, a, b):
     a_bar += rt.dot_left(g, a, y_bar)
 
 
+@tangent(rt.dot_right)
+def dot_right_dot(y, g, a, b):
+    y_dot = rt.dot_right(g_dot, a, b) + rt.dot_right(g, a_dot, b)
+
+
 @adjoint(rt.matmul_left)
 def matmul_left(y, g, x, w):
     g_bar += rt.unbroadcast(y_bar @ w, g)
     w_bar += rt.matmul_right(g, y_bar, w)
+
+
+@tangent(rt.matmul_left)
+def matmul_left_dot(y, g, x, w):
+    y_dot = rt.matmul_left(g_dot, x, w) + rt.matmul_left(g, x, w_dot)
 
 
 @adjoint(rt.matmul_right)
@@ -109,10 +192,20 @@ def matmul_right(y, g, x, w):
     x_bar += rt.matmul_left(g, x, y_bar)
 
 
+@tangent(rt.matmul_right)
+def matmul_right_dot(y, g, x, w):
+    y_dot = rt.matmul_right(g_dot, x, w) + rt.matmul_right(g, x_dot, w)
+
+
 @adjoint(rt.sum_of_product)
 def sum_of_product(s, a, b):
     a_bar += rt.unbroadcast(s_bar * b, a)
     b_bar += rt.unbroadcast(s_bar * a, b)
+
+
+@tangent(rt.sum_of_product)
+def sum_of_product_dot(s, a, b):
+    s_dot = rt.sum_of_product(a_dot, b) + rt.sum_of_product(a, b_dot)
 
 
 @adjoint(rt.extremum_adjoint)
@@ -121,10 +214,20 @@ def extremum_adjoint(d, g, x, y, axis=None, keepdims=False):
     g_bar += rt.extremum_transpose(d_bar, g, x, y, axis, keepdims)
 
 
+@tangent(rt.extremum_adjoint)
+def extremum_adjoint_dot(d, g, x, y, axis=None, keepdims=False):
+    d_dot = rt.extremum_adjoint(g_dot, x, y, axis, keepdims)
+
+
 # -- writes: the adjoint helpers of write nodes are linear in the adjoint array they read ----------
 @adjoint(rt.save_slots)
 def save_slots(y, b, idx=...):
     b_bar += rt.getitem_adjoint(y_bar, b, idx)
+
+
+@tangent(rt.save_slots)
+def save_slots_dot(y, b, idx=...):
+    y_dot = rt.save_slots(b_dot, idx)
 
 
 @adjoint(rt.written_adjoint)
@@ -132,9 +235,19 @@ def written_adjoint(y, g, idx, into=None):
     g_bar += rt.written_transpose(y_bar, g, idx, into)
 
 
+@tangent(rt.written_adjoint)
+def written_adjoint_dot(y, g, idx, into=None):
+    y_dot = rt.written_adjoint(g_dot, idx, into)
+
+
 @adjoint(rt.written_transpose)
 def written_transpose(y, h, g, idx, into=None):
     h_bar += rt.unbroadcast(rt.written_adjoint(y_bar, idx, into), h)
+
+
+@tangent(rt.written_transpose)
+def written_transpose_dot(y, h, g, idx, into=None):
+    y_dot = rt.written_transpose(h_dot, g, idx, into)
 
 
 @adjoint(rt.written_total)
@@ -142,9 +255,19 @@ def written_total(y, g, idx, into=None):
     g_bar += rt.written_total_transpose(y_bar, g, idx, into)
 
 
+@tangent(rt.written_total)
+def written_total_dot(y, g, idx, into=None):
+    y_dot = rt.written_total(g_dot, idx, into)
+
+
 @adjoint(rt.overwritten_adjoint)
 def overwritten_adjoint(y, g, idx):
     g_bar += rt.overwritten_adjoint(y_bar, idx)
+
+
+@tangent(rt.overwritten_adjoint)
+def overwritten_adjoint_dot(y, g, idx):
+    y_dot = rt.overwritten_adjoint(g_dot, idx)
 
 
 @adjoint(rt.copied_adjoint)
@@ -152,14 +275,29 @@ def copied_adjoint(y, g, src, where=True, into=None):
     g_bar += rt.copied_transpose(y_bar, g, src, where, into)
 
 
+@tangent(rt.copied_adjoint)
+def copied_adjoint_dot(y, g, src, where=True, into=None):
+    y_dot = rt.copied_adjoint(g_dot, src, where, into)
+
+
 @adjoint(rt.copied_transpose)
 def copied_transpose(y, h, g, src, where=True, into=None):
     h_bar += rt.unbroadcast(rt.copied_adjoint(y_bar, h, where, into), h)
 
 
+@tangent(rt.copied_transpose)
+def copied_transpose_dot(y, h, g, src, where=True, into=None):
+    y_dot = rt.copied_transpose(h_dot, g, src, where, into)
+
+
 @adjoint(rt.overcopied_adjoint)
 def overcopied_adjoint(y, g, where=True):
     g_bar += rt.overcopied_adjoint(y_bar, where)
+
+
+@tangent(rt.overcopied_adjoint)
+def overcopied_adjoint_dot(y, g, where=True):
+    y_dot = rt.overcopied_adjoint(g_dot, where)
 
 
 # -- helpers that update an adjoint array in place are differentiated as the values they compute
@@ -173,6 +311,16 @@ def add_at(a, idx, g):
     return a + rt.getitem_adjoint(g, a, idx)
 
 
+@differentiate_as(rt.held)
+def held(b):
+    return b  # read back as source: `rt.held(b)[idx]` is the read `b[idx]`
+
+
+@differentiate_as(rt.private)
+def private(g):
+    return g * 1.0  # a copy: the value it holds
+
+
 @differentiate_as(rt.total_after_zeroing)
 def total_after_zeroing(g, idx, into=None):
     return rt.written_total(rt.overwritten_adjoint(g, idx), Ellipsis, into)
@@ -184,9 +332,19 @@ def seq_head(y, g, t):
     g_bar += rt.seq_place(y_bar, g, 0)
 
 
+@tangent(rt.seq_head)
+def seq_head_dot(y, g, t):
+    y_dot = rt.seq_head(g_dot, t)
+
+
 @adjoint(rt.seq_tail)
 def seq_tail(y, g, t):
     g_bar += rt.seq_place(y_bar, g, len(g) - len(y))
+
+
+@tangent(rt.seq_tail)
+def seq_tail_dot(y, g, t):
+    y_dot = rt.seq_tail(g_dot, t)
 
 
 @adjoint(rt.item)
@@ -194,9 +352,19 @@ def item(v, g, i, like):
     g_bar += rt.item_transpose(v_bar, g, i)
 
 
+@tangent(rt.item)
+def item_dot(v, g, i, like):
+    v_dot = rt.item(g_dot, i, like)
+
+
 @adjoint(rt.stack_adjoint)
 def stack_adjoint(parts, g, arrays, axis=0):
     g_bar += rt.stack_transpose(parts_bar, g, axis)
+
+
+@tangent(rt.stack_adjoint)
+def stack_adjoint_dot(parts, g, arrays, axis=0):
+    parts_dot = rt.stack_adjoint(g_dot, arrays, axis)
 
 
 @adjoint(rt.items_adjoint)
@@ -204,6 +372,16 @@ def items_adjoint(y, g, items, into=None):
     g_bar += rt.items_transpose(y_bar, g, items, into)
 
 
+@tangent(rt.items_adjoint)
+def items_adjoint_dot(y, g, items, into=None):
+    y_dot = rt.items_adjoint(g_dot, items, into)
+
+
 @adjoint(rt.overfilled_adjoint)
 def overfilled_adjoint(y, g, items):
     g_bar += rt.overfilled_adjoint(y_bar, items)
+
+
+@tangent(rt.overfilled_adjoint)
+def overfilled_adjoint_dot(y, g, items):
+    y_dot = rt.overfilled_adjoint(g_dot, items)

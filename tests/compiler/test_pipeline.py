@@ -48,7 +48,7 @@ def test_fixpoint_needs_a_round_to_confirm():
 # ---------------------------------------------------------------------------------------------
 
 PASS_MODULES = ("simplify", "copies", "tape", "release", "codegen", "template", "reverse", "pipeline",
-                "printing", "backward", "rtcall")
+                "printing", "backward", "rtcall", "floats", "slots", "sink", "plain", "peek")
 
 
 def _helper_names() -> set:

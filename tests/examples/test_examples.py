@@ -95,3 +95,18 @@ def test_newton_fit(tmp_path):
     assert int(exact.group(2)) < int(diff.group(2))  # no gradients spent on differences
     assert int(exact.group(1)) < int(bfgs.group(1))
     assert float(re.search(r"max \|loss - best\| over methods = (\S+)", out).group(1)) < 1e-8
+
+
+def test_gaussian_process(tmp_path):
+    pytest.importorskip("scipy", reason="the example needs scipy (an optional test extra)")
+    out = run_example("gaussian_process.py", tmp_path)
+    number = r"(\S+)"
+    pattern = r"\s+(\d+)\s+(\d+)\s+" + r"\s+".join([number] * 5)
+    exact = re.search(r"exact gradient" + pattern, out)
+    fd = re.search(r"finite differences" + pattern, out)
+    assert exact and fd, out
+    assert int(exact.group(2)) < int(fd.group(2))  # fewer function evaluations with the exact gradient
+    assert abs(float(exact.group(3)) - float(fd.group(3))) < 1e-5  # the same optimum
+    lengthscale, variance, noise = (float(exact.group(i)) for i in (4, 5, 6))
+    assert 0.3 < lengthscale < 3.0 and 0.1 < variance < 3.0 and 0.003 < noise < 0.03  # data noise 0.1 ** 2
+    assert "checked against finite differences" in out

@@ -7,7 +7,9 @@ storage, complex values, broadcasting writes, special points, zero-trip loops. E
 has one or more generators (`@family("views")` over `def gen(ch) -> Case`) that write such a
 program in one of several spellings, with random shapes and constants.
 
-A `Case` is judged by `check_case`:
+A `Case` is judged by `check_case`, through every entry point (`entry_modes.MODES`:
+value_and_grad, grad, vjp with a random cotangent, a pullback twice, @differentiable's methods,
+the dumps, the function rewritten as an in-place one; `Result.modes` has each mode's kind):
 - `pass`: the value equals running the function, and the gradient equals central finite
   differences; the caller's arrays are unchanged;
 - `refused`: one of our located errors (an `AdjointCompilerError`). Allowed unless the case says
@@ -18,7 +20,7 @@ A case with `then` runs it (Python statements, in the module's namespace) after 
 gradient, and checks a second gradient against finite differences of the changed program: a
 global rebound, a helper redefined, a rule re-registered must take effect.
 
-    python tools/fuzz_long.py --families --n 20000     # every generator, counts per generator
+    python tools/fuzz_long.py --families --n 20000     # every generator, counts per generator and mode
 """
 from __future__ import annotations
 
@@ -27,6 +29,8 @@ import dataclasses
 import traceback
 
 import numpy as np
+
+import entry_modes as entry
 
 FAMILIES: dict = {}  # generator name -> (family, generate(chooser) -> Case)
 
@@ -55,6 +59,7 @@ class Case:
 class Result:
     status: str           # pass, refused, wrong, crash, generator_error
     detail: str = ""
+    modes: dict = dataclasses.field(default_factory=dict)  # entry point -> pass/refused/wrong/crash/skipped
 
     @property
     def ok(self) -> bool:
@@ -90,21 +95,9 @@ def _close(a, b, rtol=1e-5, atol=1e-6) -> bool:
     return a.shape == b.shape and bool(np.all(np.abs(a - b) <= rtol * np.abs(b) + atol * max(1.0, np.abs(b).max(initial=0))))
 
 
-def _gradient(f, case: Case, mode: str):
-    """(value or None, gradient) of `f` by one entry point: 'joint' (value_and_grad), 'grad', 'vjp'."""
-    from adjoint_compiler import grad, value_and_grad, vjp
-
-    if mode == "joint":
-        return value_and_grad(f, wrt=case.wrt)(*case.args)
-    if mode == "grad":
-        return None, grad(f, wrt=case.wrt)(*case.args)
-    value, pullback = vjp(f, *case.args)
-    return value, pullback(1.0)[case.wrt]
-
-
 def _one_gradient(f, case: Case, mode: str = "joint") -> Result | None:
-    """None when the value and gradient of `f` by entry point `mode` are right; else what is wrong."""
-    from adjoint_compiler import AdjointCompilerError
+    """None when the value and `value_and_grad` gradient of `f` are right; else what is wrong."""
+    from adjoint_compiler import AdjointCompilerError, value_and_grad
 
     args = case.args
     try:
@@ -113,7 +106,7 @@ def _one_gradient(f, case: Case, mode: str = "joint") -> Result | None:
         return Result("generator_error", traceback.format_exc(limit=3))
     before = copy_args(args)
     try:
-        value, g = _gradient(f, case, mode)
+        value, g = value_and_grad(f, wrt=case.wrt)(*case.args)
     except AdjointCompilerError as exc:
         return Result("refused", f"{mode}: {type(exc).__name__}: {exc}")
     except Exception:
@@ -131,29 +124,66 @@ def _one_gradient(f, case: Case, mode: str = "joint") -> Result | None:
     return None
 
 
-def check_case(case: Case, modes: tuple = ("joint",)) -> Result:
-    """Judge a case through each entry point in `modes` (the first failure is the result)."""
+def subject(f, case: Case, expected, source: str) -> entry.Subject:
+    """The case as `entry_modes` checks it (its in-place variant made from `source`)."""
+    numbers = entry.arrays_and_numbers(expected)
+    scale = max([1.0] + [float(np.max(np.abs(v), initial=0)) for v in numbers])
+
+    def inplace():
+        made = entry.inplace_variant(source, case.fname, case.args, expected)
+        return None if made is None else (made[0], made[1], None)
+    return entry.Subject(f, case.args, (case.wrt,), expected, scale,
+                         fd=lambda k, eps=1e-6: fd_grad(f, case.args, k, eps), inplace=inplace,
+                         seed=abs(hash(case.source)) % 10_000)
+
+
+def check_case(case: Case, modes: tuple = entry.MODES) -> Result:
+    """Judge a case through each entry point in `modes` (`entry_modes.MODES`: value_and_grad
+    ('joint'), grad, vjp, a pullback twice, @differentiable's methods, the dumps, the in-place
+    variant); the first failure is the result, `Result.modes` has each mode's kind. A function
+    whose value is not a number is checked by the modes that take any output (vjp, twice, dumps)."""
     import fuzzgen  # the module loader of the main fuzzer (a real file, so `inspect` reads it)
 
-    mod = fuzzgen.load(HEADER + case.source, "fam")
+    source = HEADER + case.source
+    mod = fuzzgen.load(source, "fam")
+    kinds: dict = {}
     try:
-        bad = None
+        f = getattr(mod, case.fname)
+        try:
+            expected = f(*copy_args(case.args))
+        except Exception:
+            return Result("generator_error", traceback.format_exc(limit=3))
+        scalar = entry.is_scalar(expected)
+        about = subject(f, case, expected, source)
+        failed = refused = None
         for mode in modes:
-            bad = _one_gradient(getattr(mod, case.fname), case, mode)
-            if bad is not None:
-                break
-        if bad is None and case.then:
+            if mode == "joint":
+                result = _one_gradient(f, case) if scalar else None
+                kind = "skipped" if not scalar else "pass" if result is None else result.status
+                detail = result.detail if result is not None else ""
+            else:
+                kind, detail = entry.run(mode, about)
+            if kind == "refused" and case.must_work:
+                kind, detail = "wrong", "refused, but this construct must work: " + detail
+            kinds[mode] = kind
+            if kind not in ("pass", "skipped", "refused"):
+                failed = failed or Result(kind, detail)
+            elif kind == "refused":
+                refused = refused or Result(kind, detail)
+        bad = failed or refused
+        if (bad is None or bad.ok) and case.then and scalar:
             exec(case.then, vars(mod))
-            bad = _one_gradient(getattr(mod, case.fname), case)
-            if bad is not None:
-                bad.detail = f"after `{case.then}`: {bad.detail}"
+            again = _one_gradient(getattr(mod, case.fname), case)
+            if again is not None:
+                again.detail = f"after `{case.then}`: {again.detail}"
+                if again.status == "refused" and case.must_work:
+                    again = Result("wrong", "refused, but this construct must work: " + again.detail)
+                bad = again if not again.ok or bad is None else bad
     finally:
         fuzzgen.unload(mod)
-    if bad is None:
-        return Result("pass")
-    if bad.status == "refused" and case.must_work:
-        return Result("wrong", "refused, but this construct must work: " + bad.detail)
-    return bad
+    result = bad or Result("pass")
+    result.modes = kinds
+    return result
 
 
 def load_all() -> dict:

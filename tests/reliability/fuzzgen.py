@@ -3,8 +3,8 @@
 `generate(chooser)` writes a random module: a function `f(a0, a1, ...)` returning a scalar, and
 possibly helper functions it calls.  Every program stays inside the subset the compiler promises
 to differentiate: straight-line NumPy over scalars and small arrays with broadcasting, bounded
-unary ops, safe divisions, reductions with axes, data-dependent branches, `for`/`while` loops with
-loop-carried state, calls to generated helpers (including an ODE-style helper that writes into its
+unary ops, safe divisions, reductions with axes, data-dependent branches, early returns (in f,
+at the top or inside a loop), `for`/`while` loops with loop-carried state, calls to generated helpers (including an ODE-style helper that writes into its
 first argument), and Buffer / ndarray writes (slices, steps, masks, duplicate fancy indices,
 broadcast-assign, copyto from arrays / lists / generators, snapshots, augmented assignment).
 
@@ -35,6 +35,8 @@ import traceback
 import uuid
 
 import numpy as np
+
+import entry_modes as entry
 
 # -------------------------------------------------------------------------------------------------
 # choosers
@@ -327,6 +329,8 @@ class Gen:
             choices += ["if", "for", "while", "call", "buffer", "ndarray", "accum_loop", "buffer_loop"]
             if env["args_writable"]:
                 choices += ["write_arg"]
+            if env.get("in_f"):
+                choices += ["early_return"]
         kind = self.ch.choice(choices)
         return getattr(self, "s_" + kind)(env, ind)
 
@@ -382,7 +386,40 @@ class Gen:
 
     def subenv(self, env):
         return {"vars": list(env["vars"]), "containers": list(env["containers"]),
-                "loopvars": list(env["loopvars"]), "args_writable": env["args_writable"]}
+                "loopvars": list(env["loopvars"]), "args_writable": env["args_writable"],
+                "in_f": env.get("in_f", False)}
+
+    def result_terms(self, env, picks) -> str:
+        """A scalar made of reductions of the variables `picks`: what f returns."""
+        terms = []
+        for v in picks:
+            w = self.ch.choice(["np.sum({})", "np.mean({})", "np.sum(np.sin({}))", "np.sum({} * {})",
+                                "{}"]) if v.shape else self.ch.choice(["{}", "np.sin({})", "{} * {}"])
+            if w == "{}" and v.shape:
+                w = "np.sum({})"
+            terms.append(w.format(v.name, v.name))
+        return " + ".join(terms)
+
+    def s_early_return(self, env, ind):
+        """`if <cond>: return <scalar>` in f, at the top or at the end of a loop's trip."""
+        if not env["vars"]:
+            return self.s_assign(env, ind)
+        self.features.add("early_return")
+        picks = [self.ch.choice(env["vars"]) for _ in range(self.ch.int(1, 2))]
+        if self.ch.coin(0.6) or not [v for v in env["vars"] if v.bound <= LIMIT]:
+            return [f"{ind}if {self.cond(env)}:", f"{ind}    return {self.result_terms(env, picks)}"]
+        v = self.ch.choice(env["vars"])
+        i = self.fresh("i")
+        sub = self.subenv(env)
+        sub["loopvars"].append((i, 3))
+        line, nb = self.loop_update(sub, v, ind + "    ", i)
+        v.bound = max(v.bound, nb)
+        lines = [f"{ind}for {i} in range({self.ch.int(1, 3)}):", line,
+                 f"{ind}    if {self.cond(sub)}:", f"{ind}        return {self.result_terms(sub, picks)}"]
+        if v.bound > LIMIT:
+            lines.append(f"{ind}{v.name} = np.tanh({v.name})")
+            v.bound = 1.0
+        return lines
 
     def s_if(self, env, ind):
         self.features.add("if")
@@ -788,20 +825,14 @@ class Gen:
                 kinds.append(self.ch.choice(["C", "C", "C", "F", "strided"]))
         names = [f"a{k}" for k in range(nargs)]
         env = {"vars": [Var(n, s, 1.0) for n, s in zip(names, shapes)], "containers": [],
-               "loopvars": [], "args_writable": {n for n, s in zip(names, shapes) if s}}
+               "loopvars": [], "args_writable": {n for n, s in zip(names, shapes) if s},
+               "in_f": self.ch.coin(0.5)}
         self.written = set()
         body = self.block(env, self.ch.int(1, self.max_stmts), "    ")
         # the result: a sum of reductions of some of the variables (always the latest ones)
         pool = env["vars"]
         picks = pool[-2:] + [self.ch.choice(pool) for _ in range(self.ch.int(0, 3))]
-        terms = []
-        for v in picks:
-            w = self.ch.choice(["np.sum({})", "np.mean({})", "np.sum(np.sin({}))", "np.sum({} * {})",
-                                "{}"]) if v.shape else self.ch.choice(["{}", "np.sin({})", "{} * {}"])
-            if w == "{}" and v.shape:
-                w = "np.sum({})"
-            terms.append(w.format(v.name, v.name))
-        body.append(f"    return {' + '.join(terms)}")
+        body.append(f"    return {self.result_terms(env, picks)}")
         src = ["import copy", "import itertools", "", "import numpy as np", "",
                "from adjoint_compiler import Buffer, copyto", "", ""]
         for h in self.helpers:
@@ -924,6 +955,7 @@ def unload(mod):
 class Outcome:
     status: str                 # 'pass', 'expected_error', or a failure kind
     detail: str = ""
+    modes: dict = dataclasses.field(default_factory=dict)  # entry point -> pass/refused/wrong/crash/skipped
 
     @property
     def ok(self):
@@ -968,8 +1000,10 @@ def _arrays(v):
     return []
 
 
-def check_module(mod, prog: Program, single_wrt=None) -> Outcome:
-    """The differential checks on one loaded program."""
+def check_module(mod, prog: Program, single_wrt=None, modes=None) -> Outcome:
+    """The differential checks on one loaded program: the classic ones (`value_and_grad` with
+    wrt=all, the cached second call, a single-argument `grad`), then every entry point in `modes`
+    (default all, `entry.MODES`). `Outcome.modes` has each mode's status."""
     from adjoint_compiler import AdjointCompilerError, MutationError, grad, value_and_grad
 
     f = mod.f
@@ -984,17 +1018,21 @@ def check_module(mod, prog: Program, single_wrt=None) -> Outcome:
 
     before = [_copy.deepcopy(a) for a in args]
     wrt = tuple(range(n))
+    scale = max(1.0, abs(float(expected)))
+    subject = entry.Subject(f, args, wrt, expected, scale, fd=lambda k, eps=1e-6: fd_grad(f, args, k, eps),
+                            inplace=lambda: _inplace_variant(prog, expected),
+                            decorated=lambda: _decorated_variant(prog), seed=prog.arg_seed)
     try:
         value, grads = value_and_grad(f, wrt=wrt)(*args)
     except MutationError as exc:
         # `v = x[1:]` then a write into x, then v used: NumPy views, documented as rejected
         if "is a view of" in str(exc):
-            return Outcome("expected_error", f"{type(exc).__name__}: {exc}")
-        return Outcome("rejected", f"{type(exc).__name__}: {exc}")
+            return entry.finish(Outcome("expected_error", f"{type(exc).__name__}: {exc}"), subject, modes)
+        return entry.finish(Outcome("rejected", f"{type(exc).__name__}: {exc}"), subject, modes)
     except AdjointCompilerError as exc:
-        return Outcome("rejected", f"{type(exc).__name__}: {exc}")
+        return entry.finish(Outcome("rejected", f"{type(exc).__name__}: {exc}"), subject, modes)
     except Exception:
-        return Outcome("internal_error", traceback.format_exc())
+        return entry.finish(Outcome("internal_error", traceback.format_exc()), subject, modes)
 
     # inputs untouched (arguments f writes into are copied on entry)
     for k, (b, a) in enumerate(zip(before, args)):
@@ -1019,14 +1057,12 @@ def check_module(mod, prog: Program, single_wrt=None) -> Outcome:
                 if np.shares_memory(g, other):
                     return Outcome("alias", f"gradient {k} shares memory with an input or gradient")
             seen.append(g)
-        else:
-            if isinstance(g, np.ndarray) and g.ndim != 0 or not isinstance(g, (float, np.floating)):
-                return Outcome("structure", f"gradient {k}: {g!r} ({type(g).__name__}) for a scalar")
+        elif type(g) is not type(a):
+            return Outcome("structure", f"gradient {k}: {g!r} ({type(g).__name__}) for a {type(a).__name__}")
 
     # finite differences
-    scale = max(1.0, abs(float(expected)))
     for k in range(n):
-        fd = fd_grad(f, args, k)
+        fd = subject.fd_of(k)
         if not _close(grads[k], fd, scale):
             # guard against an FD artifact (a branch or mask threshold crossed inside +-eps):
             # accept if FD at other step sizes agrees
@@ -1046,20 +1082,39 @@ def check_module(mod, prog: Program, single_wrt=None) -> Outcome:
     try:
         gk = grad(f, wrt=k)(*args)
     except AdjointCompilerError as exc:
-        return Outcome("rejected", f"grad(wrt={k}): {type(exc).__name__}: {exc}")
+        return entry.finish(Outcome("rejected", f"grad(wrt={k}): {type(exc).__name__}: {exc}"), subject, modes)
     except Exception:
-        return Outcome("internal_error", f"grad(wrt={k}): " + traceback.format_exc())
+        return entry.finish(Outcome("internal_error", f"grad(wrt={k}): " + traceback.format_exc()), subject, modes)
     if not _same(gk, grads[k]):
         return Outcome("wrt_mismatch", f"grad(wrt={k}) = {gk!r} but wrt=all gives {grads[k]!r}")
-    return Outcome("pass")
+    return entry.finish(Outcome("pass"), subject, modes)
 
 
-def check_program(prog: Program) -> Outcome:
+def check_program(prog: Program, modes=None) -> Outcome:
     mod = load(prog.source)
     try:
-        return check_module(mod, prog)
+        return check_module(mod, prog, modes=modes)
     finally:
         unload(mod)
+
+
+def _inplace_variant(prog: Program, expected):
+    """The program as an in-place function `f(res, a0, ...)` that writes its result into `res[0]`
+    (entry_modes.inplace_variant): its outputs are exactly `res` and the arguments it writes into."""
+    source, args = entry.inplace_variant(prog.source, "f", make_args(prog), expected)
+    names = [f"a{k}" for k in range(len(args) - 1)]
+    return source, args, [0] + sorted(names.index(n) + 1 for n in prog.written_args)
+
+
+def _decorated_variant(prog: Program) -> str:
+    """The program with `@differentiable` on f and on every helper (calls go through the wrapper)."""
+    lines = prog.source.split("\n")
+    out = ["from adjoint_compiler import differentiable"]
+    for line in lines:
+        if line.startswith("def "):
+            out.append("@differentiable" if not line.startswith("def f(") else "@differentiable(wrt=0)")
+        out.append(line)
+    return "\n".join(out)
 
 
 def report(prog: Program, out: Outcome) -> str:

@@ -1,7 +1,8 @@
 """Differential fuzzing: random well-conditioned programs (fuzzgen.py), their compiled gradients
 against central finite differences and their compiled primal values against running them directly.
 
-Two quick runs are part of the suite (< 60 s together):
+Two quick runs are part of the suite (< 60 s together; the first 20 seeded programs through every
+entry point, entry_modes.py):
 - a hypothesis-driven one (derandomized; a failure is reported minimized by statement deletion), and
 - a fixed-seed loop over the same generator driven by `random.Random` (reproducible by seed:
   `python tools/fuzz_long.py --start SEED --n 1`).
@@ -32,19 +33,20 @@ def _explain(prog, out):
 @given(st.data())
 def test_fuzz_hypothesis(data):
     prog = fuzzgen.generate(fuzzgen.HypothesisChooser(data))
-    out = fuzzgen.check_program(prog)
+    out = fuzzgen.check_program(prog, modes=("joint",))
     assert out.status != "generator_error", fuzzgen.report(prog, out)
     assert out.ok, _explain(prog, out)
 
 
 SEEDS = range(120)
+EVERY_MODE = 20  # the first seeds go through every entry point (entry_modes.MODES), the rest value_and_grad
 
 
 def test_fuzz_seeded():
     failures = []
     for seed in SEEDS:
         prog = fuzzgen.generate(fuzzgen.RandomChooser(seed))
-        out = fuzzgen.check_program(prog)
+        out = fuzzgen.check_program(prog, modes=None if seed < EVERY_MODE else ("joint",))
         if not out.ok:
             failures.append((seed, prog, out))
     assert not failures, f"{len(failures)} of {len(SEEDS)} programs failed (seeds " \

@@ -1,0 +1,402 @@
+"""Plain: runtime helper calls of the backward code whose run-time checks are settled at compile
+time become the NumPy statements they run.
+
+A write helper checks, at every call, what kind of index it got (advanced indices need
+`np.add.at` and the winning duplicates), whether its array is a number or an array, and what it
+returns (a slot or a copy of slots). Where the index is basic (integers known to be integers,
+literal slices), the adjoint array's rank is known and the array written holds floats (the
+helper was not given its dtype: `floats`), the answer is known and the call is replaced:
+
+    x_bar = rt.add_at(x_bar, i, g)              x_bar[i] += g
+    v_bar = rt.written_total(b_bar, i)     ->   v_bar = b_bar[i]
+    b_bar_2 = rt.zero_slots(b_bar, i)           b_bar[i] = 0.0
+                                                b_bar_2 = b_bar
+
+Each rewrite lives beside the helper it replaces, keyed by the helper itself (never its name),
+and reproduces exactly the branch the helper would take.
+"""
+from __future__ import annotations
+
+import copy
+import math
+
+import gast
+
+from . import rtcall
+from . import runtime as rt
+from .backward import BIf, BLoop, Code
+from .simplify import assign_stmt
+
+
+class Facts:
+    """What the rewrites may assume: `ints` are names surely holding integers, `ranks` the ndim of
+    the values (and adjoints) bound to a name."""
+
+    def __init__(self, ints: set, ranks: dict, classes: dict | None = None):
+        self.ints = ints
+        self.ranks = ranks
+        self.classes = classes or {}  # name -> shape class (shapes), for the arrays of `ranks`
+
+    def same_shape(self, a, b) -> bool:
+        """Whether the names `a` and `b` surely hold arrays of one shape."""
+        ta = self.classes.get(a.id) if isinstance(a, gast.Name) else None
+        return ta is not None and isinstance(b, gast.Name) and ta == self.classes.get(b.id)
+
+    def parts(self, idx) -> list | None:
+        """The parts of a basic index (each 'int' or 'slice'), or None for any other index."""
+        items = idx.elts if isinstance(idx, gast.Tuple) else [idx]
+        out = []
+        for item in items:
+            if _int_literal(item) or (isinstance(item, gast.Name) and item.id in self.ints):
+                out.append("int")
+            elif _literal_slice(item, self.ints) is not None:
+                out.append("slice")
+            else:
+                return None
+        return out if items else None
+
+    def selects_one(self, g, idx) -> bool | None:
+        """Whether `g[idx]` is one element (True), an array of slots (False), or unknown (None)."""
+        parts = self.parts(idx)
+        rank = self.ranks.get(g.id) if isinstance(g, gast.Name) else None
+        if parts is None or rank is None or rank < 1 or len(parts) > rank:
+            return None
+        return parts.count("int") == rank
+
+
+def _int_literal(e) -> bool:
+    if isinstance(e, gast.UnaryOp) and isinstance(e.op, gast.USub):
+        e = e.operand
+    return isinstance(e, gast.Constant) and type(e.value) is int
+
+
+def _literal_slice(e, ints: set = frozenset()):
+    """`slice(a, b, c)` whose bounds are int literals, None or names of integers (`ints`) as
+    subscript syntax (`a:b:c`), else None."""
+    if isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and e.func.id == "slice" and len(e.args) == 3 \
+            and not e.keywords and all(_int_literal(a) or (isinstance(a, gast.Constant) and a.value is None)
+                                       or (isinstance(a, gast.Name) and a.id in ints) for a in e.args):
+        lo, hi, step = (None if isinstance(a, gast.Constant) and a.value is None else a for a in e.args)
+        return gast.Slice(lower=lo, upper=hi, step=step)
+    return None
+
+
+def _subscript_index(idx):
+    """A basic index (checked by Facts.parts) as subscript syntax."""
+    if isinstance(idx, gast.Tuple):
+        return gast.Tuple(elts=[_subscript_index(e) for e in idx.elts], ctx=gast.Load())
+    return _literal_slice(idx, _ANY_NAME) or idx
+
+
+class _AnyName(frozenset):
+    def __contains__(self, name) -> bool:
+        return True
+
+
+_ANY_NAME = _AnyName()
+
+
+def _subscript(g, idx, store: bool = False):
+    return gast.Subscript(value=gast.Name(id=g.id, ctx=gast.Load(), annotation=None, type_comment=None),
+                          slice=_subscript_index(copy.deepcopy(idx)), ctx=gast.Store() if store else gast.Load())
+
+
+def _method(value, name: str):
+    return gast.Call(func=gast.Attribute(value=value, attr=name, ctx=gast.Load()), args=[], keywords=[])
+
+
+# -- expressions: helper(args) -> an expression, or None to keep the call ---------------------------
+
+def _written_total(call, facts: Facts):
+    """`rt.written_total(g, idx)` of a float array, basic index: the slot, or the sum of the slots."""
+    if len(call.args) != 2 or call.keywords:
+        return None
+    g, idx = call.args
+    one = facts.selects_one(g, idx)
+    if one is None:
+        return None
+    return _subscript(g, idx) if one else _method(_subscript(g, idx), "sum")
+
+
+def _written_adjoint(call, facts: Facts):
+    """`rt.written_adjoint(g, idx)` of a float array, basic index: the slot, or a copy of the slots."""
+    if len(call.args) != 2 or call.keywords:
+        return None
+    g, idx = call.args
+    one = facts.selects_one(g, idx)
+    if one is None:
+        return None
+    return _subscript(g, idx) if one else _method(_subscript(g, idx), "copy")
+
+
+def _pow_base_derivative(call, facts: Facts):
+    """`rt.pow_base_derivative(x, k)` for an integer literal k >= 2: `k * x ** (k - 1)`."""
+    if len(call.args) != 2 or call.keywords or not (isinstance(call.args[1], gast.Constant)
+                                                    and type(call.args[1].value) is int and call.args[1].value >= 2):
+        return None
+    x, k = call.args
+    power = x if k.value == 2 else gast.BinOp(left=x, op=gast.Pow(), right=gast.Constant(value=k.value - 1, kind=None))
+    return gast.BinOp(left=gast.Constant(value=k.value, kind=None), op=gast.Mult(), right=power)
+
+
+def _chain(call, facts: Facts):
+    """`rt.chain(c, d)` for a nonzero finite number literal `c`: the cotangent is zero nowhere, so
+    it is the product (`d` itself for c = 1 and a `d` that is a new array)."""
+    if len(call.args) != 2 or call.keywords:
+        return None
+    c, d = call.args
+    value = -c.operand.value if isinstance(c, gast.UnaryOp) and isinstance(c.op, gast.USub) \
+        and isinstance(c.operand, gast.Constant) else getattr(c, "value", None) if isinstance(c, gast.Constant) else None
+    if type(value) not in (int, float) or value == 0 or not math.isfinite(value):
+        return None
+    if value == 1 and isinstance(d, (gast.BinOp, gast.UnaryOp)):
+        return d
+    return gast.BinOp(left=c, op=gast.Mult(), right=d)
+
+
+EXPRESSIONS = {rt.written_total: _written_total, rt.written_adjoint: _written_adjoint,
+               rt.pow_base_derivative: _pow_base_derivative, rt.chain: _chain}
+
+
+# -- statements: `a = helper(g, ...)` that update g in place -> statements, or None ------------------
+
+def _in_place(target: str, g, stmt) -> list:
+    """`stmt` (which updates the array `g` in place), then `target = g` unless they are one name."""
+    out = [stmt]
+    if target != g.id:
+        out.append(assign_stmt(target, gast.Name(id=g.id, ctx=gast.Load(), annotation=None, type_comment=None)))
+    return out
+
+
+def _zero_slots(target: str, call, facts: Facts):
+    """`a = rt.zero_slots(g, idx)`, g an array of floats, basic index: `g[idx] = 0.0`."""
+    if len(call.args) != 2 or call.keywords or not isinstance(call.args[0], gast.Name):
+        return None
+    g, idx = call.args
+    if facts.selects_one(g, idx) is None:
+        return None
+    zero = gast.Assign(targets=[_subscript(g, idx, store=True)], value=gast.Constant(value=0.0, kind=None),
+                       type_comment=None)
+    return _in_place(target, g, zero)
+
+
+def _add_at(target: str, call, facts: Facts):
+    """`a = rt.add_at(g, idx, v)`, basic index: `g[idx] += v`."""
+    if len(call.args) != 3 or call.keywords or not isinstance(call.args[0], gast.Name):
+        return None
+    g, idx, v = call.args
+    if facts.parts(idx) is None:
+        return None
+    add = gast.AugAssign(target=_subscript(g, idx, store=True), op=gast.Add(), value=v)
+    return _in_place(target, g, add)
+
+
+STATEMENTS = {rt.zero_slots: _zero_slots, rt.add_at: _add_at}
+
+
+def _add_copied(call, facts: Facts):
+    """`x += rt.copied_adjoint(g, src, True)` (`np.copyto` of every slot into a float array):
+    the copy protects `g` from later updates of what it is assigned to; added in place, it is
+    only read, so `x += g` (or its sum over the axes `src` was broadcast along)."""
+    if len(call.args) != 3 or call.keywords or not (isinstance(call.args[2], gast.Constant)
+                                                    and call.args[2].value is True):
+        return None
+    g, src, _ = call.args
+    if facts.ranks.get(getattr(g, "id", None)) is None:
+        return None
+    return g if facts.same_shape(g, src) else rtcall.call(rt.unbroadcast, g, src)
+
+
+ADDED = {rt.copied_adjoint: _add_copied}  # `x += helper(...)`: the value is only read
+
+
+_helper = rtcall.helper  # the runtime function a call node calls, else None
+
+
+class _Expressions(gast.NodeTransformer):
+    def __init__(self, facts: Facts):
+        self.facts = facts
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        rewrite = EXPRESSIONS.get(_helper(node))
+        new = rewrite(node, self.facts) if rewrite else None
+        return node if new is None else new
+
+
+def _statement(stmt, facts: Facts) -> list:
+    if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name):
+        rewrite = STATEMENTS.get(_helper(stmt.value))
+        new = rewrite(stmt.targets[0].id, stmt.value, facts) if rewrite else None
+        if new is not None:
+            return new
+    if isinstance(stmt, gast.AugAssign) and isinstance(stmt.op, gast.Add):
+        rewrite = ADDED.get(_helper(stmt.value))
+        new = rewrite(stmt.value, facts) if rewrite else None
+        if new is not None:
+            stmt = gast.AugAssign(target=stmt.target, op=stmt.op, value=new)
+    return [_Expressions(facts).visit(stmt)]
+
+
+# -- across statements: the gradient of a full reduction read as the number it broadcasts --------
+
+def _is_rt(node, helper) -> bool:
+    return _helper(node) is helper
+
+
+def _scalar(e, facts: Facts) -> bool:
+    """Whether an expression surely is one number."""
+    if isinstance(e, gast.Constant):
+        return type(e.value) in (int, float)
+    if isinstance(e, gast.Name):
+        return facts.ranks.get(e.id) == 0
+    if isinstance(e, gast.UnaryOp):
+        return _scalar(e.operand, facts)
+    if isinstance(e, gast.BinOp):
+        return _scalar(e.left, facts) and _scalar(e.right, facts)
+    return _is_rt(e, rt.reduced_size)
+
+
+def _shape_class(e, facts: Facts):
+    """The shape class of an elementwise expression of names and numbers (None if unknown)."""
+    if isinstance(e, gast.Name):
+        return facts.classes.get(e.id)
+    if isinstance(e, gast.UnaryOp):
+        return _shape_class(e.operand, facts)
+    if isinstance(e, gast.BinOp) and not isinstance(e.op, gast.MatMult):
+        left, right = (None if _scalar(side, facts) else _shape_class(side, facts) for side in (e.left, e.right))
+        if _scalar(e.left, facts):
+            return right
+        if _scalar(e.right, facts):
+            return left
+        return left if left is not None and left == right else None
+    return None
+
+
+def _broadcast_reads(stmt, name: str, token, facts: Facts):
+    """The places of the reads of `name` in `stmt` ((parent node, field, index)) if every read is
+    multiplied elementwise (through numbers: `a * 2.0 * d`) by an operand of shape class `token`
+    (`rt.chain(a, d)`, `a * d`), else None."""
+    parents = {}
+    for node in gast.walk(stmt):
+        for field, value in gast.iter_fields(node):
+            for index, child in enumerate(value) if isinstance(value, list) else [(None, value)]:
+                if isinstance(child, gast.AST):
+                    parents[id(child)] = (node, field, index)
+    sites = []
+    for read in gast.walk(stmt):
+        if not (isinstance(read, gast.Name) and read.id == name and isinstance(read.ctx, gast.Load)):
+            continue
+        node, ok = read, False
+        while id(node) in parents:
+            parent = parents[id(node)][0]
+            if _is_rt(parent, rt.chain) and len(parent.args) == 2 and parent.args[0] is node:
+                ok = _shape_class(parent.args[1], facts) == token
+                break
+            if not (isinstance(parent, gast.BinOp) and isinstance(parent.op, (gast.Mult, gast.Div))):
+                break
+            other = parent.right if parent.left is node else parent.left
+            if _scalar(other, facts) and (isinstance(parent.op, gast.Mult) or parent.left is node):
+                node = parent  # still one number
+                continue
+            ok = isinstance(parent.op, gast.Mult) and _shape_class(other, facts) == token
+            break
+        if not ok:
+            return None
+        sites.append(parents[id(read)])
+    return sites
+
+
+def _scalar_gradients(items: list, facts: Facts, reads: dict) -> list:
+    """`a = rt.expand_reduced(c, x, None, False)` (one number `c` broadcast to `x`'s shape) whose
+    every reader multiplies it elementwise by something of `x`'s shape reads `c` instead: the
+    product broadcasts it the same way, one pass and one helper call fewer. `reads` counts the
+    reads of each name in the whole code (every one must be such a product)."""
+    from .simplify import stores
+    from .backward import Mark
+    out = []
+    for item in items:
+        if isinstance(item, BIf):
+            item = BIf(item.cond, _scalar_gradients(item.body, facts, reads),
+                       _scalar_gradients(item.orelse, facts, reads), item.loc)
+        elif isinstance(item, BLoop):
+            item = BLoop(item.loop, _scalar_gradients(item.body, facts, reads), item.loc)
+        out.append(item)
+    k = 0
+    while k < len(out):
+        c = out[k]
+        k += 1
+        call = c.stmt.value if isinstance(c, Code) and isinstance(c.stmt, gast.Assign) else None
+        if not (_is_rt(call, rt.expand_reduced) and len(call.args) == 4 and not call.keywords
+                and len(c.stmt.targets) == 1 and isinstance(c.stmt.targets[0], gast.Name)):
+            continue
+        value, x, axis, keep = call.args
+        token = facts.classes.get(getattr(x, "id", None))
+        if not (token is not None and _scalar(value, facts) and isinstance(axis, gast.Constant)
+                and axis.value is None and isinstance(keep, gast.Constant) and keep.value is False):
+            continue
+        name = c.stmt.targets[0].id
+        needs = {n.id for n in gast.walk(value) if isinstance(n, gast.Name)}
+        plan = []
+        for item in out[k:]:  # the readers that follow, while `a` and what `c` reads stay bound
+            if isinstance(item, Mark):
+                if needs & {v.name for v in ir_defined(item.stmt)}:
+                    break
+                continue
+            if not isinstance(item, Code):
+                break
+            sites = _broadcast_reads(item.stmt, name, token, facts)
+            if sites is None:
+                break
+            plan += sites
+            changed = set().union(*stores(item.stmt))
+            if name in changed or needs & changed:
+                break
+        if not plan or len(plan) != reads.get(name, 0):
+            continue
+        for node, field, index in plan:
+            if index is None:
+                setattr(node, field, copy.deepcopy(value))
+            else:
+                getattr(node, field)[index] = copy.deepcopy(value)
+        k -= 1
+        del out[k]
+    return out
+
+
+def ir_defined(stmt) -> list:
+    from . import ir
+    return ir.defined_by(stmt)
+
+
+def _statements(item):
+    if isinstance(item, Code):
+        yield item.stmt
+    for inner in (item.body + getattr(item, "orelse", [])) if isinstance(item, (BIf, BLoop)) else []:
+        yield from _statements(inner)
+
+
+def rewrite(code: list, facts: Facts) -> list:
+    """`code` with the settled helper calls replaced (nested blocks included)."""
+    code = _rewrite(code, facts)
+    reads: dict = {}
+    for item in code:
+        for stmt in _statements(item):
+            for n in gast.walk(stmt):
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+                    reads[n.id] = reads.get(n.id, 0) + 1
+    return _rewrite(_scalar_gradients(code, facts, reads), facts)
+
+
+def _rewrite(code: list, facts: Facts) -> list:
+    out = []
+    for c in code:
+        if isinstance(c, Code) and c.restore is None:
+            out += [Code(s, c.loc) for s in _statement(c.stmt, facts)]
+        elif isinstance(c, BIf):
+            out.append(BIf(c.cond, _rewrite(c.body, facts), _rewrite(c.orelse, facts), c.loc))
+        elif isinstance(c, BLoop):
+            out.append(BLoop(c.loop, _rewrite(c.body, facts), c.loc))
+        else:
+            out.append(c)
+    return out

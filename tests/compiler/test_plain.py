@@ -1,0 +1,148 @@
+"""The plain pass: helper calls whose run-time checks are settled become NumPy statements."""
+from __future__ import annotations
+
+import gast
+import numpy as np
+
+from adjoint_compiler import adjoint_source, grad, plain
+from adjoint_compiler.printing import to_source
+from adjoint_compiler.simplify import Code
+from adjoint_compiler.testing import check_grads
+
+FACTS = plain.Facts(ints={"i", "j"}, ranks={"b": 1, "m": 2, "g": 0})
+
+
+def rewritten(*lines, facts=FACTS):
+    code = plain.rewrite([Code(gast.parse(line).body[0], None) for line in lines], facts)
+    return [to_source(c.stmt).strip() for c in code]
+
+
+def test_an_add_at_a_basic_index_adds_in_place():
+    assert rewritten("b = rt.add_at(b, i, g)") == ["b[i] += g"]
+    assert rewritten("c = rt.add_at(b, slice(1, -1, None), g)") == ["b[1:-1] += g", "c = b"]
+
+
+def test_an_add_at_any_other_index_stays():
+    """`k` may hold an integer array (duplicates accumulate with np.add.at)."""
+    assert rewritten("b = rt.add_at(b, k, g)") == ["b = rt.add_at(b, k, g)"]
+
+
+def test_the_total_of_written_slots_reads_them():
+    assert rewritten("v = rt.written_total(b, i)") == ["v = b[i]"]
+    assert rewritten("v = rt.written_total(m, i)") == ["v = m[i].sum()"]
+    assert rewritten("v = rt.written_total(m, (i, j))") == ["v = m[i, j]"]
+    assert rewritten("v = rt.written_total(b, slice(None, -2, None))") == ["v = b[:-2].sum()"]
+
+
+def test_written_slots_are_copied_unless_one():
+    assert rewritten("v = rt.written_adjoint(b, -1)") == ["v = b[-1]"]
+    assert rewritten("v = rt.written_adjoint(m, 0)") == ["v = m[0].copy()"]
+
+
+def test_zeroing_slots_writes_zeros():
+    assert rewritten("a = rt.zero_slots(b, i)") == ["b[i] = 0.0", "a = b"]
+
+
+def test_unknown_ranks_dtypes_or_indices_keep_the_helper():
+    keep = ["v = rt.written_total(x, i)",  # x: rank (so: float) unknown
+            "v = rt.written_total(b, i, into)",  # the array written may hold integers
+            "v = rt.written_total(m, (i, i, i))",  # more indices than axes: the helper raises
+            "a = rt.zero_slots(g, i)",  # a 0-d gradient may be a number
+            "v = rt.written_adjoint(b, mask)"]
+    for line in keep:
+        assert rewritten(line) == [line]
+
+
+def test_integer_powers():
+    assert rewritten("d = rt.pow_base_derivative(x, 2)") == ["d = 2 * x"]
+    assert rewritten("d = rt.pow_base_derivative(x, 3)") == ["d = 3 * x ** 2"]
+    for line in ("d = rt.pow_base_derivative(x, 0.5)", "d = rt.pow_base_derivative(x, 1)",
+                 "d = rt.pow_base_derivative(x, y)"):
+        assert rewritten(line) == [line]
+
+
+def slot_loop(x, w):
+    b = np.zeros(x.shape[0])
+    s = 0.0
+    for i in range(x.shape[0]):
+        b[i] = x[i] * w
+        s = s + b[i] ** 3
+    return s + np.sum(b)
+
+
+def slot_loop_integers(x, w):
+    b = np.zeros(x.shape[0], dtype=int)
+    s = 0.0
+    for i in range(x.shape[0]):
+        b[i] = x[i] * w
+        s = s + x[i] * b[i]
+    return s
+
+
+def test_element_writes_in_a_loop_are_plain_numpy():
+    src = adjoint_source(slot_loop, args=(np.ones(3), 0.5))
+    for helper in ("rt.add_at(", "rt.written_total(", "rt.zero_slots(", "rt.pow_base_derivative("):
+        assert helper not in src
+    check_grads(slot_loop, np.array([0.3, -1.2, 2.0]), 0.7, wrt=(0, 1))
+
+
+def test_writes_into_integers_keep_their_checks():
+    """The truncated value written into an integer array gets no gradient (at run time)."""
+    x = np.array([0.3, -1.2, 2.5])
+    src = adjoint_source(slot_loop_integers, args=(x, 0.7))
+    assert "rt.written_total(" in src
+    gx, gw = grad(slot_loop_integers, wrt=(0, 1))(x, 0.7)
+    np.testing.assert_allclose(gx, np.trunc(x * 0.7))
+    assert gw == 0.0
+
+
+def test_a_copy_added_in_place_is_read_in_place():
+    facts = plain.Facts(set(), {"g": 1, "u": 1, "v": 1}, {"g": "A", "u": "A", "v": "B"})
+    assert rewritten("x += rt.copied_adjoint(g, u, True)", facts=facts) == ["x += g"]
+    assert rewritten("x += rt.copied_adjoint(g, v, True)", facts=facts) == ["x += rt.unbroadcast(g, v)"]
+    keep = ["x = rt.copied_adjoint(g, u, True)",  # a first assignment: x must not be g
+            "x += rt.copied_adjoint(g, u, mask)",  # only the masked slots
+            "x += rt.copied_adjoint(g, u, True, b)"]  # b may hold integers
+    for line in keep:
+        assert rewritten(line, facts=facts) == [line]
+
+
+def copied_back(u0, k):
+    u = u0.copy()
+    v = u0.copy()
+    for _ in range(3):
+        v[1:] = u[1:] * k + u[:-1]
+        np.copyto(u, v)
+    return np.sum(u * u)
+
+
+def test_copyto_back_in_a_loop():
+    src = adjoint_source(copied_back, args=(np.ones(4), 0.5))
+    assert "rt.copied_adjoint(" not in src and "_saved" not in src  # no copy, no save of v's slots
+    check_grads(copied_back, np.array([0.5, -1.0, 2.0, 0.3]), 0.7, wrt=(0, 1))
+
+
+SHAPED = plain.Facts(set(), {"x": 1, "y": 1, "s": 0}, {"x": "A", "y": "B"})
+
+
+def test_a_broadcast_number_multiplied_elementwise_is_read_as_the_number():
+    assert rewritten("a = rt.expand_reduced(1.0 / rt.reduced_size(x, None), x, None, False)",
+                     "b = rt.chain(a, 2 * x)", "c = a * x", facts=SHAPED) == \
+        ["b = rt.chain(1.0 / rt.reduced_size(x, None), 2 * x)", "c = 1.0 / rt.reduced_size(x, None) * x"]
+
+
+def test_a_broadcast_number_read_any_other_way_stays_an_array():
+    keep = [("a = rt.expand_reduced(s, x, None, False)", "b = rt.chain(a, 2 * y)"),  # another shape
+            ("a = rt.expand_reduced(s, x, None, False)", "b = rt.unbroadcast(a, y)"),  # not a product
+            ("a = rt.expand_reduced(s, x, None, False)", "s = 2.0", "b = rt.chain(a, x)"),  # s rebound
+            ("a = rt.expand_reduced(s, x, 0, False)", "b = rt.chain(a, x)")]  # along one axis
+    for lines in keep:
+        assert rewritten(*lines, facts=SHAPED) == list(lines)
+
+
+def test_a_chain_by_a_nonzero_number_is_the_product():
+    assert rewritten("d = rt.chain(1.0, 2 * x)") == ["d = 2 * x"]
+    assert rewritten("d = rt.chain(0.5, x)") == ["d = 0.5 * x"]
+    assert rewritten("d = rt.chain(-2.0, x)") == ["d = -2.0 * x"]
+    for line in ("d = rt.chain(0.0, x)", "d = rt.chain(g, x)"):  # zero (or maybe zero): the helper
+        assert rewritten(line) == [line]
