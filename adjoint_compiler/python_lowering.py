@@ -266,13 +266,12 @@ class PythonLowering:
         return _name(acc)
 
     def keyed_items(self, e, out) -> tuple:
-        """(items, keys) atoms for `sorted/min/max(xs, key=k)`: the items as a list, and the list
-        of their keys (each computed once, in order, as Python does)."""
+        """(items, keys) atoms for `sorted/min/max(xs, key=k)`: the items (a sequence, or a stream
+        as a list), and the list of their keys (each computed once, in order, as Python does)."""
         if len(e.args) != 1:
             self.refuse("with `key=`, pass one iterable", e)
-        seq = e.args[0]
-        items = self.stream_list(seq, out) if self.stream_of(seq) else self.atom(
-            gast.copy_location(_call(_name("list"), [seq]), e), out)
+        seq = e.args[0]  # (a sequence is read by position as it is: `list(x)` of an array would be its rows too)
+        items = self.stream_list(seq, out) if self.stream_of(seq) else self.atom(seq, out)
         key = next((k.value for k in e.keywords if k.arg == "key"), None)
         if key is None or (isinstance(key, gast.Constant) and key.value is None):
             return items, items

@@ -794,3 +794,33 @@ def test_write_after_a_factory_returned_is_refused():
         return g(x)
     with pytest.raises(MutationError, match="written after the function that reads it"):
         grad(f)(V[:3])
+
+
+# ---------------------------------------------------------------------------------------------
+# second derivatives: the generated gradient (plain Python) differentiates again
+# ---------------------------------------------------------------------------------------------
+
+def second_order_mix(x):
+    g = lambda t: t * x[0]  # noqa: E731
+    s = sum(map(g, x)) + sorted(x, key=abs)[0] ** 3
+    return s + reduce(lambda a, b: a * b, x) + np.sum(partial(np.multiply, x)(x) ** 2)
+
+
+def test_hessian_through_functions_as_values():
+    from adjoint_compiler import hessian
+
+    g = grad(second_order_mix)
+    eps = 1e-6
+    expected = np.array([(g(V + eps * e) - g(V - eps * e)) / (2 * eps) for e in np.eye(len(V))])
+    np.testing.assert_allclose(hessian(second_order_mix)(V), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_forward_mode_through_functions_as_values():
+    from adjoint_compiler import jvp
+
+    t = np.array([1.0, 0.5, -0.2, 0.3])
+    eps = 1e-6
+    value, tangent = jvp(second_order_mix, (V,), (t,))
+    assert value == pytest.approx(second_order_mix(V))
+    expected = (second_order_mix(V + eps * t) - second_order_mix(V - eps * t)) / (2 * eps)
+    assert tangent == pytest.approx(expected, rel=1e-6)

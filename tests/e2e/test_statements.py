@@ -284,3 +284,21 @@ def test_reading_a_deleted_name_is_a_located_error():
     with pytest.raises(CompileError) as info:
         grad(f)(1.0)
     assert "y" in str(info.value) and info.value.loc.text == "return y  # <-- the error's line"
+
+
+def test_hessian_through_checks_and_reports():
+    from adjoint_compiler import hessian
+
+    def f(x):
+        assert x.shape == (3,), f"shape {x.shape}"
+        if np.sum(x) > 100:
+            raise ValueError("too large")
+        with np.errstate(divide="ignore"):
+            y = np.log(np.abs(x))
+        logger.debug("y = %s", y)
+        return np.sum(y * x ** 2)
+
+    g = grad(f)
+    eps = 1e-6
+    expected = np.array([(g(V + eps * e) - g(V - eps * e)) / (2 * eps) for e in np.eye(3)])
+    np.testing.assert_allclose(hessian(f)(V), expected, rtol=1e-5, atol=1e-6)
