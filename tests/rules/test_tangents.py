@@ -311,12 +311,35 @@ PENDING_TANGENTS = {
 }
 
 
+# ... and those of the SciPy rules (loaded when SciPy is imported).
+PENDING_SCIPY_TANGENTS = {
+    "adjoint_compiler.runtime_rules.digamma", "adjoint_compiler.runtime_rules.polygamma", "erf", "erfc",
+    "erfcinv", "erfinv", "expit", "gamma", "gammaln", "log_expit", "log_ndtr", "logit", "ndtr", "ndtri", "psi",
+    "scipy.linalg._basic.solve_triangular", "scipy.linalg._decomp_cholesky.cho_factor",
+    "scipy.linalg._decomp_cholesky.cho_solve", "scipy.linalg._matfuncs.expm", "scipy.special._basic.polygamma",
+    "scipy.special._logsumexp.log_softmax", "scipy.special._logsumexp.logsumexp",
+    "scipy.special._logsumexp.softmax", "scipy.stats._distn_infrastructure.rv_continuous.cdf",
+    "scipy.stats._distn_infrastructure.rv_continuous.logcdf",
+    "scipy.stats._distn_infrastructure.rv_continuous.logpdf",
+    "scipy.stats._distn_infrastructure.rv_continuous.pdf", "xlog1py", "xlogy",
+}
+
+
 def test_every_adjoint_rule_has_a_tangent_rule():
     registry.load_builtin_rules()
+    pending = set(PENDING_TANGENTS)
+    try:  # the SciPy rules too, whatever the tests before this one imported
+        import scipy.linalg  # noqa: F401
+        import scipy.special  # noqa: F401
+        import scipy.stats  # noqa: F401
+        registry.load_optional()
+        pending |= PENDING_SCIPY_TANGENTS
+    except ImportError:
+        pass
     missing = {registry._describe(k) for k, rule in registry.RULES.items()
                if rule.body is not None and k not in registry.USER_KEYS and registry.lookup_tangent(k) is None}
-    assert missing - PENDING_TANGENTS == set()
-    assert PENDING_TANGENTS <= missing, "a pending tangent rule was written: take it off PENDING_TANGENTS"
+    assert missing - pending == set()
+    assert pending <= missing, "a pending tangent rule was written: take it off the pending set"
 
 
 def test_a_primitive_without_a_tangent_rule_is_a_located_error():
