@@ -36,8 +36,11 @@ from .frontend import SourceError, _unwrap
 from .pipeline import compile_gradient
 
 _CACHE: dict = {}
-_LOCKS: dict = {}
-_CACHE_LOCK = threading.Lock()
+# One lock for every compilation, reentrant for the nested ones (grad of grad). Compiling is pure
+# Python under the GIL, so serializing it costs nothing; and CPython before 3.12 keeps the AST
+# converter's recursion depth per interpreter, so two threads building ASTs at once can fail with
+# "AST constructor recursion depth mismatch".
+_COMPILE_LOCK = threading.RLock()
 
 
 _RANKS = tuple(f"r{n}" for n in range(33))
@@ -222,9 +225,7 @@ def compiled(func, wrt: tuple, values: list, mode: str):
             raise ArgumentIndexError(f"wrt={i} is out of range: {getattr(func, '__name__', func)} takes {n} arguments")
     if any(i < 0 for i in wrt):
         return compiled(func, tuple(i % n for i in wrt), values, mode)
-    with _CACHE_LOCK:
-        lock = _LOCKS.setdefault(key, threading.Lock())
-    with lock:
+    with _COMPILE_LOCK:
         entry = _CACHE.get(key)
         if entry is None or not entry.guard.holds():
             _CACHE.pop(key, None)
