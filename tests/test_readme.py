@@ -20,4 +20,4 @@ def test_readme_example_runs(tmp_path):
 def test_readme_commands_match_ci():
     ci = (README.parent / ".ci" / "run").read_text()
     assert "pip install -q -e '.[test]'" in ci and "python -m pytest" in ci
-    assert "pip install -e '.[test]' && python -m pytest -q" in README.read_text()
+    assert "pip install -e '.[test]' && python -m pytest -q -n auto" in README.read_text()
