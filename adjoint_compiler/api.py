@@ -514,7 +514,9 @@ def vjp(func, *args, wrt=None):
         if entry.written:
             _check_aliasing(func, entry, values)
         try:
-            out, saved = entry.function(*values)
+            # on copies: the caller may change its arrays before calling the pullback, which must
+            # see them as this call did (the saved values may be the arguments themselves)
+            out, saved = entry.function(*[_copy_arrays(v) for v in values])
         except Exception as exc:
             _locate(exc, entry)
             raise
@@ -641,6 +643,8 @@ def _copy_arrays(value):
         return Buffer(value.data.copy())
     if isinstance(value, (tuple, list)):
         return rt._rebuild(value, [_copy_arrays(v) for v in value])
+    if type(value) is dict:
+        return {k: _copy_arrays(v) for k, v in value.items()}
     return value
 
 

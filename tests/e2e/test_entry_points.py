@@ -460,6 +460,32 @@ def test_a_pullback_runs_twice_and_the_output_is_the_callers_own():
     np.testing.assert_array_equal(ct[0], [1.0, 2.0, 3.0])
 
 
+def reads_its_arguments_in_the_pullback(x, parts, scale):
+    return np.sin(x) * x * parts[0] + np.tanh(parts[1]) * scale
+
+
+def test_the_caller_changing_its_arguments_before_the_pullback_changes_nothing():
+    x, parts, scale = V.copy(), [V + 0.5, V - 0.25], 1.5
+    ct = np.array([1.0, -2.0, 0.5])
+    out, pullback = vjp(reads_its_arguments_in_the_pullback, x, parts, scale)
+    x[...] = 9.0  # the saved values may be the arguments themselves: they must be the call's
+    parts[0][...] = -3.0
+    parts[1] = np.zeros(3)
+    gx, gparts, gscale = pullback(ct)
+    # against finite differences of <ct, f> at the arguments vjp was called with
+    def phi(a):
+        return float(ct @ reads_its_arguments_in_the_pullback(a[:3], [a[3:6], a[6:9]], a[9]))
+    flat = np.concatenate([V, V + 0.5, V - 0.25, [1.5]])
+    eps, fd = 1e-6, np.zeros(10)
+    for k in range(10):
+        up, down = flat.copy(), flat.copy()
+        up[k] += eps
+        down[k] -= eps
+        fd[k] = (phi(up) - phi(down)) / (2 * eps)
+    got = np.concatenate([gx, gparts[0], gparts[1], [gscale]])
+    np.testing.assert_allclose(got, fd, rtol=1e-6, atol=1e-8)
+
+
 # -- an early return (the case) in every entry point -------------------------------------
 def early_return(x):
     if np.sum(x) > 0:

@@ -10,7 +10,8 @@ subject)` for each mode:
 - `vjp`: `vjp(f, *args)` and its pullback on a random cotangent, against finite differences of
   `<cotangent, f>`; `out` equals running `f`;
 - `twice`: a pullback called twice gives the same gradients, and nothing leaks between calls (the
-  caller writing into `out`, into the first gradients or into its cotangent changes nothing);
+  caller writing into its arguments after `vjp`, into `out`, into the first gradients or into its
+  cotangent changes nothing);
 - `methods`: `@differentiable`'s `.grad` and `.value_and_grad`; with `decorated`, the program with
   `@differentiable` on every function (calls go through the wrapper);
 - `dumps`: `adjoint_source` for each of grad, value_and_grad and vjp parses, and is the same text
@@ -287,8 +288,10 @@ def _twice(pullback, ct, out, what: str) -> tuple:
 def check_twice(subject: Subject) -> str:
     from adjoint_compiler import vjp
 
-    out, pullback = vjp(subject.f, *subject.args)
+    args = copy_args(subject.args)
+    out, pullback = vjp(subject.f, *args)
     kept_out = copy.deepcopy(out)
+    _scribble(args)  # (the pullback must see the arguments as the call did)
     ct = _cotangent(subject, subject.expected, 1)
     if isinstance(ct, float) and subject.seed % 2:
         ct = np.array(ct)  # (a 0-d array: the caller could write into it)
