@@ -222,6 +222,8 @@ def compiled(func, wrt: tuple, values: list, mode: str):
     n = len(values)
     for i in wrt:
         if not -n <= i < n:
+            if _variadic(func):
+                frontend.read_function(_unwrap(func))  # (refused there, saying so)
             raise ArgumentIndexError(f"wrt={i} is out of range: {getattr(func, '__name__', func)} takes {n} arguments")
     if any(i < 0 for i in wrt):
         return compiled(func, tuple(i % n for i in wrt), values, mode)
@@ -232,6 +234,15 @@ def compiled(func, wrt: tuple, values: list, mode: str):
             entry = _build(_unwrap(func), wrt, key[2], mode)
             _CACHE[key] = entry
     return entry
+
+
+def _variadic(func) -> bool:
+    """Whether `func` takes `*args` or `**kwargs` of its own."""
+    try:
+        params = inspect.signature(_unwrap(func), follow_wrapped=False).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params)
 
 
 def _build(target, wrt: tuple, kinds: tuple, mode: str, differentiable: bool = False):

@@ -365,6 +365,16 @@ def _forward(source: Source) -> None:
                                      "function instead, or write the wrapper with named parameters",
                                      source.loc(node))
 
+    passes_on = any((isinstance(n, gast.Starred) and isinstance(n.value, gast.Name) and n.value.id == star)
+                    or (isinstance(n, gast.keyword) and n.arg is None and isinstance(n.value, gast.Name)
+                        and n.value.id == double) for stmt in fn.body for n in gast.walk(stmt))
+    if not hasattr(func, "__wrapped__") and not passes_on:  # a function of its own with `*args`/`**kwargs`
+        variadic = ", ".join(f"`{p}`" for p in (f"*{star}" if star else None, f"**{double}" if double else None) if p)
+        raise UnsupportedSyntaxError(
+            f"cannot differentiate `{fn.name}` ({source.file}:{fn.lineno}): it takes {variadic}; variadic "
+            "parameters are not supported. Name the parameters, or pass the arrays as one tuple or list argument",
+            source.loc(fn))
+
     if a.posonlyargs or a.args or a.kwonlyargs:
         refuse("it mixes named parameters with `*args`/`**kwargs`")
 

@@ -542,3 +542,20 @@ def test_file_edited_after_import_is_refused_until_reloaded(load, tmp_path):
     m.__spec__.loader.exec_module(m)  # what importlib.reload does
     np.testing.assert_allclose(grad(m.g)(V), 9 * V ** 2)
     agrees(m.g, V)
+
+
+def test_a_function_of_its_own_with_star_args_is_refused_as_variadic_not_as_a_wrapper(load):
+    m = load("""
+    import numpy as np
+
+    def total(*xs):
+        return sum(np.sum(v ** 2) for v in xs)
+
+    def scaled(a, **kw):
+        return np.sum(a * kw["s"])
+    """)
+    for wrt in (0, 1, (0, 1)):  # (wrt=1 is in range of the call, not of the parameter list)
+        with pytest.raises(UnsupportedSyntaxError, match=r"`total` \(.*\): it takes `\*xs`; variadic"):
+            grad(m.total, wrt=wrt)(V, V + 1.0)
+    with pytest.raises(UnsupportedSyntaxError, match=r"`scaled` \(.*\): it takes `\*\*kw`; variadic"):
+        grad(m.scaled)(V, s=2.0)
