@@ -82,6 +82,7 @@ class Writer:
             else:
                 self.emit(depth, f"if {operand(s.cond)}:", s.loc)
                 for block, results in ((s.body, s.body_results), (s.orelse, s.orelse_results)):
+                    mark = len(self.lines)
                     if block is s.orelse:
                         self.emit(depth, "else:")
                     self.new_block()
@@ -90,7 +91,10 @@ class Writer:
                         if out.name in needed:
                             self.emit(depth + 1, f"{out.name} = {operand(r)}", s.loc)
                             n += 1
-                    if not n:
+                    if not n and block is s.orelse:  # (an empty `else` is left out)
+                        del self.lines[mark:]
+                        self.line_locs = {k: v for k, v in self.line_locs.items() if k <= mark}
+                    elif not n:
                         self.emit(depth + 1, "pass")
                 self.new_block()
         return count

@@ -32,7 +32,7 @@ _REJECTED = {
     gast.Set: "set displays are not supported",
     gast.SetComp: "set comprehensions are not supported",
     gast.DictComp: "dict comprehensions are not supported",
-    gast.Starred: "starred expressions (`*x`) are not supported",
+    gast.Starred: "`*x` in a call is not supported; pass the items as arguments of their own",
 }
 for _name, _msg in (("Match", "`match` statements are not supported"),
                     ("TryStar", "`try`/`except*` statements are not supported")):
@@ -54,10 +54,11 @@ def check(source: Source) -> None:
     args = fn.args
     if args.vararg or args.kwarg:
         reject(source, fn, "`*args` and `**kwargs` parameters are not supported in a differentiated function")
+    lowered = _lowered_stars(fn)
     for stmt in fn.body:
         for node in gast.walk(stmt):
             kind = type(node)
-            if kind in _REJECTED:
+            if kind in _REJECTED and node not in lowered:
                 reject(source, node, _REJECTED[kind])
             if kind is gast.Delete and not all(isinstance(t, gast.Name) for t in node.targets):
                 reject(source, node, "`del` of an item, slice or attribute is not supported; only `del name`")
@@ -74,6 +75,21 @@ def check(source: Source) -> None:
                 if node.cause is not None and not (isinstance(node.cause, gast.Constant) and node.cause.value is None):
                     reject(source, node, "`raise ... from <exception>` is not supported (there is no `try`); "
                                          "`raise ... from None` is")
+
+
+def _lowered_stars(fn) -> set:
+    """The `*x` normalize lowers: an item of a tuple or list display, and the one starred name of
+    an unpacking assignment (`first, *rest = xs`)."""
+    out = set()
+    for node in gast.walk(fn):
+        if isinstance(node, (gast.Tuple, gast.List)) and isinstance(node.ctx, gast.Load):
+            out.update(x for x in node.elts if isinstance(x, gast.Starred))
+        elif isinstance(node, gast.Assign) and len(node.targets) == 1 \
+                and isinstance(node.targets[0], (gast.Tuple, gast.List)):
+            stars = [x for x in node.targets[0].elts if isinstance(x, gast.Starred)]
+            if len(stars) == 1 and isinstance(stars[0].value, gast.Name):
+                out.add(stars[0])
+    return out
 
 
 def _check_nested(source: Source, node, what: str) -> None:

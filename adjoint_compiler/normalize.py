@@ -152,6 +152,8 @@ class Normalizer(PythonLowering):
             return gast.Subscript(value=self.atom(e.value, out), slice=self.index(e.slice, out),
                                   ctx=gast.Load())
         if isinstance(e, (gast.Tuple, gast.List)):
+            if any(isinstance(x, gast.Starred) for x in e.elts):
+                return self.simple(self.unstarred_display(e), out, target)
             elts = [self.atom(x, out) for x in e.elts]
             return type(e)(elts=elts, ctx=gast.Load())
         if isinstance(e, gast.IfExp):
@@ -306,6 +308,10 @@ class Normalizer(PythonLowering):
                 return
             if single is not None and self.bind_stream(single, s.value, s, out):
                 return  # `it = map(...)`, read once: a list
+            if len(targets) == 1 and isinstance(targets[0], (gast.Tuple, gast.List)) \
+                    and any(isinstance(t, gast.Starred) for t in targets[0].elts):
+                self.unpack_starred(targets[0], s.value, s, out)
+                return
             if len(targets) == 1 and isinstance(targets[0], gast.Subscript):
                 base = self.write_base(targets[0], s, out)
                 index = self.index(targets[0].slice, out)

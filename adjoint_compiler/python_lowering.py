@@ -720,6 +720,58 @@ class PythonLowering:
             return _const(fmt.replace("{{", "{").replace("}}", "}"))
         return _call(_str_method("format"), [_const(fmt)] + args)
 
+    def builtin(self, fname: str, at):
+        """The builtin `fname` as a name, refused where the function's own names shadow it."""
+        if not self.is_global_path(_name(fname)):
+            raise UnsupportedSyntaxError(f"a starred expression is lowered through the builtin `{fname}`, which "
+                                         "a name of this function shadows", self.source.loc(at))
+        return _name(fname)
+
+    def unstarred_display(self, e):
+        """`(a, *b, c)` as `(a,) + tuple(b) + (c,)`, `[a, *b]` as `[a] + list(b)`: the same items."""
+        kind = "tuple" if isinstance(e, gast.Tuple) else "list"
+        parts, run = [], []
+        for x in e.elts:
+            if isinstance(x, gast.Starred):
+                if run:
+                    parts.append(type(e)(elts=run, ctx=gast.Load()))
+                    run = []
+                parts.append(_call(self.builtin(kind, e), [x.value]))
+            else:
+                run.append(x)
+        if run:
+            parts.append(type(e)(elts=run, ctx=gast.Load()))
+        total = parts[0]
+        for part in parts[1:]:
+            total = gast.BinOp(left=total, op=gast.Add(), right=part)
+        return gast.copy_location(total, e)
+
+    def unpack_starred(self, target, value, at, out: list) -> None:
+        """`first, *rest, last = value`, as Python runs it: the items as a list, a ValueError when
+        there are fewer than the plain targets, each plain target one item and the starred one the
+        list of the items between."""
+        items = self.temp("unpacked")
+        self.stmt(gast.copy_location(gast.Assign(targets=[_name(items, True)], type_comment=None,
+                                                 value=_call(self.builtin("list", at), [value])), at), out)
+        star = next(k for k, t in enumerate(target.elts) if isinstance(t, gast.Starred))
+        before, after = star, len(target.elts) - star - 1
+        too_few = gast.Compare(left=_call(self.builtin("len", at), [_name(items)]), ops=[gast.Lt()],
+                               comparators=[_const(before + after)])
+        message = f"not enough values to unpack (expected at least {before + after})"
+        self.stmt(gast.copy_location(gast.If(test=too_few, orelse=[], body=[gast.copy_location(gast.Raise(
+            exc=_call(self.builtin("ValueError", at), [_const(message)]), cause=None), at)]), at), out)
+        for k, t in enumerate(target.elts):
+            if k < star:
+                item = gast.Subscript(value=_name(items), slice=_const(k), ctx=gast.Load())
+            elif k > star:
+                item = gast.Subscript(value=_name(items), slice=_const(k - len(target.elts)), ctx=gast.Load())
+            else:
+                stop = _const(-after) if after else None
+                item = gast.Subscript(value=_name(items), ctx=gast.Load(),
+                                      slice=gast.Slice(lower=_const(before), upper=stop, step=None))
+                t = t.value
+            self.stmt(gast.copy_location(gast.Assign(targets=[t], value=item, type_comment=None), at), out)
+
     def string_method(self, e, out):
         """`'...'.join(xs)`, `'...'.format(x)`, `'%.3f' % x`: calls of `str`'s own methods
         (`str.join(', ', xs)`), which pass no gradient, never a method of whatever `x` is."""

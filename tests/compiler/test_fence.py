@@ -175,7 +175,7 @@ CASES = [
     (uses_try_in_branch, "try", "try"),
     (uses_del_in_branch, "del", "del"),
     (uses_raise, "raise", "raise"),
-    (uses_starred, "*t", "starred"),
+    (uses_starred, "*t", "in a call"),
     (uses_nonlocal, "nonlocal", "nonlocal"),
 ]
 

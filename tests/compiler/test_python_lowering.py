@@ -56,3 +56,17 @@ def test_iterators_are_loops_by_position():
     assert "itertools.count" not in text and "map(" not in text and "reduce(lambda" not in text
     assert "rt.sort_order(" in text
     assert "np.sin(x_" in text  # map's function is called on each item, in the loop
+
+
+def starred(w):
+    first, *rest = (*w, w[0])
+    return np.sum(first * sum(rest))
+
+
+def test_starred_displays_concatenate_and_starred_targets_slice_a_list():
+    text = normalized(starred)
+    assert "tuple_w = tuple(w)" in text and "tup = (w_0,)" in text
+    assert "tuple_w_plus_tup = tuple_w + tup" in text
+    assert "unpacked = list(tuple_w_plus_tup)" in text
+    assert "rt.raise_exception(ValueError, 'not enough values to unpack (expected at least 1)')" in text
+    assert "rest = unpacked[1:]" in text and "first = unpacked[0]" in text
