@@ -20,6 +20,7 @@ import builtins
 import inspect
 import numbers
 import operator
+import re
 import sys
 from dataclasses import dataclass
 
@@ -346,8 +347,9 @@ def _text_reads(stmt) -> list:
 def _text_source(stmt, varied: set, text: dict, builds: dict):
     """The varied value the text `stmt` makes was made from, when it makes text from one (a
     primitive that makes text, given a varied value or text; one that keeps text or reports,
-    given text: what a report returns is no number to compute with either); else None. An item read at a constant position of a tuple or list display in `builds` is text
-    only when that item is (`tup = (y, str(y)); tup[0]` is a number)."""
+    given text: what a report returns is no number to compute with either); else None. An item
+    read at a constant position of a tuple or list display in `builds` is text only when that item
+    is (`tup = (y, str(y)); tup[0]` is a number)."""
     kind = registry.text_of(stmt.prim)
     if kind is None or stmt.target is None:
         return None
@@ -446,7 +448,7 @@ def _converts(stmt) -> bool:
 def _in_function(fn: ir.Function, loc) -> str:
     """The name of the user function whose line `loc` is (the differentiated one, or a helper
     inlined into it)."""
-    best, best_line = fn.name, fn.loc.line if fn.loc.file == loc.file else -1
+    best, best_line = fn.name, fn.loc.line if fn.loc.file == loc.file and fn.loc.line <= loc.line else -1
     for func in fn.inlined:
         code = getattr(func, "__code__", None)
         if code is not None and code.co_filename == loc.file and best_line < code.co_firstlineno <= loc.line:
@@ -458,7 +460,20 @@ _ONLY = ("text made from differentiated values may only reach reports (`print`, 
          "an exception raised, an `assert` message), string operations and branch conditions")
 
 
-def check_text(fn: ir.Function, text: dict) -> None:
+def _user_value(v, fn: ir.Function, defs: dict, varied: set):
+    """`v`, or when it is a temporary (`x_times_c`), the nearest varied value it is computed from
+    that has a name in the user's code."""
+    seen, todo = set(), [v]
+    while todo:
+        u = todo.pop(0)
+        if u in fn.params or u not in defs or re.search(rf"\b{re.escape(u.display)}\b", defs[u].loc.raw_text):
+            return u
+        seen.add(u)
+        todo += [w for w in ir.stmt_reads(defs[u]) if w in varied and w not in seen]
+    return v
+
+
+def check_text(fn: ir.Function, text: dict, varied: set = frozenset()) -> None:
     """Refuse, at the user's line, each use of text made from a varied value other than by a
     primitive whose record allows it (MAKES_TEXT, KEEPS_TEXT, REPORTS), and returning it: a
     number read back from text gets no gradient (`float(f"{x}")` is x, yet would differentiate
@@ -468,7 +483,7 @@ def check_text(fn: ir.Function, text: dict) -> None:
     defs = {s.target: s for s in ir.walk(fn.body) if isinstance(s, ir.Assign) and s.target is not None}
 
     def made(v) -> str:
-        what = f"text made from the differentiated value `{text[v].display}`"
+        what = f"text made from the differentiated value `{_user_value(text[v], fn, defs, varied).display}`"
         if v in defs and registry.text_of(defs[v].prim) != registry.MAKES_TEXT \
                 and defs[v].prim not in _CONTAINERS:
             return "a value computed from " + what
@@ -490,8 +505,8 @@ def check_text(fn: ir.Function, text: dict) -> None:
     if returned is not None:
         loc = defs[returned].loc if returned in defs else fn.loc
         raise TextGradientError(
-            f"{_in_function(fn, loc)} line {loc.line}: `{fn.name}` returns {made(returned)}; a gradient through text is not defined: {_ONLY}; return "
-            "the number itself", loc)
+            f"{_in_function(fn, loc)} line {loc.line}: `{fn.name}` returns {made(returned)}; a gradient "
+            f"through text is not defined: {_ONLY}; return the number itself", loc)
 
 
 def _useful(stmts, useful: set) -> None:
@@ -530,7 +545,7 @@ def analyze(fn: ir.Function, wrt: list) -> set:
     builds = {s.target: s for s in ir.walk(fn.body)
               if isinstance(s, ir.Assign) and s.prim in (ir.BUILD_TUPLE, ir.BUILD_LIST)}
     _varied(fn.body, varied, set(), text, builds)
-    check_text(fn, text)
+    check_text(fn, text, varied)
     useful = set(ir.operand_vars(fn.result))
     _useful(fn.body, useful)
     return varied & useful
