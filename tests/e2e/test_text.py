@@ -135,8 +135,9 @@ def test_text_back_to_a_number_is_refused(f, arg, line, value, mode):
 
 def test_the_reported_bug_names_function_line_and_value():
     err = _refusal(lambda: grad(fstring_to_float)(1.5))
-    assert str(err).startswith(f"fstring_to_float line {err.loc.line}: `float(...)` converts text made from the "
-                               "differentiated value `x` back to a number; a gradient through text is not defined")
+    assert str(err).startswith(f"fstring_to_float line {err.loc.line}: `float(...)` converts text made from "
+                               "the differentiated value `x` back to a number; a gradient through text is not "
+                               "defined")
 
 
 def test_a_helper_making_the_text_is_named_where_it_is_converted():
@@ -162,7 +163,8 @@ def calls_converting_helper(x):
 
 def test_a_conversion_inside_a_helper_names_the_helper():
     err = _refusal(lambda: grad(calls_converting_helper)(1.5))
-    assert str(err).startswith(f"text_to_float_in_helper line {err.loc.line}: `float(...)` converts"), str(err)
+    expected = f"text_to_float_in_helper line {err.loc.line}: `float(...)` converts"
+    assert str(err).startswith(expected), str(err)
 
 
 # ---------------------------------------------------------------------------------------------
