@@ -47,7 +47,9 @@ nondifferentiable(*(getattr(cls, name) for cls in (logging.Logger, logging.Logge
 # such a method returns, given text, is text again, so another object's `.info()` cannot turn it
 # into a number unseen
 declare_text(REPORTS, "debug", "info", "warning", "error", "critical", "exception", "log")
-nondifferentiable(rt.sort_order, rt.extreme_index, rt.set_errstate, rt.restore_errstate)
+# positions of a sort or of an extreme: given text (`sorted(names)`), a question about it again
+nondifferentiable(rt.sort_order, rt.extreme_index, text=KEEPS_TEXT)
+nondifferentiable(rt.set_errstate, rt.restore_errstate)
 
 # Checks and questions about a value (their results are None, booleans, types or ids).
 nondifferentiable(type, callable, id, hasattr, text=KEEPS_TEXT)
