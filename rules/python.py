@@ -25,6 +25,9 @@ _STR_METHODS = [name for name in dir(str) if not name.startswith("_")]
 nondifferentiable(format, str, repr, ascii, str.__mod__, *(getattr(str, name) for name in _STR_METHODS),
                   text=MAKES_TEXT)
 declare_text(MAKES_TEXT, *_STR_METHODS)
+# NumPy's text of arrays and numbers (`print(np.array2string(x, precision=3))`)
+nondifferentiable(np.array2string, np.array_str, np.array_repr, np.format_float_positional,
+                  np.format_float_scientific, text=MAKES_TEXT)
 # Given text, these give text (`"a" + s`, `s * 2`, `"%s" % s`, lists of it, an item of it) or a
 # question about it (`s == "1.5"`, `len(s)`, `len(s) % 3`, `range(len(s))`), which is text again:
 # it may steer a branch, a loop or an index, but is no number to compute with. (Pure operations

@@ -215,6 +215,21 @@ def helper_message_printed(x):
     return z * x
 
 
+def numpy_text_reported(x):
+    y = np.tanh(x) * x
+    print(np.array2string(y, precision=3), np.format_float_positional(np.sum(y), precision=4))
+    return np.sum(y)
+
+
+def numpy_text_to_number(x):
+    return float(np.format_float_scientific(np.sum(x))) * np.sum(x)
+
+
+def test_numpy_text_is_text():
+    err = _refusal(lambda: grad(numpy_text_to_number)(V))
+    assert "`float(...)` converts text made from the differentiated value" in str(err)
+
+
 def inactive_text_is_free(x, n):
     eps = float("1e-3")
     scale = float(f"{n}.5") + int(str(len(x))) + float(repr(x.shape[0]))
@@ -223,6 +238,7 @@ def inactive_text_is_free(x, n):
 
 @pytest.mark.parametrize("f, args", [(reports_in_loop_and_branch, (V,)), (branches_on_text, (0.4,)),
                                      (branches_on_text, (-0.7,)), (helper_message_printed, (0.8,)),
+                                     (numpy_text_reported, (V,)),
                                      (inactive_text_is_free, (V, 3))])
 def test_reporting_text_keeps_the_gradient_right(f, args, capsys):
     with warnings.catch_warnings():
