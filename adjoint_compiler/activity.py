@@ -5,9 +5,14 @@ MissingRuleError was raised); a statement on constants only needs no rule (`np.f
 `W.sum(axis=0)` of a module constant) and may keep `rule = None`;
 `analyze` returns the active Vars: varied (depend differentiably on a `wrt` parameter) and
 useful (reach the result through differentiable operations). Only active values get adjoints.
+Text made from a varied value (`f"{x}"`, `str(x)`, `"%f" % x`, and what is computed from it) is
+not varied: it may reach only reports, string operations and branch conditions, by the text facts
+of the primitive records (`registry.text_of`); any other use, or returning it, is a located
+TextGradientError, for a number read back from it would get a zero gradient.
 
     n = x.shape[0]      not varied (shape passes no gradient)
     y = np.sin(x) * n   active when x is in wrt
+    s = str(y)          text made from y: print(s) is fine, float(s) is refused
 """
 from __future__ import annotations
 
@@ -15,13 +20,14 @@ import builtins
 import inspect
 import numbers
 import operator
+import re
 import sys
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import frontend, ir, registry
-from .errors import AdjointCompilerError, MissingRuleError, UnsupportedSyntaxError
+from .errors import AdjointCompilerError, MissingRuleError, TextGradientError, UnsupportedSyntaxError
 from .fixpoint import fixpoint
 from .template import Rule
 
@@ -316,11 +322,60 @@ def _describe(stmt) -> str:
     return f"`{stmt.rule.name}`"
 
 
-def _varied(stmts, varied: set, slices: set) -> None:
+def _formats(stmt) -> bool:
+    """`'...' % v`: the `%` of a string literal formats its operands into text."""
+    first = stmt.args[0] if stmt.args else None
+    return stmt.prim is operator.mod and isinstance(first, ir.Const) and isinstance(first.value, str)
+
+
+_CONTAINERS = (ir.BUILD_TUPLE, ir.BUILD_LIST, ir.CONCAT, ir.REPEAT)
+# The operand that only chooses where to read or write (`x[i]`, `b[i] = v`): like a branch
+# condition, text may steer it; the item read or written is not made from it.
+_POSITION_OPERAND = {operator.getitem: 1, ir.SETITEM: 1, ir.SAVE: 1}
+
+
+def _text_reads(stmt) -> list:
+    """The Vars `stmt` reads as values (its operands but a position it reads or writes at)."""
+    try:
+        skip = _POSITION_OPERAND.get(stmt.prim)
+    except TypeError:  # unhashable callee
+        skip = None
+    ops = [a for k, a in enumerate(stmt.args) if k != skip] + list(stmt.kwargs.values())
+    return [v for op in ops for v in ir.operand_vars(op)]
+
+
+def _text_source(stmt, varied: set, text: dict, builds: dict):
+    """The varied value the text `stmt` makes was made from, when it makes text from one (a
+    primitive that makes text, given a varied value or text; one that keeps text or reports,
+    given text: what a report returns is no number to compute with either); else None. An item
+    read at a constant position of a tuple or list display in `builds` is text only when that item
+    is (`tup = (y, str(y)); tup[0]` is a number)."""
+    kind = registry.text_of(stmt.prim)
+    if kind is None or stmt.target is None:
+        return None
+    if stmt.prim is operator.getitem and stmt.args[0] in builds and isinstance(stmt.args[1], ir.Const) \
+            and type(stmt.args[1].value) is int:
+        items, i = builds[stmt.args[0]].args, stmt.args[1].value
+        item = items[i] if -len(items) <= i < len(items) else None
+        return text.get(item) if isinstance(item, ir.Var) else None
+    source = next((text[v] for v in _text_reads(stmt) if v in text), None)
+    if source is None and (kind == registry.MAKES_TEXT or _formats(stmt)):
+        source = next((v for v in ir.stmt_reads(stmt) if v in varied), None)
+    return source
+
+
+def _varied(stmts, varied: set, slices: set, text: dict, builds: dict) -> None:
     """Grow `varied`; `slices` collects the slice objects built from varied values (`slice(a, b)`
-    passes no gradient, so an index trick reading one is refused, never silently zero)."""
+    passes no gradient, so an index trick reading one is refused, never silently zero); `text`
+    maps each value that is text made from a varied value (or a question about such text) to that
+    varied value (see `check_text`); `builds` holds the tuple and list displays by their Var."""
     for s in stmts:
         if isinstance(s, ir.Assign):
+            source = _text_source(s, varied, text, builds)
+            if source is not None:
+                text.setdefault(s.target, source)
+                if s.prim not in _CONTAINERS:  # a tuple or list may hold numbers beside the text
+                    continue  # text passes no gradient; `check_text` judges where it goes
             _check_rule(s, varied)
             if s.prim is slice and any(v in varied for v in ir.stmt_reads(s)):
                 slices.add(s.target)
@@ -332,19 +387,126 @@ def _varied(stmts, varied: set, slices: set) -> None:
             if s.target is not None and any(v in varied for v in diff_operands(s)):
                 varied.add(s.target)
         elif isinstance(s, ir.If):
-            _varied(s.body, varied, slices)
-            _varied(s.orelse, varied, slices)
+            _varied(s.body, varied, slices, text, builds)
+            _varied(s.orelse, varied, slices, text, builds)
             for out, a, b in zip(s.outputs, s.body_results, s.orelse_results):
                 if a in varied or b in varied:
                     varied.add(out)
+                source = text.get(a) or text.get(b)
+                if source is not None:
+                    text.setdefault(out, source)
         elif isinstance(s, ir.Loop):
             def step(_, s=s):
                 varied.update(p for p, i, n in zip(s.params, s.inits, s.nexts) if i in varied or n in varied)
-                _varied(s.cond_body, varied, slices)
-                _varied(s.body, varied, slices)
-                return len(varied)
-            # each round that changes anything adds one of the loop's values
-            fixpoint(step, len(varied), _loop_size(s) + 2, "activity (varied values) around a loop")
+                for p, i, n in zip(s.params, s.inits, s.nexts):
+                    source = text.get(i) or text.get(n)
+                    if source is not None:
+                        text.setdefault(p, source)
+                over = next((text[v] for v in ir.operand_vars(s.iterable) if v in text), None) \
+                    if s.kind == "for" else None
+                if over is not None and s.target is not None:  # the items of text (`for c in s`)
+                    text.setdefault(s.target, over)
+                _varied(s.cond_body, varied, slices, text, builds)
+                _varied(s.body, varied, slices, text, builds)
+                return len(varied) + len(text)
+            # each round that changes anything adds one of the loop's values to one of the two sets
+            fixpoint(step, len(varied) + len(text), 2 * _loop_size(s) + 2,
+                     "activity (varied values) around a loop")
+
+
+_NUMBER_MAKERS = (float, int, complex, bool, np.array, np.asarray, np.asanyarray, np.fromstring, np.loadtxt,
+                  np.genfromtxt, eval)
+
+
+def _shown(stmt) -> str:
+    """The call or operation `stmt` is, as the user wrote it (`float(...)`, `.upper()`, `-`)."""
+    from .printing import BINOPS, UNARY
+    if stmt.callee is not None:
+        return f"`{stmt.callee.path}(...)`"
+    if isinstance(stmt.prim, ir.Method):
+        return f"`.{stmt.prim.name}(...)`"
+    if isinstance(stmt.prim, ir.Attr):
+        return f"reading `.{stmt.prim.name}`"
+    if stmt.prim in BINOPS:
+        return f"`{BINOPS[stmt.prim]}`"
+    if stmt.prim in UNARY:
+        return f"`{UNARY[stmt.prim].strip()}`"
+    if stmt.prim in ir.WRITES:
+        return "a write into an array or list"
+    return f"`{getattr(stmt.prim, 'name', None) or getattr(stmt.prim, '__name__', repr(stmt.prim))}`"
+
+
+def _converts(stmt) -> bool:
+    value = stmt.callee.value if stmt.callee is not None else stmt.prim
+    try:
+        return any(value is m for m in _NUMBER_MAKERS) or (isinstance(value, type)
+                                                           and issubclass(value, np.generic))
+    except TypeError:
+        return False
+
+
+def _in_function(fn: ir.Function, loc) -> str:
+    """The name of the user function whose line `loc` is (the differentiated one, or a helper
+    inlined into it)."""
+    best, best_line = fn.name, fn.loc.line if fn.loc.file == loc.file and fn.loc.line <= loc.line else -1
+    for func in fn.inlined:
+        code = getattr(func, "__code__", None)
+        if code is not None and code.co_filename == loc.file and best_line < code.co_firstlineno <= loc.line:
+            best, best_line = getattr(func, "__name__", best), code.co_firstlineno
+    return best
+
+
+_ONLY = ("text made from differentiated values may only reach reports (`print`, `logging`, `warnings.warn`, "
+         "an exception raised, an `assert` message), string operations and branch conditions")
+
+
+def _user_value(v, fn: ir.Function, defs: dict, varied: set):
+    """`v`, or when it is a temporary (`x_times_c`), the nearest varied value it is computed from
+    that has a name in the user's code."""
+    seen, todo = set(), [v]
+    while todo:
+        u = todo.pop(0)
+        if u in fn.params or u not in defs or re.search(rf"\b{re.escape(u.display)}\b", defs[u].loc.raw_text):
+            return u
+        seen.add(u)
+        todo += [w for w in ir.stmt_reads(defs[u]) if w in varied and w not in seen]
+    return v
+
+
+def check_text(fn: ir.Function, text: dict, varied: set = frozenset()) -> None:
+    """Refuse, at the user's line, each use of text made from a varied value other than by a
+    primitive whose record allows it (MAKES_TEXT, KEEPS_TEXT, REPORTS), and returning it: a
+    number read back from text gets no gradient (`float(f"{x}")` is x, yet would differentiate
+    as a constant)."""
+    if not text:
+        return
+    defs = {s.target: s for s in ir.walk(fn.body) if isinstance(s, ir.Assign) and s.target is not None}
+
+    def made(v) -> str:
+        what = f"text made from the differentiated value `{_user_value(text[v], fn, defs, varied).display}`"
+        if v in defs and registry.text_of(defs[v].prim) != registry.MAKES_TEXT \
+                and defs[v].prim not in _CONTAINERS:
+            return "a value computed from " + what
+        return what
+    for s in ir.walk(fn.body):
+        if not isinstance(s, ir.Assign):
+            continue
+        read = next((v for v in _text_reads(s) if v in text), None)
+        if read is None or registry.text_of(s.prim) is not None:
+            continue
+        where = f"{_in_function(fn, s.loc)} line {s.loc.line}"
+        if _converts(s):
+            what = f"{_shown(s)} converts {made(read)} back to a number"
+        else:
+            what = f"{_shown(s)} reads {made(read)}"
+        raise TextGradientError(f"{where}: {what}; a gradient through text is not defined: {_ONLY}; compute "
+                                "with the number itself", s.loc)
+    returned = next((v for v in ir.operand_vars(fn.result) if v in text), None)
+    if returned is not None:
+        loc = defs[returned].loc if returned in defs else fn.loc
+        raise TextGradientError(
+            f"{_in_function(fn, loc)} line {loc.line}: `{fn.name}` returns {made(returned)}; a gradient "
+            f"through text is not defined: {_ONLY}; return the number itself", loc)
 
 
 def _useful(stmts, useful: set) -> None:
@@ -379,7 +541,11 @@ def analyze(fn: ir.Function, wrt: list) -> set:
     """Active Vars of `fn` for the parameters `wrt` (a list of Vars)."""
     bind_rules(fn)
     varied = set(wrt)
-    _varied(fn.body, varied, set())
+    text: dict = {}
+    builds = {s.target: s for s in ir.walk(fn.body)
+              if isinstance(s, ir.Assign) and s.prim in (ir.BUILD_TUPLE, ir.BUILD_LIST)}
+    _varied(fn.body, varied, set(), text, builds)
+    check_text(fn, text, varied)
     useful = set(ir.operand_vars(fn.result))
     _useful(fn.body, useful)
     return varied & useful

@@ -54,6 +54,11 @@ class CompileError(AdjointCompilerError):
         self.loc = loc
 
 
+class TextGradientError(CompileError):
+    """Text made from a differentiated value (`f"{x}"`, `str(x)`, `"%f" % x`) used other than in a
+    report: converted back to a number, returned, or passed to a function that computes with it."""
+
+
 class ArgumentError(AdjointCompilerError, TypeError, ValueError):
     """An argument (or a pullback's cotangent) a gradient cannot accept: complex values, a
     non-numeric value to differentiate, a cotangent of the wrong structure, shape or kind (the

@@ -1,7 +1,9 @@
 """The rule tables: primitive -> Rule, for the adjoint (reverse mode) and the tangent (forward
 mode). Built-in rules live in `rules/`, each tangent rule beside its adjoint; users add theirs with
 `@adjoint(func)`, `@tangent(func)` and `nondifferentiable(func)` (which declares both zero). User
-rules take precedence over compiling source.
+rules take precedence over compiling source. A primitive's part in text is a fact of its record too
+(`nondifferentiable(str, text=MAKES_TEXT)`, `declare_text(...)`): activity lets text made from a
+differentiated value reach only reports, never a number again.
 
     @adjoint(np.sin)                      @tangent(np.sin)
     def sin(y, x):                        def sin(y, x):
@@ -111,8 +113,9 @@ def tangent(*funcs):
     return register
 
 
-def nondifferentiable(*funcs):
-    """Declare that calls to `funcs` pass no gradient (and no tangent)."""
+def nondifferentiable(*funcs, text: str | None = None):
+    """Declare that calls to `funcs` pass no gradient (and no tangent); `text` (MAKES_TEXT,
+    KEEPS_TEXT or REPORTS) also declares their part in text (see `declare_text`)."""
     with _lock:
         for func in funcs:
             if not (_loading and _key(func) in RULES):
@@ -120,7 +123,46 @@ def nondifferentiable(*funcs):
                 TANGENTS.pop(_key(func), None)
             if not _loading:
                 _registered(func, "nondifferentiable")
+        if text is not None:
+            declare_text(text, *funcs)
     return funcs[0] if len(funcs) == 1 else funcs
+
+
+# A primitive's part in text. Text carries no gradient, so a number read back from text made from
+# a differentiated value would have a zero gradient where the function's is not: `float(f"{x}")`
+# is x. Activity therefore lets such text (and what is computed from it) reach only primitives
+# with one of these facts, the allow-list; any other use, or returning it, is a located error.
+MAKES_TEXT = "makes text"  # the result is text made from the arguments: `str`, `format`, str methods
+KEEPS_TEXT = "keeps text"  # given text, the result is text or a question about it: `+`, `==`, `len`, lists
+REPORTS = "reports"  # shows its arguments and gives nothing to compute with: `print`, `logging`, raise
+TEXT_KINDS = (MAKES_TEXT, KEEPS_TEXT, REPORTS)
+TEXT: dict = {}  # primitive (or ir.Method of a method name) -> its text kind; absent: none
+
+
+def declare_text(kind: str, *funcs) -> None:
+    """Declare the part `funcs` (functions, ir primitives, or method names as strings) play in
+    text: MAKES_TEXT, KEEPS_TEXT or REPORTS. Only the text fact changes, never a rule."""
+    if kind not in TEXT_KINDS:
+        raise RuleError(f"unknown text kind {kind!r}; use one of {', '.join(map(repr, TEXT_KINDS))}")
+    with _lock:
+        for func in funcs:
+            if not (_loading and _key(func) in TEXT):
+                TEXT[_key(func)] = kind
+            if not _loading:
+                _registered(func, f"text: {kind}")
+
+
+def text_of(prim) -> str | None:
+    """The text kind of `prim` (MAKES_TEXT, KEEPS_TEXT, REPORTS), or None: a primitive with none
+    may not read text made from a differentiated value."""
+    load_builtin_rules()
+    try:
+        kind = TEXT.get(prim)
+        if kind is None and hasattr(prim, "__func__"):  # a bound method (`logger.info`)
+            kind = TEXT.get(prim.__func__)
+    except TypeError:  # unhashable callee
+        return None
+    return kind
 
 
 def alias(target, source) -> None:
