@@ -1042,7 +1042,7 @@ REFUSED = {
     'cplx_sqrt_neg', 'cplx_zeros', 'dict_comp', 'geom', 'heaviside_v',
     'lin_retstep', 'local_from_import', 'local_import', 'mT_flat', 'math_alias', 'mean_where',
     'meshgrid_v', 'min_initial', 'percentile_v',
-    'ptp_v', 'put_method', 'quantile_v', 'real_v', 'star_unpack', 'sum_where', 'tolist',
+    'ptp_v', 'put_method', 'quantile_v', 'real_v', 'sum_where', 'tolist',
     'try_except', 'vander_v', 'vdot_v', 'walrus', 'x_real_attr',
     'trapz_v',  # np.trapz no longer exists in NumPy 2: the branch not taken has no rule
 }

@@ -104,7 +104,7 @@ def syn_dictcomp(x):
 
 def syn_starred(x):
     t = (x, x)
-    return np.sum(np.array([*t]))  # <-
+    return np.sum(np.maximum(*t))  # <-
 
 
 def syn_fstring(x):
