@@ -356,9 +356,7 @@ def _copies(c: Context) -> None:
 
 def _plain(c: Context) -> None:
     """Helper calls whose run-time checks are settled become NumPy (`x_bar[i] += g`)."""
-    if c.differentiable:  # (in-place NumPy the compiler would refuse to differentiate again)
-        return
-    c.code = plain.rewrite(c.code, plain_facts(c.fn, c.names, c.ints, c.ndims, c.real, c.classes))
+    c.code = plain.rewrite(c.code, plain_facts(c.fn, c.names, c.ints, c.ndims, c.real, c.classes, c.differentiable))
     c.code = copies.propagate(c.code, set(c.names.values()), c.returned | (set() if c.seeded else {c.result_bar}))
 
 
@@ -608,10 +606,11 @@ def written_outputs(fn: ir.Function, node, namer) -> None:
     fn.body.append(ir.Assign(fn.result, ir.BUILD_TUPLE, values, {}, fn.loc))
 
 
-def plain_facts(fn: ir.Function, names: dict, ints: set, ndims: dict, real: dict, classes: dict) -> plain.Facts:
+def plain_facts(fn: ir.Function, names: dict, ints: set, ndims: dict, real: dict, classes: dict,
+                differentiable: bool = False) -> plain.Facts:
     """The names the backward code binds to integers, and the ranks and shape classes of the names
     bound to real floats (a primal value or its adjoint), for `plain`; a name bound to values
-    that disagree is left out."""
+    that disagree is left out. `differentiable`: the code is to be differentiated again."""
     values = set(fn.params) | ir.defined_in(fn.body)
     int_names = {v.name for v in ints} - {v.name for v in values if v not in ints}
     facts: dict = {}
@@ -626,7 +625,7 @@ def plain_facts(fn: ir.Function, names: dict, ints: set, ndims: dict, real: dict
             facts[name] = fact
     kept = {n: f for n, f in facts.items() if n not in clash}
     return plain.Facts(int_names, {n: f[0] for n, f in kept.items()},
-                       {n: f[1] for n, f in kept.items() if f[1] not in (None, 0)})
+                       {n: f[1] for n, f in kept.items() if f[1] not in (None, 0)}, differentiable)
 
 
 def written_params(fn: ir.Function, node) -> tuple:
