@@ -315,8 +315,8 @@ def _scalar_gradients(items: list, facts: Facts, reads: dict) -> list:
     every reader multiplies it elementwise by something of `x`'s shape reads `c` instead: the
     product broadcasts it the same way, one pass and one helper call fewer. `reads` counts the
     reads of each name in the whole code (every one must be such a product)."""
-    from .simplify import stores
     from .backward import Mark
+    from .simplify import stores
     out = []
     for item in items:
         if isinstance(item, BIf):
