@@ -91,7 +91,7 @@ def _forward_over_reverse(gradient, args: list, wrt_t: tuple, directions: tuple,
     entry per argument), from the generated jvp of the generated gradient."""
     from . import forward_api as fa
     from .api import _bind, _check_real, compiled
-    from .errors import AdjointCompilerError, ArgumentError, ArgumentIndexError
+    from .errors import AdjointCompilerError, ArgumentError, ArgumentIndexError, InternalError
     values = list(_bind(gradient, tuple(args), {}))
     _check_real(gradient, values)
     n = len(values)
@@ -106,8 +106,8 @@ def _forward_over_reverse(gradient, args: list, wrt_t: tuple, directions: tuple,
     active = sorted(i for i in tangents if fa._numeric(values[i]) and not fa._integer(values[i]))
     try:
         entry = compiled(gradient, tuple(active), values, "jvp")
-    except (ArgumentError, ArgumentIndexError):
-        raise
+    except (ArgumentError, ArgumentIndexError, InternalError):
+        raise  # (the user's call, or a bug of the compiler: not a reason to change method)
     except AdjointCompilerError as exc:  # (a located error: what the jvp could not differentiate)
         raise _NoForward(exc) from None
     _, tangent = fa._run(gradient, entry, values, [tangents[i] for i in active])

@@ -45,6 +45,7 @@ from . import (
     rtcall,
     shapes,
     ssa,
+    stacks,
     tape,
 )
 from . import runtime as rt
@@ -482,6 +483,11 @@ STAGES = tuple(p.name for p in PASSES)
 
 # -- forward mode ------------------------------------------------------------------------------
 
+def _stacks(c: Context) -> None:
+    """The function's own lists grown by `append` and shrunk by `pop` are updated in place."""
+    stacks.rewrite(c.fn)
+
+
 def _tangent_rules(c: Context) -> None:
     """Each statement bound to its tangent rule."""
     forward.bind_tangents(c.fn)
@@ -525,6 +531,7 @@ def _jvp_codegen(c: Context) -> None:
 
 _SHARED = PASSES[:STAGES.index("globals") + 1]
 FORWARD_PASSES = _SHARED + (
+    Pass("stacks", _stacks, _ir, ("fn",), ("fn",)),
     Pass("rules", _tangent_rules, _show_tangent_rules, ("fn",), ("fn",)),
     Pass("activity", _forward_activity, _show_activity, ("fn", "wrt"), ("wrt_vars", "active")),
     Pass("forward", _forward, _show_forward, ("fn", "active", "wrt_vars", "classes", "ndims", "views"),

@@ -258,6 +258,23 @@ from .runtime_rules import *  # the rule templates' helpers, as rt.<name>
 from .runtime_tangents import *  # the tangent rules' helpers (forward mode), as rt.<name>
 
 
+def push(xs, items):
+    """`xs.extend(items)` in place, for a list used as a stack (`xs.append(v)` is `push(xs, [v])`);
+    returns `xs`. A tangent list may be None (no tangent): it stays None."""
+    if xs is None:
+        return None
+    xs.extend(items)
+    return xs
+
+
+def drop(xs):
+    """`del xs[-1]` in place (`v = xs.pop()` reads `xs[-1]` first); returns `xs`."""
+    if xs is None:
+        return None
+    del xs[-1]
+    return xs
+
+
 def seq_head(g, y):
     """The gradient of `x` in `x + y` (tuples or lists): `g` without its last len(y) items.
     (It reads the short appended part, so a growing list is never kept on the tape.)"""
@@ -651,7 +668,7 @@ class _ErrorState:
     """An entered `np.errstate`; left by `restore_errstate`, or, when an exception leaves the
     generated code between the two, once the exception is handled and the frame is freed."""
 
-    __slots__ = ("state", "entered")
+    __slots__ = ("entered", "state")
 
     def __init__(self, kwargs):
         self.state = np.errstate(**kwargs)

@@ -19,10 +19,10 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 os.environ.setdefault("ADJOINT_COMPILER_CACHE", "0")
 
-import workloads as W  # noqa: E402
+import workloads as W
 
-from adjoint_compiler import grad, hvp, jacfwd, jacobian  # noqa: E402
-from adjoint_compiler.nesting import _reverse_over_reverse  # noqa: E402
+from adjoint_compiler import grad, hvp, jacfwd, jacobian
+from adjoint_compiler.nesting import _reverse_over_reverse
 
 
 def _median_times(functions: dict, rounds: int) -> dict:
@@ -53,11 +53,11 @@ def main() -> None:
         h(p, u0, dt, n, v)
         first_hvp = time.perf_counter() - start
         g(p, u0, dt, n)
-        runs = {"primal": lambda: W.rk4_lotka_volterra(p, u0, dt, n),
-                "grad": lambda: g(p, u0, dt, n),
-                "hvp": lambda: h(p, u0, dt, n, v)}
+        runs = {"primal": lambda n=n: W.rk4_lotka_volterra(p, u0, dt, n),
+                "grad": lambda n=n: g(p, u0, dt, n),
+                "hvp": lambda n=n: h(p, u0, dt, n, v)}
         if args.reverse_over_reverse:
-            runs["rr"] = lambda: _reverse_over_reverse(g, [p, u0, dt, n], (0,), v, False)
+            runs["rr"] = lambda n=n: _reverse_over_reverse(g, [p, u0, dt, n], (0,), v, False)
             runs["rr"]()
         t = _median_times(runs, args.rounds)
         print(f"{n} steps")

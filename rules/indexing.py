@@ -5,7 +5,7 @@ import numpy as np
 
 from adjoint_compiler import runtime as rt
 from adjoint_compiler.activity import IndexOf
-from adjoint_compiler.ir import BUILD_LIST, BUILD_TUPLE, CONCAT, REPEAT
+from adjoint_compiler.ir import BUILD_LIST, BUILD_TUPLE, CONCAT, DROP, PUSH, REPEAT
 from adjoint_compiler.registry import adjoint, nondifferentiable, tangent
 
 
@@ -53,6 +53,29 @@ def concat(z, x, y):
 @tangent(CONCAT)
 def concat_dot(z, x, y):
     z_dot = rt.seq_concat(x_dot, y_dot)
+
+
+# A list used as a stack, updated in place (`stacks.py`, forward mode): one tangent push or drop
+# per push or drop, O(1) each, where `xs + [v]` and `xs[:-1]` copy the list and its tangent.
+@adjoint(PUSH)
+def push(ys, xs, items):
+    xs_bar += rt.seq_head(ys_bar, items)
+    items_bar += rt.seq_tail(ys_bar, items)
+
+
+@tangent(PUSH)
+def push_dot(ys, xs, items):
+    ys_dot = rt.push(xs_dot, items_dot)
+
+
+@adjoint(DROP)
+def drop(ys, xs):
+    xs_bar += rt.seq_concat(ys_bar, [None])
+
+
+@tangent(DROP)
+def drop_dot(ys, xs):
+    ys_dot = rt.drop(xs_dot)
 
 
 @adjoint(REPEAT)
