@@ -504,6 +504,8 @@ def add_at(a, idx, g):
 def written_total(g, idx, into=None):
     """The gradient of a scalar `v` in `b[idx] = v`: the sum of `written_adjoint(g, idx)`, read
     from the slots in place where no copy is needed."""
+    if into is None and type(idx) is int and type(g) is np.ndarray and g.ndim == 1 and g.dtype.kind == "f":
+        return g[idx]  # the common case (one slot of a float vector): the branches below, settled
     if _integer_storage(into):
         return 0.0
     if isinstance(g, list):
