@@ -36,6 +36,7 @@ class Var:
     storage: Var | None = None  # for a version made by a write: the value first holding the array
     is_buffer: bool = False
     user: str = ""  # the name in the user's code this is a version of (for messages)
+    stack: bool = False  # a list only pushed and popped (stacks.py): its adjoint is a cotangent stack
 
     @property
     def display(self) -> str:
@@ -125,6 +126,8 @@ WRITES = (SETITEM, COPYTO, COPYTO_ITEMS)
 # and `xs[:-1]` that `xs.append(v)` and `xs.pop()` are lowered to, where only that list holds it):
 PUSH = Prim("rt.push")  # xs extended by the items of a list, the same list  args: xs, items
 DROP = Prim("rt.drop")  # xs without its last item, the same list            args: xs
+TOP = Prim("rt.top")  # the last item of a stack, read before its DROP      args: xs
+STACK_OPS = (PUSH, DROP, TOP)
 
 
 @dataclass(eq=False)

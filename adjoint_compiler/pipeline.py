@@ -289,6 +289,14 @@ def _show_globals(c: Context) -> str:
     return format_ir(c.fn) + "\n\n# globals: " + ", ".join(sorted(c.namespace))
 
 
+def _stacks(c: Context) -> None:
+    """The function's own lists grown by `append` and shrunk by `pop` are updated in place (in
+    reverse mode, those used as stacks alone: their adjoints are cotangent stacks). Not in code to
+    be differentiated again, which keeps the value form of its input language."""
+    if not c.differentiable:
+        stacks.rewrite(c.fn, reverse=c.mode != "jvp")
+
+
 def _rules(c: Context) -> None:
     """Each statement bound to its adjoint rule (a float Buffer's values first made numbers)."""
     floats.apply(c.fn, c.real)
@@ -455,6 +463,7 @@ PASSES = (
     Pass("hoist", _hoist, _ir, ("fn", "classes"), ("fn",)),
     Pass("cse", _cse, _ir, ("fn",), ("fn",)),
     Pass("globals", _globals, _show_globals, ("fn",), ("namespace", "origins")),
+    Pass("stacks", _stacks, _ir, ("fn", "mode", "differentiable"), ("fn",)),
     Pass("rules", _rules, _show_rules, ("fn", "real"), ("fn",)),
     Pass("composite", _composite, _show_composite, ("fn",), ("fn",)),
     Pass("activity", _activity, _show_activity, ("fn", "wrt"), ("wrt_vars", "active")),
@@ -482,11 +491,6 @@ STAGES = tuple(p.name for p in PASSES)
 
 
 # -- forward mode ------------------------------------------------------------------------------
-
-def _stacks(c: Context) -> None:
-    """The function's own lists grown by `append` and shrunk by `pop` are updated in place."""
-    stacks.rewrite(c.fn)
-
 
 def _tangent_rules(c: Context) -> None:
     """Each statement bound to its tangent rule."""
@@ -529,9 +533,8 @@ def _jvp_codegen(c: Context) -> None:
                                                c.keep, c.needed, c.arrays)
 
 
-_SHARED = PASSES[:STAGES.index("globals") + 1]
+_SHARED = PASSES[:STAGES.index("stacks") + 1]
 FORWARD_PASSES = _SHARED + (
-    Pass("stacks", _stacks, _ir, ("fn",), ("fn",)),
     Pass("rules", _tangent_rules, _show_tangent_rules, ("fn",), ("fn",)),
     Pass("activity", _forward_activity, _show_activity, ("fn", "wrt"), ("wrt_vars", "active")),
     Pass("forward", _forward, _show_forward, ("fn", "active", "wrt_vars", "classes", "ndims", "views"),

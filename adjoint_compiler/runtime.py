@@ -275,6 +275,30 @@ def drop(xs):
     return xs
 
 
+def top(xs):
+    """`xs[-1]`, the item `xs.pop()` returns (its DROP follows)."""
+    return xs[-1]
+
+
+# The adjoint of a stack (a list only pushed and popped, stacks.py) is a cotangent stack: a pair
+# (cotangent of the last item, cotangent stack of the items below) or None (all zero), so that the
+# adjoint of a pop pushes and that of a push pops, O(1) each, and `accum` of a stack with a pair
+# whose other part is None is O(1) too.
+def stack_cons(head, rest):
+    """The cotangent stack `rest` with `head` on top (None: zero, and nothing below)."""
+    return None if head is None and rest is None else (head, rest)
+
+
+def stack_items(g):
+    """The cotangents of the items of `ys = push(xs, [v])` from that of `ys`: `[v_bar]`."""
+    return [None if g is None else g[0]]
+
+
+def stack_rest(g):
+    """The cotangent stack of `xs` in `ys = push(xs, [v])` from that of `ys`."""
+    return None if g is None else g[1]
+
+
 def seq_head(g, y):
     """The gradient of `x` in `x + y` (tuples or lists): `g` without its last len(y) items.
     (It reads the short appended part, so a growing list is never kept on the tape.)"""

@@ -84,9 +84,92 @@ def _local_lists(fn: ir.Function) -> set:
     return local
 
 
-def rewrite(fn: ir.Function) -> int:
-    """Make the in-place updates of the function's own lists PUSH and DROP; returns how many."""
+def _stack_families(fn: ir.Function, local: set) -> tuple:
+    """The local lists (and their versions) used only as stacks: pushed one item at a time
+    (`xs + [v]`), read at the top just before a pop (`v = xs[-1]` then `xs[:-1]`), carried by loops
+    and branches, and nothing else (no other read, not returned): what their adjoints read then is
+    only their cotangent stacks, never the list, which holds its final items by then."""
+    made = {s.target: s for s in ir.walk(fn.body) if isinstance(s, ir.Assign) and s.target is not None}
+    links: dict = {}  # a version -> the versions it is one list with
+
+    def link(a, b):
+        if isinstance(a, ir.Var) and isinstance(b, ir.Var):
+            links.setdefault(a, set()).add(b)
+            links.setdefault(b, set()).add(a)
+    bad: set = set()
+    tops: set = set()  # the `v = xs[-1]` reads that pop
+
+    def use(op, ok: bool):
+        for v in ir.operand_vars(op):
+            if v in local and not ok:
+                bad.add(v)
+    for block in _blocks(fn.body):
+        for k, s in enumerate(block):
+            if isinstance(s, ir.Assign):
+                if _update(s) and s.args[0] in local:
+                    link(s.target, s.args[0])
+                    pushed = s.prim is ir.CONCAT and isinstance(s.args[1], ir.Var) and \
+                        getattr(made.get(s.args[1]), "prim", None) is ir.BUILD_LIST and len(made[s.args[1]].args) == 1
+                    if s.prim is ir.CONCAT and not pushed:
+                        bad.add(s.args[0])
+                    for op in s.args[1:]:
+                        use(op, False)
+                    continue
+                if s.prim is operator.getitem and isinstance(s.args[0], ir.Var) and s.args[0] in local \
+                        and isinstance(s.args[1], ir.Const) and s.args[1].value == -1 and k + 1 < len(block) \
+                        and _update(block[k + 1]) and block[k + 1].prim is not ir.CONCAT \
+                        and block[k + 1].args[0] is s.args[0]:
+                    tops.add(s)
+                    continue
+                for op in list(s.args) + list(s.kwargs.values()):
+                    use(op, False)
+            elif isinstance(s, ir.Loop):
+                for p, init, nxt in zip(s.params, s.inits, s.nexts):
+                    link(p, init)
+                    link(p, nxt)
+                for op in (s.iterable, s.cond, s.stop):
+                    if op is not None:
+                        use(op, False)
+            elif isinstance(s, ir.If):
+                for out, a, b in zip(s.outputs, s.body_results, s.orelse_results):
+                    link(out, a)
+                    link(out, b)
+                use(s.cond, False)
+    use(fn.result, False)
+    stacks = set(local) - bad
+    changed = True
+    while changed:  # a family with one bad member is not a stack
+        changed = False
+        for v in list(stacks):
+            if any(o not in stacks for o in links.get(v, ())):
+                stacks.discard(v)
+                changed = True
+    fn_tops = {s for s in tops if s.args[0] in stacks}
+    return stacks, fn_tops
+
+
+def _blocks(stmts):
+    """Every block (statement list), nested ones included."""
+    yield stmts
+    for s in stmts:
+        if isinstance(s, ir.If):
+            yield from _blocks(s.body)
+            yield from _blocks(s.orelse)
+        elif isinstance(s, ir.Loop):
+            yield from _blocks(s.cond_body)
+            yield from _blocks(s.body)
+
+
+def rewrite(fn: ir.Function, reverse: bool = False) -> int:
+    """Make the in-place updates of the function's own lists PUSH and DROP; returns how many.
+    With `reverse`, only lists used as stacks alone (`_stack_families`), whose Vars are marked
+    `stack` and whose reads at the top become TOP."""
     local = _local_lists(fn)
+    tops: set = set()
+    if reverse:
+        local, tops = _stack_families(fn, local)
+        for v in local:
+            v.stack = True
     count = 0
     for s in ir.walk(fn.body):
         if _update(s) and s.args[0] in local:
@@ -96,4 +179,6 @@ def rewrite(fn: ir.Function) -> int:
                 s.prim, s.args, s.callee = ir.DROP, [s.args[0]], None
             s.rule = s.bound = None
             count += 1
+        elif s in tops:
+            s.prim, s.args, s.callee, s.rule, s.bound = ir.TOP, [s.args[0]], None, None, None
     return count
