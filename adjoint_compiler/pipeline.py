@@ -511,7 +511,7 @@ def _forward_activity(c: Context) -> None:
 def _forward(c: Context) -> None:
     """The tangent of each active statement right after it; tangents as loop and branch values."""
     c.tangent_code, c.tangent_params, c.result_dot, c.tangent_names, c.keep, c.needed = forward.forward(
-        c.fn, c.active, c.namer, c.wrt_vars, c.classes, c.ndims, c.views)
+        c.fn, c.active, c.namer, c.wrt_vars, c.classes, c.ndims, c.views, c.real)
 
 
 def _show_forward(c: Context) -> str:
@@ -537,7 +537,7 @@ _SHARED = PASSES[:STAGES.index("stacks") + 1]
 FORWARD_PASSES = _SHARED + (
     Pass("rules", _tangent_rules, _show_tangent_rules, ("fn",), ("fn",)),
     Pass("activity", _forward_activity, _show_activity, ("fn", "wrt"), ("wrt_vars", "active")),
-    Pass("forward", _forward, _show_forward, ("fn", "active", "wrt_vars", "classes", "ndims", "views"),
+    Pass("forward", _forward, _show_forward, ("fn", "active", "wrt_vars", "classes", "ndims", "views", "real"),
          ("tangent_code", "tangent_params", "result_dot", "tangent_names", "keep", "needed")),
     Pass("codegen", _jvp_codegen, _text, ("fn", "tangent_code", "tangent_params", "result_dot", "ndims",
                                           "tangent_names", "keep", "needed"), ("arrays", "text", "line_locs")),
