@@ -8,6 +8,11 @@ the outer one differentiates a small generated function that calls it and return
 
     def f_gradient(x):                 # printed by `adjoint_source(grad(f))`
         return f_grad(x)[0]
+
+`hvp` and `hessian` take the jvp of that gradient (forward over reverse, linear in its loop trips:
+`stacks` updates its tape lists in place, with their tangents); `grad(grad(f))` and `vjp` of a
+gradient, its pullback (reverse over reverse, where `stacks` gives the tape lists cotangent
+stacks), which is also `hvp`'s fallback for a gradient without tangent rules.
 """
 from __future__ import annotations
 
