@@ -127,8 +127,10 @@ def _fresh_expr(expr) -> bool:
 
 
 class Forward:
-    def __init__(self, fn: ir.Function, active: set, namer, classes: dict, ndims: dict, views: dict):
+    def __init__(self, fn: ir.Function, active: set, namer, classes: dict, ndims: dict, views: dict,
+                 real: dict | None = None):
         self.fn = fn
+        self.real = real or {}
         self.active = active
         self.namer = namer
         self.classes = classes
@@ -212,10 +214,11 @@ class Forward:
 
     def holds_floats(self, var, depth: int = 0) -> bool:
         """Whether the array `var` holds surely holds floats: a Buffer, or made by `np.zeros(shape)`,
-        `np.ones(shape)`, `np.empty(shape)` (no dtype), also through the loop values it entered as."""
+        `np.ones(shape)`, `np.empty(shape)` (no dtype), also through the loop values it entered as, or
+        known to (`floats`)."""
         if not isinstance(var, ir.Var) or depth > 8:
             return False
-        if var.is_buffer:
+        if var.is_buffer or self.real.get(var) == "f" or self.real.get(var.storage) == "f":
             return True
         root = var.storage or var
         if root in self.inits:
@@ -276,13 +279,15 @@ class Forward:
         return self.tangent_of(self.fn.result, self.fn.loc, into)
 
 
-def forward(fn: ir.Function, active: set, namer, wrt: list, classes: dict, ndims: dict, views: dict) -> tuple:
+def forward(fn: ir.Function, active: set, namer, wrt: list, classes: dict, ndims: dict, views: dict,
+            real: dict | None = None) -> tuple:
     """(the statements of the jvp function, the tangent parameters' names, the result's tangent
     operand, {primal name: tangent name}, the statements to print, the names they need). The
     `wrt` parameters are named first (`x_dot`). A primal statement is printed when the result or
     a tangent needs its value (or it may have side effects), as `grad` computes only what its
-    adjoints read (`simplify.forward_needed`)."""
-    fw = Forward(fn, active, namer, classes, ndims, views)
+    adjoints read (`simplify.forward_needed`). `real`: the values surely holding real floats
+    (`floats`), whose writes store their tangents as they are."""
+    fw = Forward(fn, active, namer, classes, ndims, views, real)
     tangent_params = [fw.tangent_name(p) for p in wrt]
     body = fw.block(fn.body)
     result_dot = fw.result(body)

@@ -36,6 +36,7 @@ class Var:
     storage: Var | None = None  # for a version made by a write: the value first holding the array
     is_buffer: bool = False
     user: str = ""  # the name in the user's code this is a version of (for messages)
+    stack: bool = False  # a list only pushed and popped (stacks.py): its adjoint is a cotangent stack
 
     @property
     def display(self) -> str:
@@ -121,6 +122,12 @@ SHARES = Prim("rt.shares_memory")  # whether a value is a view into an array   a
 POSITIONS = Prim("rt.positions")  # each slot's flat position in its array     args: array
 SLOTS_AT = Prim("rt.slots_at")  # the index of an array's slots at positions    args: positions, array
 WRITES = (SETITEM, COPYTO, COPYTO_ITEMS)
+# A list used as a stack, updated in place (forward mode: `stacks.py` makes them of the `xs + [v]`
+# and `xs[:-1]` that `xs.append(v)` and `xs.pop()` are lowered to, where only that list holds it):
+PUSH = Prim("rt.push")  # xs extended by the items of a list, the same list  args: xs, items
+DROP = Prim("rt.drop")  # xs without its last item, the same list            args: xs
+TOP = Prim("rt.top")  # the last item of a stack, read before its DROP      args: xs
+STACK_OPS = (PUSH, DROP, TOP)
 
 
 @dataclass(eq=False)
@@ -136,7 +143,7 @@ class Assign:
     rule: Any = None  # set by activity: the Rule from the registry
     bound: dict | None = None  # rule parameter -> operand
     in_place: bool = False  # `x op= e` rebinding `x` (Python may update an array in place)
-    item_of: "Var | None" = None  # `xs[i] op= e` on a list `xs`: Python updates the item in place
+    item_of: Var | None = None  # `xs[i] op= e` on a list `xs`: Python updates the item in place
     into_copy: bool = False  # a write `ssa` checked at run time not to go through a view
 
 

@@ -8,6 +8,11 @@ the outer one differentiates a small generated function that calls it and return
 
     def f_gradient(x):                 # printed by `adjoint_source(grad(f))`
         return f_grad(x)[0]
+
+`hvp` and `hessian` take the jvp of that gradient (forward over reverse, linear in its loop trips:
+`stacks` updates its tape lists in place, with their tangents); `grad(grad(f))` and `vjp` of a
+gradient, its pullback (reverse over reverse, where `stacks` gives the tape lists cotangent
+stacks), which is also `hvp`'s fallback for a gradient without tangent rules.
 """
 from __future__ import annotations
 
@@ -47,36 +52,111 @@ class Both:
 
 def hvp(func, wrt=0):
     """`hvp(f, wrt)(*args, v)`: the Hessian of scalar `f` w.r.t. argument `wrt`, times `v`, without
-    forming the Hessian (reverse over reverse: the pullback of the gradient). With a tuple `wrt`,
-    `v` is a tuple with one direction per argument and the result a tuple."""
-    from .api import _normalize_wrt, grad, vjp
+    forming the Hessian. With a tuple `wrt`, `v` is a tuple with one direction per argument and the
+    result a tuple.
+
+    Forward over reverse: the jvp of the generated gradient along `v` (tangents for the `wrt`
+    arguments alone), which costs a few gradients whatever the number of loop trips, as every
+    statement of the gradient, tape pushes and pops included, gets one tangent statement. Where
+    the gradient's code cannot be run forward (a helper it calls has no tangent rule), it is
+    reverse over reverse (the pullback of the gradient), and `.fallback` on the returned function
+    holds the located reason."""
+    from .api import _normalize_wrt, grad
     wrt_t, as_tuple = _normalize_wrt(wrt)
     gradient = grad(func, wrt)
 
     def hessian_vector_product(*args):
         *args, v = args
-        _, pullback = vjp(gradient, *args)
-        cotangents = pullback(v)
-        picked = tuple(cotangents[i] for i in wrt_t)
-        return picked if as_tuple else picked[0]
+        directions = tuple(v) if as_tuple else (v,)
+        if len(directions) != len(wrt_t):
+            from .errors import ArgumentError
+            raise ArgumentError(f"hvp: give one direction per differentiated argument ({len(wrt_t)}), got "
+                                f"{len(directions)}")
+        if hessian_vector_product.fallback is None:
+            try:
+                tangent = _forward_over_reverse(gradient, args, wrt_t, directions, as_tuple)
+            except _NoForward as exc:
+                hessian_vector_product.fallback = exc.reason
+            else:
+                return tangent if as_tuple else tangent[0]
+        return _reverse_over_reverse(gradient, args, wrt_t, v, as_tuple)
     hessian_vector_product.__name__ = f"hvp_{getattr(func, '__name__', 'f')}"
+    hessian_vector_product.fallback = None  # why forward over reverse was not used (an error), or None
     return hessian_vector_product
+
+
+class _NoForward(Exception):
+    def __init__(self, reason):
+        super().__init__(str(reason))
+        self.reason = reason
+
+
+def _forward_over_reverse(gradient, args: list, wrt_t: tuple, directions: tuple, as_tuple: bool) -> tuple:
+    """The tangent of `gradient(*args)` along `directions` at the `wrt_t` arguments (a tuple, one
+    entry per argument), from the generated jvp of the generated gradient."""
+    from . import forward_api as fa
+    from .api import _bind, _check_real, compiled
+    from .errors import AdjointCompilerError, ArgumentError, ArgumentIndexError, InternalError
+    values = list(_bind(gradient, tuple(args), {}))
+    _check_real(gradient, values)
+    n = len(values)
+    for i in wrt_t:
+        if not -n <= i < n:
+            raise ArgumentIndexError(f"wrt={i} is out of range: {fa._name(gradient)} takes {n} arguments")
+    positions = [i % n for i in wrt_t]
+    names = fa._param_names(gradient)
+    tangents = {}
+    for i, d in zip(positions, directions):
+        tangents[i] = fa._tangent_for(values[i], d, f"the direction for `{names[i] if i < len(names) else i}`")
+    active = sorted(i for i in tangents if fa._numeric(values[i]) and not fa._integer(values[i]))
+    try:
+        entry = compiled(gradient, tuple(active), values, "jvp")
+    except (ArgumentError, ArgumentIndexError, InternalError):
+        raise  # (the user's call, or a bug of the compiler: not a reason to change method)
+    except AdjointCompilerError as exc:  # (a located error: what the jvp could not differentiate)
+        raise _NoForward(exc) from None
+    _, tangent = fa._run(gradient, entry, values, [tangents[i] for i in active])
+    # the gradient's value is a tuple of gradients, one per `wrt` argument, or the gradient itself
+    value = tuple(values[i] for i in positions)
+    parts = tangent if as_tuple else (tangent,)
+    return tuple(fa._deliver(t, x, fa._arrays(list(values) + list(tangents.values()), []))
+                 for t, x in zip(parts, value))
+
+
+def _reverse_over_reverse(gradient, args: list, wrt_t: tuple, v, as_tuple: bool):
+    from .api import vjp
+    _, pullback = vjp(gradient, *args)
+    cotangents = pullback(v)
+    picked = tuple(cotangents[i] for i in wrt_t)
+    return picked if as_tuple else picked[0]
 
 
 def hessian(func, wrt=0):
     """`hessian(f, wrt)(*args)`: the Hessian of scalar `f` w.r.t. argument `wrt`, of shape
     `arg.shape + arg.shape` (a float for a float argument); with a tuple `wrt`, a tuple of rows of
-    blocks, `H[i][j]` of shape `args[i].shape + args[j].shape`. Built from one forward pass of the
-    gradient and one pullback per entry of the arguments (reverse over reverse)."""
+    blocks, `H[i][j]` of shape `args[i].shape + args[j].shape`. Forward over reverse: one jvp of the
+    gradient per entry of the arguments (a column of every row); where the gradient's code cannot
+    be run forward, one pullback of the gradient per entry (reverse over reverse), and
+    `.fallback` holds the located reason."""
     import numpy as np
 
     from .api import _normalize_wrt, grad, vjp
     wrt_t, as_tuple = _normalize_wrt(wrt)
     gradient = grad(func, wrt_t)
 
-    def full_hessian(*args):
+    def forward(args, shapes):
+        blocks = [[np.zeros(si + sk) for sk in shapes] for si in shapes]
+        for k, shape in enumerate(shapes):
+            for flat in range(int(np.prod(shape))):
+                directions = tuple(np.zeros(s) if i != k else _unit(s, flat) for i, s in enumerate(shapes))
+                tangents = _forward_over_reverse(gradient, args, wrt_t, directions, True)
+                at = np.unravel_index(flat, shape) if shape else ()
+                for i, t in enumerate(tangents):
+                    blocks[i][k][(Ellipsis,) + tuple(at)] = t
+        return [tuple(float(c) if c.ndim == 0 else c for c in row) for row in blocks]
+
+    def reverse(args, shapes):
         _, pullback = vjp(gradient, *args)
-        shapes = [np.shape(args[i]) for i in wrt_t]
         rows = []
         for k, shape in enumerate(shapes):
             columns = [np.zeros(shape + s) for s in shapes]
@@ -86,8 +166,21 @@ def hessian(func, wrt=0):
                 for j, i in enumerate(wrt_t):
                     columns[j][np.unravel_index(flat, shape) if shape else ()] = cotangents[i]
             rows.append(tuple(float(c) if c.ndim == 0 else c for c in columns))
+        return rows
+
+    def full_hessian(*args):
+        shapes = [np.shape(args[i]) for i in wrt_t]
+        rows = None
+        if full_hessian.fallback is None:
+            try:
+                rows = forward(list(args), shapes)
+            except _NoForward as exc:
+                full_hessian.fallback = exc.reason
+        if rows is None:
+            rows = reverse(args, shapes)
         return tuple(rows) if as_tuple else rows[0][0]
     full_hessian.__name__ = f"hessian_{getattr(func, '__name__', 'f')}"
+    full_hessian.fallback = None  # why forward over reverse was not used (an error), or None
     return full_hessian
 
 

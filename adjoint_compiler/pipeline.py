@@ -45,6 +45,7 @@ from . import (
     rtcall,
     shapes,
     ssa,
+    stacks,
     tape,
 )
 from . import runtime as rt
@@ -288,6 +289,14 @@ def _show_globals(c: Context) -> str:
     return format_ir(c.fn) + "\n\n# globals: " + ", ".join(sorted(c.namespace))
 
 
+def _stacks(c: Context) -> None:
+    """The function's own lists grown by `append` and shrunk by `pop` are updated in place (in
+    reverse mode, those used as stacks alone: their adjoints are cotangent stacks). Not in code to
+    be differentiated again, which keeps the value form of its input language."""
+    if not c.differentiable:
+        stacks.rewrite(c.fn, reverse=c.mode != "jvp")
+
+
 def _rules(c: Context) -> None:
     """Each statement bound to its adjoint rule (a float Buffer's values first made numbers)."""
     floats.apply(c.fn, c.real)
@@ -356,9 +365,7 @@ def _copies(c: Context) -> None:
 
 def _plain(c: Context) -> None:
     """Helper calls whose run-time checks are settled become NumPy (`x_bar[i] += g`)."""
-    if c.differentiable:  # (in-place NumPy the compiler would refuse to differentiate again)
-        return
-    c.code = plain.rewrite(c.code, plain_facts(c.fn, c.names, c.ints, c.ndims, c.real, c.classes))
+    c.code = plain.rewrite(c.code, plain_facts(c.fn, c.names, c.ints, c.ndims, c.real, c.classes, c.differentiable))
     c.code = copies.propagate(c.code, set(c.names.values()), c.returned | (set() if c.seeded else {c.result_bar}))
 
 
@@ -456,6 +463,7 @@ PASSES = (
     Pass("hoist", _hoist, _ir, ("fn", "classes"), ("fn",)),
     Pass("cse", _cse, _ir, ("fn",), ("fn",)),
     Pass("globals", _globals, _show_globals, ("fn",), ("namespace", "origins")),
+    Pass("stacks", _stacks, _ir, ("fn", "mode", "differentiable"), ("fn",)),
     Pass("rules", _rules, _show_rules, ("fn", "real"), ("fn",)),
     Pass("composite", _composite, _show_composite, ("fn",), ("fn",)),
     Pass("activity", _activity, _show_activity, ("fn", "wrt"), ("wrt_vars", "active")),
@@ -503,7 +511,7 @@ def _forward_activity(c: Context) -> None:
 def _forward(c: Context) -> None:
     """The tangent of each active statement right after it; tangents as loop and branch values."""
     c.tangent_code, c.tangent_params, c.result_dot, c.tangent_names, c.keep, c.needed = forward.forward(
-        c.fn, c.active, c.namer, c.wrt_vars, c.classes, c.ndims, c.views)
+        c.fn, c.active, c.namer, c.wrt_vars, c.classes, c.ndims, c.views, c.real)
 
 
 def _show_forward(c: Context) -> str:
@@ -525,11 +533,11 @@ def _jvp_codegen(c: Context) -> None:
                                                c.keep, c.needed, c.arrays)
 
 
-_SHARED = PASSES[:STAGES.index("globals") + 1]
+_SHARED = PASSES[:STAGES.index("stacks") + 1]
 FORWARD_PASSES = _SHARED + (
     Pass("rules", _tangent_rules, _show_tangent_rules, ("fn",), ("fn",)),
     Pass("activity", _forward_activity, _show_activity, ("fn", "wrt"), ("wrt_vars", "active")),
-    Pass("forward", _forward, _show_forward, ("fn", "active", "wrt_vars", "classes", "ndims", "views"),
+    Pass("forward", _forward, _show_forward, ("fn", "active", "wrt_vars", "classes", "ndims", "views", "real"),
          ("tangent_code", "tangent_params", "result_dot", "tangent_names", "keep", "needed")),
     Pass("codegen", _jvp_codegen, _text, ("fn", "tangent_code", "tangent_params", "result_dot", "ndims",
                                           "tangent_names", "keep", "needed"), ("arrays", "text", "line_locs")),
@@ -608,10 +616,11 @@ def written_outputs(fn: ir.Function, node, namer) -> None:
     fn.body.append(ir.Assign(fn.result, ir.BUILD_TUPLE, values, {}, fn.loc))
 
 
-def plain_facts(fn: ir.Function, names: dict, ints: set, ndims: dict, real: dict, classes: dict) -> plain.Facts:
+def plain_facts(fn: ir.Function, names: dict, ints: set, ndims: dict, real: dict, classes: dict,
+                differentiable: bool = False) -> plain.Facts:
     """The names the backward code binds to integers, and the ranks and shape classes of the names
     bound to real floats (a primal value or its adjoint), for `plain`; a name bound to values
-    that disagree is left out."""
+    that disagree is left out. `differentiable`: the code is to be differentiated again."""
     values = set(fn.params) | ir.defined_in(fn.body)
     int_names = {v.name for v in ints} - {v.name for v in values if v not in ints}
     facts: dict = {}
@@ -626,7 +635,7 @@ def plain_facts(fn: ir.Function, names: dict, ints: set, ndims: dict, real: dict
             facts[name] = fact
     kept = {n: f for n, f in facts.items() if n not in clash}
     return plain.Facts(int_names, {n: f[0] for n, f in kept.items()},
-                       {n: f[1] for n, f in kept.items() if f[1] not in (None, 0)})
+                       {n: f[1] for n, f in kept.items() if f[1] not in (None, 0)}, differentiable)
 
 
 def written_params(fn: ir.Function, node) -> tuple:

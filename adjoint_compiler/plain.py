@@ -32,10 +32,13 @@ class Facts:
     """What the rewrites may assume: `ints` are names surely holding integers, `ranks` the ndim of
     the values (and adjoints) bound to a name."""
 
-    def __init__(self, ints: set, ranks: dict, classes: dict | None = None):
+    def __init__(self, ints: set, ranks: dict, classes: dict | None = None, differentiable: bool = False):
         self.ints = ints
         self.ranks = ranks
         self.classes = classes or {}  # name -> shape class (shapes), for the arrays of `ranks`
+        # the code is to be differentiated again (nesting): no rewrite may leave a value that the
+        # compiler reading it back cannot tell from a view of an adjoint array written next
+        self.differentiable = differentiable
 
     def same_shape(self, a, b) -> bool:
         """Whether the names `a` and `b` surely hold arrays of one shape."""
@@ -113,7 +116,7 @@ def _written_total(call, facts: Facts):
         return None
     g, idx = call.args
     one = facts.selects_one(g, idx)
-    if one is None:
+    if one is None or (one and facts.differentiable):  # (`g[i]`: a scalar, or a view read back)
         return None
     return _subscript(g, idx) if one else _method(_subscript(g, idx), "sum")
 
@@ -124,7 +127,7 @@ def _written_adjoint(call, facts: Facts):
         return None
     g, idx = call.args
     one = facts.selects_one(g, idx)
-    if one is None:
+    if one is None or (one and facts.differentiable):  # (`g[i]`: a scalar, or a view read back)
         return None
     return _subscript(g, idx) if one else _method(_subscript(g, idx), "copy")
 
@@ -312,8 +315,8 @@ def _scalar_gradients(items: list, facts: Facts, reads: dict) -> list:
     every reader multiplies it elementwise by something of `x`'s shape reads `c` instead: the
     product broadcasts it the same way, one pass and one helper call fewer. `reads` counts the
     reads of each name in the whole code (every one must be such a product)."""
-    from .simplify import stores
     from .backward import Mark
+    from .simplify import stores
     out = []
     for item in items:
         if isinstance(item, BIf):

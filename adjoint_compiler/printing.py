@@ -26,7 +26,8 @@ BINOPS = {
 }
 UNARY = {operator.neg: "-", operator.pos: "+", operator.not_: "not ", operator.invert: "~"}
 # primitives of the IR that are calls of runtime helpers (writes through views)
-_RUNTIME_PRIMS = {ir.SHARES: runtime.shares_memory, ir.POSITIONS: runtime.positions, ir.SLOTS_AT: runtime.slots_at}
+_RUNTIME_PRIMS = {ir.SHARES: runtime.shares_memory, ir.POSITIONS: runtime.positions, ir.SLOTS_AT: runtime.slots_at,
+                  ir.PUSH: runtime.push, ir.DROP: runtime.drop, ir.TOP: runtime.top}
 
 
 def _fill_empty(node):

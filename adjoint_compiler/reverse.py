@@ -34,6 +34,8 @@ class Reverser:
     def adjoint_name(self, var: ir.Var) -> str:
         if var not in self.names:
             self.names[var] = self.namer.adjoint(var.name)
+            if var.stack:  # a cotangent stack (stacks.py): None is the empty one, all zero
+                self.zeros[self.names[var]] = gast.Constant(value=None, kind=None)
         return self.names[var]
 
     def block(self, stmts) -> list:

@@ -258,6 +258,47 @@ from .runtime_rules import *  # the rule templates' helpers, as rt.<name>
 from .runtime_tangents import *  # the tangent rules' helpers (forward mode), as rt.<name>
 
 
+def push(xs, items):
+    """`xs.extend(items)` in place, for a list used as a stack (`xs.append(v)` is `push(xs, [v])`);
+    returns `xs`. A tangent list may be None (no tangent): it stays None."""
+    if xs is None:
+        return None
+    xs.extend(items)
+    return xs
+
+
+def drop(xs):
+    """`del xs[-1]` in place (`v = xs.pop()` reads `xs[-1]` first); returns `xs`."""
+    if xs is None:
+        return None
+    del xs[-1]
+    return xs
+
+
+def top(xs):
+    """`xs[-1]`, the item `xs.pop()` returns (its DROP follows)."""
+    return xs[-1]
+
+
+# The adjoint of a stack (a list only pushed and popped, stacks.py) is a cotangent stack: a pair
+# (cotangent of the last item, cotangent stack of the items below) or None (all zero), so that the
+# adjoint of a pop pushes and that of a push pops, O(1) each, and `accum` of a stack with a pair
+# whose other part is None is O(1) too.
+def stack_cons(head, rest):
+    """The cotangent stack `rest` with `head` on top (None: zero, and nothing below)."""
+    return None if head is None and rest is None else (head, rest)
+
+
+def stack_items(g):
+    """The cotangents of the items of `ys = push(xs, [v])` from that of `ys`: `[v_bar]`."""
+    return [None if g is None else g[0]]
+
+
+def stack_rest(g):
+    """The cotangent stack of `xs` in `ys = push(xs, [v])` from that of `ys`."""
+    return None if g is None else g[1]
+
+
 def seq_head(g, y):
     """The gradient of `x` in `x + y` (tuples or lists): `g` without its last len(y) items.
     (It reads the short appended part, so a growing list is never kept on the tape.)"""
@@ -487,6 +528,8 @@ def add_at(a, idx, g):
 def written_total(g, idx, into=None):
     """The gradient of a scalar `v` in `b[idx] = v`: the sum of `written_adjoint(g, idx)`, read
     from the slots in place where no copy is needed."""
+    if into is None and type(idx) is int and type(g) is np.ndarray and g.ndim == 1 and g.dtype.kind == "f":
+        return g[idx]  # the common case (one slot of a float vector): the branches below, settled
     if _integer_storage(into):
         return 0.0
     if isinstance(g, list):
@@ -651,7 +694,7 @@ class _ErrorState:
     """An entered `np.errstate`; left by `restore_errstate`, or, when an exception leaves the
     generated code between the two, once the exception is handled and the frame is freed."""
 
-    __slots__ = ("state", "entered")
+    __slots__ = ("entered", "state")
 
     def __init__(self, kwargs):
         self.state = np.errstate(**kwargs)

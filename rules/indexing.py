@@ -5,7 +5,7 @@ import numpy as np
 
 from adjoint_compiler import runtime as rt
 from adjoint_compiler.activity import IndexOf
-from adjoint_compiler.ir import BUILD_LIST, BUILD_TUPLE, CONCAT, REPEAT
+from adjoint_compiler.ir import BUILD_LIST, BUILD_TUPLE, CONCAT, DROP, PUSH, REPEAT, TOP
 from adjoint_compiler.registry import adjoint, nondifferentiable, tangent
 
 
@@ -53,6 +53,41 @@ def concat(z, x, y):
 @tangent(CONCAT)
 def concat_dot(z, x, y):
     z_dot = rt.seq_concat(x_dot, y_dot)
+
+
+# A list used as a stack, updated in place (`stacks.py`): one tangent push or drop per push or
+# drop, O(1) each, where `xs + [v]` and `xs[:-1]` copy the list and its tangent. In reverse mode
+# (a list only pushed and popped) its adjoint is a cotangent stack (`rt.stack_cons`): the adjoint
+# of a pop pushes the popped item's cotangent, the adjoint of a push pops it.
+@adjoint(PUSH)
+def push(ys, xs, items):
+    items_bar += rt.stack_items(ys_bar)
+    xs_bar += rt.stack_rest(ys_bar)
+
+
+@tangent(PUSH)
+def push_dot(ys, xs, items):
+    ys_dot = rt.push(xs_dot, items_dot)
+
+
+@adjoint(DROP)
+def drop(ys, xs):
+    xs_bar += rt.stack_cons(None, ys_bar)
+
+
+@tangent(DROP)
+def drop_dot(ys, xs):
+    ys_dot = rt.drop(xs_dot)
+
+
+@adjoint(TOP)
+def top(y, xs):
+    xs_bar += rt.stack_cons(y_bar, None)
+
+
+@tangent(TOP)
+def top_dot(y, xs):
+    y_dot = rt.top(xs_dot)
 
 
 @adjoint(REPEAT)

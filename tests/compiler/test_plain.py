@@ -146,3 +146,17 @@ def test_a_chain_by_a_nonzero_number_is_the_product():
     assert rewritten("d = rt.chain(-2.0, x)") == ["d = -2.0 * x"]
     for line in ("d = rt.chain(0.0, x)", "d = rt.chain(g, x)"):  # zero (or maybe zero): the helper
         assert rewritten(line) == [line]
+
+
+DIFFERENTIABLE = plain.Facts(ints={"i", "j"}, ranks={"b": 1, "m": 2, "g": 0}, differentiable=True)
+
+
+def test_code_to_be_differentiated_again_reads_one_slot_through_the_helper():
+    """A gradient read back (nesting) keeps `rt.written_total(b, i)`: as `b[i]`, the compiler
+    reading it could not tell a scalar from a view of `b`, written next; the in-place zeroing
+    and adding are write nodes it follows, and several slots are summed or copied as before."""
+    assert rewritten("v = rt.written_total(b, i)", facts=DIFFERENTIABLE) == ["v = rt.written_total(b, i)"]
+    assert rewritten("v = rt.written_adjoint(b, -1)", facts=DIFFERENTIABLE) == ["v = rt.written_adjoint(b, -1)"]
+    assert rewritten("v = rt.written_total(m, i)", facts=DIFFERENTIABLE) == ["v = m[i].sum()"]
+    assert rewritten("c = rt.zero_slots(b, i)", facts=DIFFERENTIABLE) == ["b[i] = 0.0", "c = b"]
+    assert rewritten("b = rt.add_at(b, i, g)", facts=DIFFERENTIABLE) == ["b[i] += g"]

@@ -1,16 +1,29 @@
 """Derivatives of derivatives (adjoint_compiler/nesting.py): `grad(grad(f))`, `vjp` of a gradient,
-`hvp` and `hessian`, by reverse over reverse through the generated gradient's source.
+`hvp` and `hessian` (forward over reverse: the jvp of the generated gradient; reverse over reverse
+where that has no tangent rule), through the generated gradient's source.
 
 Each Hessian-vector product is checked against central finite differences of the gradient (itself
 checked against finite differences of `f` throughout the suite), and a few against analytic
 Hessians."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
-
-from adjoint_compiler import Buffer, copyto, grad, hessian, hvp, value_and_grad, vjp
 from test_writes import three_snapshots
+
+from adjoint_compiler import (
+    Buffer,
+    MissingRuleError,
+    adjoint,
+    copyto,
+    grad,
+    hessian,
+    hvp,
+    value_and_grad,
+    vjp,
+)
 
 
 def fd_of_gradient(f, args, wrt, v, eps=1e-6):
@@ -170,7 +183,63 @@ FUNCTIONS = [
 @pytest.mark.parametrize("f,x", FUNCTIONS, ids=[f"{f.__name__}-{i}" for i, (f, _) in enumerate(FUNCTIONS)])
 def test_hvp_matches_finite_differences_of_the_gradient(f, x):
     v = np.random.default_rng(5).normal(size=x.shape)
-    np.testing.assert_allclose(hvp(f)(x, v), fd_of_gradient(f, (x,), 0, v), rtol=1e-5, atol=1e-6)
+    h = hvp(f)
+    np.testing.assert_allclose(h(x, v), fd_of_gradient(f, (x,), 0, v), rtol=1e-5, atol=1e-6)
+    assert h.fallback is None  # forward over reverse: the jvp of the generated gradient
+
+
+@pytest.mark.parametrize("f,x", FUNCTIONS[::5], ids=[f.__name__ for f, _ in FUNCTIONS[::5]])
+def test_hvp_reverse_over_reverse_agrees(f, x):
+    """The fallback (the pullback of the gradient) on the same functions."""
+    from adjoint_compiler.nesting import _reverse_over_reverse
+    v = np.random.default_rng(5).normal(size=x.shape)
+    np.testing.assert_allclose(_reverse_over_reverse(grad(f), [x], (0,), v, False), hvp(f)(x, v),
+                               rtol=1e-9, atol=1e-10)
+
+
+def _softplus_scalar(x):
+    return math.log1p(math.exp(x))
+
+
+softplus_adjoint_only = np.vectorize(_softplus_scalar, otypes=[float])
+
+
+@adjoint(softplus_adjoint_only)
+def _softplus_adjoint(y, x):
+    x_bar += y_bar / (1.0 + np.exp(-x))  # noqa: F821, F841 (a rule template)
+
+
+def uses_softplus_adjoint_only(x):
+    return np.sum(softplus_adjoint_only(x) ** 2 * x)
+
+
+def test_hvp_without_a_tangent_rule_is_reverse_over_reverse_and_says_why():
+    x = np.array([0.3, -0.2, 0.5])
+    v = np.array([1.0, 2.0, -1.0])
+    h = hvp(uses_softplus_adjoint_only)
+    np.testing.assert_allclose(h(x, v), fd_of_gradient(uses_softplus_adjoint_only, (x,), 0, v), rtol=1e-6)
+    assert isinstance(h.fallback, MissingRuleError) and "no tangent rule" in str(h.fallback)
+    assert "line" in str(h.fallback)  # located in the generated gradient
+    H = hessian(uses_softplus_adjoint_only)
+    np.testing.assert_allclose(H(x) @ v, h(x, v), rtol=1e-10)
+    assert isinstance(H.fallback, MissingRuleError)
+
+
+def test_hvp_of_a_tuple_wrt():
+    def f(x, w): return np.sum(np.tanh(x * w) ** 2) + np.sum(w ** 3 * x[0])
+    x, w = V3, V3[::-1] * 2.0
+    vx, vw = np.array([1.0, -1.0, 0.5]), np.array([0.2, 0.3, -0.7])
+    hx, hw = hvp(f, wrt=(0, 1))(x, w, (vx, vw))
+    eps = 1e-6
+    g = grad(f, wrt=(0, 1))
+    plus, minus = g(x + eps * vx, w + eps * vw), g(x - eps * vx, w - eps * vw)
+    np.testing.assert_allclose(hx, (plus[0] - minus[0]) / (2 * eps), rtol=1e-6)
+    np.testing.assert_allclose(hw, (plus[1] - minus[1]) / (2 * eps), rtol=1e-6)
+    (one,) = hvp(f, wrt=(1,))(x, w, (vw,))
+    np.testing.assert_allclose(one, hvp(f, wrt=1)(x, w, vw), rtol=1e-12)
+    H = hessian(f, wrt=(0, 1))(x, w)
+    np.testing.assert_allclose(H[0][0] @ vx + H[0][1] @ vw, hx, rtol=1e-10)
+    np.testing.assert_allclose(H[1][0] @ vx + H[1][1] @ vw, hw, rtol=1e-10)
 
 
 def test_grad_of_grad_scalar_and_third_order():
