@@ -24,11 +24,12 @@ import functools
 import inspect
 import numbers
 import threading
+import types
 
 import gast
 import numpy as np
 
-from . import diskcache, frontend, guard, nesting, registry
+from . import diskcache, frontend, guard, nesting, registry, trees
 from . import runtime as rt
 from .buffer import Buffer
 from .errors import ArgumentError, ArgumentIndexError, MutationError
@@ -57,6 +58,8 @@ def _kind(value) -> str:
         return "f0"
     if kind is int:
         return "r0"
+    if kind is dict or (isinstance(value, tuple) and trees.is_namedtuple(value)):
+        return _tree_kind(value, 0)
     if isinstance(value, (tuple, list)):
         return "seq"
     if isinstance(value, np.ndarray):
@@ -65,11 +68,69 @@ def _kind(value) -> str:
         return "f0"
     if isinstance(value, (numbers.Number, np.generic)):
         return "r0"
+    if isinstance(value, type):
+        return ("static", value)  # a class (the `cls` of a classmethod): baked in
+    if trees.record_fields(value) is not None:
+        return _tree_kind(value, 0)
     return "num"
 
 
+def _tree_kind(value, depth: int):
+    """The kind of a structure (trees.py): its tag, class, keys and the kinds of its items; a
+    function, class or module inside it is baked in; deeper than trees.MAX_DEPTH it is opaque."""
+    if depth > trees.MAX_DEPTH:
+        return "num"
+    tag, keys = trees.fields_of(value)
+    kinds = []
+    for k in keys:
+        v = trees.item(value, k)
+        if trees.is_static(v):
+            kinds.append(("static", v))
+        elif trees.fields_of(v) is not None:
+            kinds.append(_tree_kind(v, depth + 1))
+        else:
+            kinds.append(_kind(v))
+    return ("tree", tag, type(value), keys, tuple(kinds))
+
+
+_NAMED_RESULT_FIELDS = frozenset(("logabsdet", "sign", "eigenvalues", "eigenvectors", "U", "S", "Vh", "Q", "R"))
+
+
+def _array_attribute(name: str) -> bool:
+    """Whether `x.name` on a value of unknown type is compiled as an array attribute with a rule of
+    its own (`.T`, `.shape`, `.size`): not a field read."""
+    from .ir import Attr
+
+    return name not in _NAMED_RESULT_FIELDS and registry.lookup(Attr(name)) is not None
+
+
+def _check_fields(value, what: str, in_sequence: bool, depth: int = 0) -> None:
+    """Refuse a record inside a list or tuple with a field named like an ndarray attribute (`size`,
+    `T`): read from an item of unknown type, `item.size` would be taken for the array attribute."""
+    if depth > trees.MAX_DEPTH:
+        return
+    shape = trees.fields_of(value)
+    if shape is not None:
+        for k in shape[1]:
+            if in_sequence and shape[0] != "dict" and isinstance(k, str) and _array_attribute(k):
+                raise ArgumentError(
+                    f"{what} holds, inside a list or tuple, a {type(value).__name__} with a field named `{k}`, "
+                    f"the name of an ndarray attribute: the compiler cannot tell `item.{k}` from the array "
+                    "attribute there; rename the field, or pass the structure as an argument of its own")
+            _check_fields(trees.item(value, k), what, in_sequence, depth + 1)
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            _check_fields(v, what, True, depth + 1)
+
+
 def _check_numeric(value, what: str) -> None:
+    if trees.fields_of(value) is not None:  # a structure: any leaf (the ones that are not numbers get None)
+        _check_fields(value, what, False)
+        return
     if isinstance(value, (tuple, list)):
+        if any(trees.fields_of(v) is not None for v in value):
+            _check_fields(value, what, False)
+            return
         for v in value:
             _check_numeric(v, what)
         return
@@ -130,18 +191,24 @@ def _param_names(func) -> list:
         return []
 
 
-def _arrays_in(value, out: list) -> list:
-    """Every ndarray in `value` (itself, a Buffer's data, inside tuples, lists and dicts)."""
+def _arrays_in(value, out: list, depth: int = 0) -> list:
+    """Every ndarray in `value` (itself, a Buffer's data, inside tuples, lists, dicts, dataclasses
+    and the user's objects)."""
     if isinstance(value, np.ndarray):
         out.append(value)
     elif isinstance(value, Buffer):
         out.append(value.data)
+    elif depth > trees.MAX_DEPTH:
+        pass
     elif isinstance(value, (tuple, list)):
         for v in value:
-            _arrays_in(v, out)
+            _arrays_in(v, out, depth + 1)
     elif isinstance(value, dict):
         for v in value.values():
-            _arrays_in(v, out)
+            _arrays_in(v, out, depth + 1)
+    elif trees.record_fields(value) is not None:
+        for k in trees.record_fields(value):
+            _arrays_in(getattr(value, k), out, depth + 1)
     return out
 
 
@@ -253,12 +320,14 @@ def _build(target, wrt: tuple, kinds: tuple, mode: str, differentiable: bool = F
             entry = compile_gradient(target, wrt, kinds, mode, differentiable=True)
         entry.guard = guard.build(target, reading, generation)
         return entry
-    entry = diskcache.load(target, wrt, kinds, mode, generation)
+    portable = not any(isinstance(k, tuple) for k in kinds)  # (a structure's kind holds its class)
+    entry = diskcache.load(target, wrt, kinds, mode, generation) if portable else None
     if entry is None:
         with frontend.recording() as reading:
             entry = compile_gradient(target, wrt, kinds, mode)
         entry.guard = guard.build(target, reading, generation)
-        diskcache.store(target, wrt, kinds, mode, entry)
+        if portable:
+            diskcache.store(target, wrt, kinds, mode, entry)
     return entry
 
 
@@ -312,8 +381,15 @@ def _typed(g, x):
         kind = x.dtype.type if x.dtype.kind == "f" else np.float64
         return g if type(g) is kind else kind(g)
     if isinstance(x, (tuple, list)) and isinstance(g, (tuple, list)) and len(g) == len(x) \
-            and any(isinstance(v, (np.generic, tuple, list)) for v in x):
+            and any(isinstance(v, (np.generic, tuple, list, dict)) or trees.record_fields(v) is not None for v in x):
         return rt._rebuild(g, [_typed(a, b) for a, b in zip(g, x)])
+    if type(x) is dict and type(g) is dict:
+        return {k: _typed(g[k], v) if g.get(k) is not None else None for k, v in x.items()}
+    if trees.record_fields(x) is not None and type(g) is type(x):
+        for k in trees.record_fields(x):
+            if getattr(g, k, None) is not None:
+                object.__setattr__(g, k, _typed(getattr(g, k), getattr(x, k)))
+        return g
     return g
 
 
@@ -334,17 +410,28 @@ def _fresh(g, arrays: list) -> bool:
     return True
 
 
-def _arrays(v):
+def _arrays(v, depth: int = 0):
     if isinstance(v, np.ndarray):
         return [v]
+    if depth > trees.MAX_DEPTH:
+        return []
     if isinstance(v, (tuple, list)):
-        return [a for x in v for a in _arrays(x)]
+        return [a for x in v for a in _arrays(x, depth + 1)]
+    shape = trees.fields_of(v)
+    if shape is not None:
+        return [a for k in shape[1] for a in _arrays(trees.item(v, k), depth + 1)]
     return []
 
 
 def _own(g, inputs, seen):
     if isinstance(g, (tuple, list)):
-        return type(g)(_own(x, inputs, seen) for x in g)
+        return rt._rebuild(g, [_own(x, inputs, seen) for x in g])
+    if type(g) is dict:
+        return {k: _own(v, inputs, seen) for k, v in g.items()}
+    if trees.record_fields(g) is not None:  # (a gradient made by trees.rebuild: fields set in place)
+        for k in trees.record_fields(g):
+            object.__setattr__(g, k, _own(getattr(g, k), inputs, seen))
+        return g
     if isinstance(g, np.ndarray):
         fresh = g.flags.owndata and g.flags.writeable and all(g is not a for a in inputs + seen)
         if not fresh and (not g.flags.writeable or any(np.may_share_memory(g, a) for a in inputs + seen)):
@@ -358,6 +445,11 @@ def _through_partial(func, wrt: tuple, args, kwargs):
     partial's bound arguments are ordinary arguments of `target` (read at each call, never baked
     in) and each `wrt` position, counted among the partial's own parameters, is moved to the
     position of that parameter in `target`."""
+    if isinstance(func, types.MethodType) and isinstance(func.__func__, types.FunctionType) \
+            and not frontend.is_derivative(func.__func__):
+        # a bound method: the function, with the object it is bound to as its first argument,
+        # never differentiated (JAX's convention: pass the object explicitly to differentiate it)
+        return func.__func__, tuple(i + 1 for i in wrt), (func.__self__,) + tuple(args), kwargs
     if not isinstance(func, functools.partial):
         return func, wrt, args, kwargs
     target = func.func
@@ -375,6 +467,8 @@ def _through_partial(func, wrt: tuple, args, kwargs):
         if mine[i] not in theirs:
             raise SourceError(f"cannot differentiate {func!r} with respect to its parameter `{mine[i]}`")
         moved.append(theirs.index(mine[i]))
+    if isinstance(target, types.MethodType):  # a partial of a bound method
+        return _through_partial(target, tuple(moved), tuple(func.args) + tuple(args), {**func.keywords, **kwargs})
     return target, tuple(moved), tuple(func.args) + tuple(args), {**func.keywords, **kwargs}
 
 
@@ -641,6 +735,8 @@ def _copy_arrays(value):
         return Buffer(value.data.copy())
     if isinstance(value, (tuple, list)):
         return rt._rebuild(value, [_copy_arrays(v) for v in value])
+    if type(value) is dict:
+        return {k: _copy_arrays(v) for k, v in value.items()}
     return value
 
 

@@ -36,6 +36,7 @@ class Var:
     storage: Var | None = None  # for a version made by a write: the value first holding the array
     is_buffer: bool = False
     user: str = ""  # the name in the user's code this is a version of (for messages)
+    tree: Any = None  # for a structure (dict, named tuple, dataclass, object): its kind (trees.py)
 
     @property
     def display(self) -> str:

@@ -110,7 +110,18 @@ class Normalizer(PythonLowering):
     def is_global_path(self, e) -> bool:
         if isinstance(e, gast.Name):
             return e.id not in self.locals and e.id not in self.outer
-        return isinstance(e, gast.Attribute) and self.is_global_path(e.value)
+        return isinstance(e, gast.Attribute) and self.is_global_path(e.value) and not self.is_property(e)
+
+    def is_property(self, e) -> bool:
+        """`obj.name` on a global object of a user's class whose `name` is a property: computed (its
+        getter is inlined), not a value to read when compiling."""
+        import inspect
+        import types
+
+        base = self.callee_value(e.value)
+        if base is None or isinstance(base, (type, types.ModuleType)):
+            return False
+        return isinstance(inspect.getattr_static(type(base), e.attr, None), property)
 
     def atom(self, e, out: list):
         """Evaluate `e` into `out`; return a Name, Constant or global path."""

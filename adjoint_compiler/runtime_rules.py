@@ -1243,15 +1243,26 @@ def matrix_power_adjoint(g, a, n):
 
 
 def field_adjoint(g, result, name: str):
-    """The gradient of a named tuple `result` (`np.linalg.eigh(a)`, `svd`, `qr`, `slogdet`, a
-    user's NamedTuple) from the gradient `g` of its field `name`: `g` there, None elsewhere."""
-    fields = getattr(type(result), "_fields", None)
-    if fields is None or name not in fields:
-        raise TypeError(f"reading `.{name}` of a {type(result).__name__}: only the fields of named tuples "
-                        "(such as the results of np.linalg.eigh, svd, qr, slogdet) have a gradient rule")
-    out = [None] * len(fields)
-    out[fields.index(name)] = g
-    return type(result)._make(out)
+    """The gradient of a structure `result` (a named tuple such as the result of `np.linalg.eigh(a)`,
+    `svd`, `qr`, `slogdet`; a user's NamedTuple, dataclass or object) from the gradient `g` of its
+    field `name`: `g` there, structural zeros elsewhere."""
+    from . import trees
+
+    return trees.field_adjoint(g, result, name)
+
+
+def field_tangent(t, result, name: str):
+    """The tangent of field `name` of a structure from the structure's tangent `t` (of its shape:
+    a dict, a named tuple or an object whose fields hold the tangents); zero for a class constant."""
+    from . import trees
+
+    if t is None:
+        return 0.0
+    if type(t) is trees.Record:
+        return t.fields.get(name, 0.0)
+    if type(t) is dict:
+        return t.get(name, 0.0)
+    return getattr(t, name)
 
 
 # -- scipy (issue 15): the helpers of rules/scipy_*.py. SciPy is imported inside each helper, which

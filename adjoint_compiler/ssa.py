@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import gast
 import numpy as np
 
-from . import aliasing, fence, frontend, ir, registry
+from . import aliasing, fence, frontend, ir, registry, trees
 from .errors import CompileError, MissingRuleError, MutationError, UnsupportedSyntaxError
 from .frontend import Source, SourceError, is_library_module
 from .functions import Closure, FunctionNode, FunctionValue, Partial, StaticSeq, Unusable, is_function_value
@@ -189,9 +189,13 @@ class SSABuilder:
         return self.operand(e)
 
     def is_atom(self, e) -> bool:
-        return isinstance(e, (gast.Constant, gast.Name, _Operand)) or (
-            isinstance(e, gast.Attribute) and self.is_atom(e.value) and
-            isinstance(self.operand(e.value, allow_function=True), ir.Global))
+        if isinstance(e, (gast.Constant, gast.Name, _Operand)):
+            return True
+        if not (isinstance(e, gast.Attribute) and self.is_atom(e.value)):
+            return False
+        base = self.operand(e.value, allow_function=True)
+        return isinstance(base, ir.Global) and not (
+            _class_of(base) is not None and isinstance(inspect.getattr_static(_class_of(base), e.attr, None), property))
 
     # -- operations --------------------------------------------------------------------------
     def operation(self, e):
@@ -220,14 +224,23 @@ class SSABuilder:
         if isinstance(e, gast.List):
             return ir.BUILD_LIST, [self.operand(x, allow_function=True) for x in e.elts], {}, None
         if isinstance(e, gast.Attribute):
-            return ir.Attr(e.attr), [self.operand(e.value)], {}, None
+            base = self.operand(e.value)
+            return self.attribute(base, e.attr) or (ir.Attr(e.attr), [base], {}, None)
         if isinstance(e, gast.Call):
             args = [self.operand(a, allow_function=True) for a in e.args]
             kwargs = {kw.arg: self.operand(kw.value, allow_function=True) for kw in e.keywords}
             func = e.func
             if isinstance(func, gast.Attribute) and not isinstance(self.operand_or_none(func), ir.Global):
-                return ir.Method(func.attr), [self.operand(func.value)] + args, kwargs, None
+                receiver = self.operand(func.value)
+                method = self.method(receiver, func.attr, args, kwargs, e)
+                if method is not None:
+                    return method
+                return ir.Method(func.attr), [receiver] + args, kwargs, None
             callee = self.operand(func, allow_function=True)
+            if isinstance(callee, ir.Global) and _user_method(callee.value):
+                # `model.loss(w)`, `Model.make(x)` (a classmethod): the function, its object first
+                return callee.value.__func__, [self.bound_object(callee)] + args, kwargs, None
+
             callee, args, kwargs = self.peel_partial(callee, args, kwargs, e)
             if isinstance(callee, FunctionValue):
                 return callee, args, kwargs, None
@@ -240,6 +253,81 @@ class SSABuilder:
                                                       getattr(self, "current_stmt", None) or e))
             return callee.value, args, kwargs, callee
         raise AssertionError(f"normalize left an unexpected expression: {gast.dump(e)}")
+
+    # -- structures (trees.py): fields, properties and methods of the user's objects -------------
+    def attribute(self, base, name: str):
+        """(prim, args, kwargs, callee) for `base.name` when `base` is a structure or an object of
+        the user's: a field is `getattr(base, 'name')` (a dict has no attributes), a property's
+        getter is inlined, a class constant is read at run time; None for the ndarray attributes
+        (`.T`, `.shape`, ...), whose rules the IR's `Attr` finds."""
+        cls = _class_of(base)
+        if isinstance(base, ir.Global):
+            if cls is not None and isinstance(inspect.getattr_static(cls, name, None), property):
+                return self.property_call(inspect.getattr_static(cls, name), base)
+            return None
+        if not isinstance(base, ir.Var):
+            return None
+        tree = base.tree
+        if tree is not None:
+            if tree[1] == "dict":
+                return None
+            if trees.child_kind(tree, name) is not None:
+                return getattr, [base, ir.Const(name)], {}, _getattr_global()
+            found = inspect.getattr_static(tree[2], name, None)
+            if isinstance(found, property):
+                return self.property_call(found, base)
+            if found is not None and not hasattr(found, "__get__"):
+                return getattr, [base, ir.Const(name)], {}, _getattr_global()  # a class constant (no gradient)
+            return None
+        if base.kind != "num" and registry.lookup(ir.Attr(name)) is None and not hasattr(np.ndarray, name):
+            return getattr, [base, ir.Const(name)], {}, _getattr_global()  # (an item of a list of structures)
+        return None
+
+    def static_field(self, value):
+        """The Global for `obj.name` when structure `obj` holds at `name` a function, class or module
+        (baked in, its kind part of the cache key), else None."""
+        if not (isinstance(value, gast.Attribute) and isinstance(value.value, gast.Name)
+                and value.value.id in self.env and isinstance(self.env[value.value.id], ir.Var)):
+            return None
+        child = trees.child_kind(self.env[value.value.id].tree, value.attr)
+        if isinstance(child, tuple) and child[0] == "static":
+            return ir.Global(self.namer.fresh(_identifier(child[1], value.attr)), child[1], child[1], ())
+        return None
+
+    def property_call(self, prop: property, base):
+        if prop.fget is None or not isinstance(frontend._unwrap(prop.fget), types.FunctionType):
+            raise CompileError("a property without a Python getter cannot be differentiated", self.loc(self.current_stmt))
+        return prop.fget, [base], {}, None
+
+    def method(self, receiver, name: str, args: list, kwargs: dict, at):
+        """`obj.name(...)` on a structure of a user's class: its function (a method, a staticmethod,
+        a classmethod), inlined; a field holding a function known at compile time is called. None
+        for anything else (an ndarray method)."""
+        tree = receiver.tree if isinstance(receiver, ir.Var) else None
+        if tree is None or tree[1] == "dict":
+            return None
+        child = trees.child_kind(tree, name)
+        if child is not None:
+            if isinstance(child, tuple) and child[0] == "static":
+                return child[1], args, kwargs, ir.Global(_identifier(child[1], name), child[1], child[1], ())
+            return None
+        cls = tree[2]
+        found = inspect.getattr_static(cls, name, None)
+        if isinstance(found, staticmethod):
+            return found.__func__, args, kwargs, None
+        if isinstance(found, classmethod):
+            return found.__func__, [ir.Global(self.namer.fresh(_identifier(cls, "cls")), cls, cls, ())] + args, kwargs, None
+        if isinstance(found, types.FunctionType):
+            return found, [receiver] + args, kwargs, None
+        return None
+
+    def bound_object(self, callee: ir.Global) -> ir.Global:
+        """The object a bound method read as a global path (`model.loss`) is bound to, as a global."""
+        obj = callee.value.__self__
+        path, _, _ = callee.path.rpartition(".")
+        if path:
+            return ir.Global(path, obj, callee.root_value, callee.origin)
+        return ir.Global(self.namer.fresh(_identifier(obj, "obj")), obj, obj, ())
 
     def operand_or_none(self, e):
         try:
@@ -608,6 +696,10 @@ class SSABuilder:
         if self.is_atom(value):
             self.env[name] = self.operand(value, allow_function=True)  # a copy: no statement
             return
+        static = self.static_field(value)
+        if static is not None:  # a function a structure holds (`f = self.activation`)
+            self.env[name] = static
+            return
         if isinstance(value, gast.Dict):
             self.env[name] = _Dict({k.value: self.operand(v, allow_function=True) for k, v in zip(value.keys, value.values)})
             return
@@ -646,7 +738,13 @@ class SSABuilder:
             "num" if _numeric_result(prim) else "any")
         if prim is operator.getitem and isinstance(args[0], ir.Var) and args[0].kind != "num":
             kind = "any"
+        child = _child_kind(prim, args)
+        if child is not None:  # an item of a structure: its kind from the argument's
+            kind = "seq" if child == "seq" or (trees.is_tree_kind(child) and child[1] == "namedtuple") else (
+                "num" if isinstance(child, str) and child != "any" else "any")
         target = self.version(name, kind)
+        if trees.is_tree_kind(child):
+            target.tree = child
         if _makes_buffer(prim):  # its gradient may be an object array: accumulate with rt.accum
             target.is_buffer, target.kind = True, "any"
         if prim is ir.BUILD_TUPLE:
@@ -1265,6 +1363,54 @@ def _certain(stmts, assigned: set) -> set:
     return got
 
 
+def _getattr_global() -> ir.Global:
+    """The builtin `getattr` as a callee (a new Global at each use: bind_globals may rename one)."""
+    return ir.Global("getattr", getattr, getattr, ())
+
+
+def _child_kind(prim, args):
+    """The kind of `getattr(obj, 'name')` or `obj[key]` for a structure `obj` of known kind."""
+    if not (prim is getattr or prim is operator.getitem) or len(args) != 2:
+        return None
+    obj, key = args
+    if not (isinstance(obj, ir.Var) and obj.tree is not None and isinstance(key, ir.Const)):
+        return None
+    key = key.value
+    if obj.tree[1] == "namedtuple" and prim is operator.getitem:
+        keys = obj.tree[3]
+        if not (isinstance(key, int) and not isinstance(key, bool) and -len(keys) <= key < len(keys)):
+            return None
+        key = keys[key]
+    elif (obj.tree[1] == "dict") != (prim is operator.getitem):
+        return None
+    return trees.child_kind(obj.tree, key)
+
+
+def _identifier(value, fallback: str) -> str:
+    name = getattr(value, "__name__", None)
+    return name if isinstance(name, str) and name.isidentifier() else fallback
+
+
+def _class_of(op):
+    """The user's class of a structure operand (or of a global object), else None."""
+    if isinstance(op, ir.Var):
+        return op.tree[2] if op.tree is not None and op.tree[1] != "dict" else None
+    if isinstance(op, ir.Global) and not isinstance(op.value, (type, types.ModuleType)) \
+            and trees.record_fields(op.value) is not None:
+        return type(op.value)
+    return None
+
+
+def _user_method(value) -> bool:
+    """A method of a user's class bound to an object or (a classmethod) to the class."""
+    if not (isinstance(value, types.MethodType) and isinstance(value.__func__, types.FunctionType)):
+        return False
+    module = value.__func__.__module__ or ""
+    return not is_library_module(module) and not module.startswith("adjoint_compiler") \
+        and not frontend.is_derivative(value.__func__) and registry.lookup(value) is None \
+        and registry.lookup(value.__func__) is None
+
+
 class _Dict:
     """A dict display: resolved statically, it never reaches the IR."""
 
@@ -1330,8 +1476,16 @@ def build(source: Source, normalized: gast.FunctionDef, namer: Namer, kinds: dic
     builder = SSABuilder(source, namer, normalized)
     params = []
     for p in param_names:
-        var = builder.version(p, kinds.get(p, "num"))
-        builder.env[p] = var
+        kind = kinds.get(p, "num")
+        if isinstance(kind, tuple):  # a structure (trees.py), or a class baked in
+            var = builder.version(p, "seq" if kind[0] == "tree" and kind[1] == "namedtuple" else "any")
+            if kind[0] == "tree":
+                var.tree = kind
+            builder.env[p] = var if kind[0] == "tree" else ir.Global(namer.fresh(_identifier(kind[1], p)), kind[1],
+                                                                       kind[1], ())
+        else:
+            var = builder.version(p, kind)
+            builder.env[p] = var
         params.append(var)
     if track_arguments:  # a name no user code can read, bound to the argument's array (rebound by writes)
         for p, var in zip(param_names, params):
@@ -1348,7 +1502,7 @@ def build(source: Source, normalized: gast.FunctionDef, namer: Namer, kinds: dic
     copies = {}
     for p in params:
         if arrays.find(p) in written:
-            copies[p] = ir.Var(p.name, p.kind, None, p.is_buffer, p.user)
+            copies[p] = ir.Var(p.name, p.kind, None, p.is_buffer, p.user, p.tree)
     if copies:
         ir.substitute(body, copies)
         for s in ir.walk(body):

@@ -5,11 +5,14 @@ in float64, so a gradient is never checked against the compiler itself.
 """
 from __future__ import annotations
 
+import copy
 import inspect
 
 import numpy as np
 
+from . import trees
 from .api import _bind, grad
+from .runtime import _rebuild
 from .buffer import Buffer
 from .frontend import _unwrap
 
@@ -18,23 +21,51 @@ def _fresh(value):
     if isinstance(value, (np.ndarray, Buffer)):
         return value.copy() if isinstance(value, np.ndarray) else Buffer(value)
     if isinstance(value, (tuple, list)):
-        return type(value)(_fresh(v) for v in value)
+        return _rebuild(value, [_fresh(v) for v in value])
+    if trees.fields_of(value) is not None:
+        return _restructure(value, [_fresh(trees.item(value, k)) for k in trees.fields_of(value)[1]])
     return value
 
 
+def _restructure(like, items: list):
+    """A structure like `like` (a dict, named tuple, dataclass or object) holding `items`."""
+    tag, keys = trees.fields_of(like)
+    if tag == "dict":
+        return dict(zip(keys, items))
+    if tag == "namedtuple":
+        return type(like)._make(items)
+    out = copy.copy(like)
+    for k, v in zip(keys, items):
+        object.__setattr__(out, k, v)
+    return out
+
+
 def _flatten(value):
+    """The differentiable leaves of `value` (or of its gradient: None leaves are skipped), in order."""
     if isinstance(value, (tuple, list)):
         return np.concatenate([_flatten(v) for v in value]) if value else np.zeros(0)
+    if value is None:
+        return np.zeros(0)
+    if trees.fields_of(value) is not None:
+        parts = [_flatten(trees.item(value, k)) for k in trees.fields_of(value)[1]]
+        return np.concatenate(parts) if parts else np.zeros(0)
+    if not trees.differentiable_leaf(value):
+        return np.zeros(0)
     return np.asarray(value, dtype=float).ravel()
 
 
 def _unflatten(flat, like, offset=0):
-    if isinstance(like, (tuple, list)):
+    if isinstance(like, (tuple, list)) or trees.fields_of(like) is not None:
         out = []
-        for v in like:
+        for v in (like if isinstance(like, (tuple, list)) and not trees.is_namedtuple(like)
+                  else [trees.item(like, k) for k in trees.fields_of(like)[1]]):
             item, offset = _unflatten(flat, v, offset)
             out.append(item)
-        return type(like)(out), offset
+        if isinstance(like, (tuple, list)) and not trees.is_namedtuple(like):
+            return type(like)(out), offset
+        return _restructure(like, out), offset
+    if like is None or not trees.differentiable_leaf(like):
+        return like, offset
     size = np.size(like)
     chunk = flat[offset:offset + size]
     if isinstance(like, np.ndarray):

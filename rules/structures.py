@@ -1,0 +1,15 @@
+"""Reads of the fields of structures (dataclasses, named tuples, the user's objects): `p.W` of a
+structure is compiled as `getattr(p, 'W')`, whose gradient is the structure's gradient with `W`'s
+slot set (rt.field_adjoint; see trees.py). A dict's items are read with `operator.getitem`."""
+from adjoint_compiler import runtime as rt
+from adjoint_compiler.registry import adjoint, tangent
+
+
+@adjoint(getattr)
+def getattr_(y, obj, name):
+    obj_bar += rt.field_adjoint(y_bar, obj, name)
+
+
+@tangent(getattr)
+def getattr_dot(y, obj, name):
+    y_dot = rt.field_tangent(obj_dot, obj, name)
