@@ -556,6 +556,15 @@ def _with_aux(func, wrt_t: tuple, as_tuple: bool):
 
 def _zero_cotangent(out):
     """The zero cotangent of an output, in its structure (None for what takes none)."""
+    shape = trees.fields_of(out)
+    if shape is not None and not isinstance(out, tuple):
+        zeros = {k: _zero_cotangent(trees.item(out, k)) for k in shape[1]}
+        if shape[0] == "dict":
+            return zeros
+        made = object.__new__(type(out))
+        for k, v in zeros.items():
+            object.__setattr__(made, k, v)
+        return made
     if isinstance(out, (tuple, list)):
         return type(out)(_zero_cotangent(o) for o in out) if type(out) in (tuple, list) \
             else tuple(_zero_cotangent(o) for o in out)
@@ -737,6 +746,13 @@ def _copy_arrays(value):
         return rt._rebuild(value, [_copy_arrays(v) for v in value])
     if type(value) is dict:
         return {k: _copy_arrays(v) for k, v in value.items()}
+    if trees.record_fields(value) is not None:
+        import copy
+
+        made = copy.copy(value)
+        for k in trees.record_fields(value):
+            object.__setattr__(made, k, _copy_arrays(getattr(value, k)))
+        return made
     return value
 
 
@@ -750,6 +766,13 @@ def _cotangent_spec(out, whose: str = "the output", top: bool = True):
     if isinstance(out, (tuple, list)):
         about = f"{'the function returns' if top else 'that output is'} a {type(out).__name__} of {len(out)}"
         return ("tuple", tuple(_cotangent_spec(o, top=False) for o in out), about)
+    shape = trees.fields_of(out)
+    if shape is not None:  # a dict, dataclass or object: a cotangent of the same structure
+        keys = shape[1]
+        about = (f"{'the function returns' if top else 'that output is'} a {type(out).__name__} with "
+                 f"{'keys' if shape[0] == 'dict' else 'fields'} {', '.join(map(repr, keys))}")
+        return ("struct", shape[0], type(out), keys,
+                tuple(_cotangent_spec(trees.item(out, k), top=False) for k in keys), about)
     if isinstance(out, Buffer):
         out = out.data
     if isinstance(out, (np.ndarray, numbers.Number, np.generic)) and not isinstance(out, (str, bytes)):
@@ -760,6 +783,10 @@ def _cotangent_spec(out, whose: str = "the output", top: bool = True):
 def _received(value) -> str:
     if value is None:
         return "None"
+    shape = trees.fields_of(value)
+    if shape is not None and not isinstance(value, tuple):
+        return (f"a {type(value).__name__} with {'keys' if shape[0] == 'dict' else 'fields'} "
+                f"{', '.join(map(repr, shape[1])) or '(none)'}")
     if isinstance(value, (tuple, list)):
         return f"a {type(value).__name__} of length {len(value)}"
     if isinstance(value, Buffer):
@@ -779,6 +806,17 @@ def _check_cotangent(func, spec, out_bar, what: str) -> None:
     if spec[0] == "none":
         if out_bar is not None:
             raise ArgumentError(f"the pullback of {name}: {what} must be None ({spec[1]}), got {_received(out_bar)}")
+        return
+    if spec[0] == "struct":
+        _, tag, kind, keys, items, about = spec
+        got = trees.fields_of(out_bar)
+        if got is None or type(out_bar) is not kind or tuple(got[1]) != tuple(keys):
+            if not (tag == "dict" and type(out_bar) is dict and set(out_bar) == set(keys)):
+                raise ArgumentError(f"the pullback of {name}: {what} must be a {kind.__name__} with "
+                                    f"{'keys' if tag == 'dict' else 'fields'} {', '.join(map(repr, keys))} "
+                                    f"({about}), got {_received(out_bar)}")
+        for k, s in zip(keys, items):
+            _check_cotangent(func, s, trees.item(out_bar, k), f"{what}[{k!r}]" if tag == "dict" else f"{what}.{k}")
         return
     if spec[0] == "tuple":
         items = spec[1]
@@ -810,6 +848,10 @@ def _as_float(spec, out_bar):
     integer cotangent would truncate), arrays of the output's shape."""
     if spec is None or spec[0] == "none":
         return out_bar
+    if spec[0] == "struct":
+        _, tag, kind, keys, items, _about = spec
+        values = {k: None if s is None else _as_float(s, trees.item(out_bar, k)) for k, s in zip(keys, items)}
+        return values if tag == "dict" else trees.Record(kind, values)
     if spec[0] == "tuple":
         return tuple(_as_float(s, b) for s, b in zip(spec[1], out_bar))
     if isinstance(out_bar, Buffer):

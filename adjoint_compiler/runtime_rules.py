@@ -1251,6 +1251,40 @@ def field_adjoint(g, result, name: str):
     return trees.field_adjoint(g, result, name)
 
 
+@_facts.fresh
+def build_dict(keys: tuple, *values):
+    """A dict display used as a value: `{keys[0]: values[0], ...}`."""
+    return dict(zip(keys, values))
+
+
+def dict_values(g, keys: tuple) -> tuple:
+    """The gradients of a dict display's values from the dict's gradient (None where it has none)."""
+    if g is None:
+        return (None,) * len(keys)
+    return tuple(g.get(k) for k in keys)
+
+
+def build_record(cls, fields: tuple, *values):
+    """`cls(...)` of a NamedTuple or a plain dataclass, its arguments bound to `fields`."""
+    if issubclass(cls, tuple):
+        return cls(*values)
+    return cls(**dict(zip(fields, values)))
+
+
+def record_values(g, fields: tuple) -> tuple:
+    """The gradients of the fields of a structure built with build_record, from its gradient (a
+    named tuple, a Record, or an instance of the class given as a cotangent)."""
+    from . import trees
+
+    if g is None:
+        return (None,) * len(fields)
+    if type(g) is trees.Record:
+        return tuple(g.fields.get(f) for f in fields)
+    if isinstance(g, tuple):
+        return tuple(g)
+    return tuple(getattr(g, f, None) for f in fields)
+
+
 def field_tangent(t, result, name: str):
     """The tangent of field `name` of a structure from the structure's tangent `t` (of its shape:
     a dict, a named tuple or an object whose fields hold the tangents); zero for a class constant."""

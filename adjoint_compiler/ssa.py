@@ -283,6 +283,54 @@ class SSABuilder:
             return getattr, [base, ir.Const(name)], {}, _getattr_global()  # (an item of a list of structures)
         return None
 
+    def materialize(self, name: str, at, out: list) -> ir.Var:
+        """A dict display used as a value (returned, or put in a tuple): the dict, built at run time
+        from its current items (`rt.build_dict(keys, *values)`), of a structure kind."""
+        from . import runtime
+
+        table = self.env_value(name)
+        for key, item in table.items.items():
+            if not self.current(item):
+                raise MutationError(f"`{name}[{key!r}]` holds an array that was written after it was put in the "
+                                    "dict: Python would return the written array, the gradient cannot follow it",
+                                    self.loc(at))
+            if is_function_value(item) or isinstance(item, _Dict):
+                raise UnsupportedSyntaxError(f"the dict `{name}` holds a function or a dict display: it cannot be "
+                                             "returned or put in a tuple", self.loc(at))
+        keys = tuple(table.items)
+        values = list(table.items.values())
+        target = self.version(name, "any")
+        target.tree = ("tree", "dict", dict, keys, tuple(_operand_kind(v) for v in values))
+        callee = ir.Global("rt.build_dict", runtime.build_dict, runtime, ())
+        out.append(ir.Assign(target, runtime.build_dict, [ir.Const(keys)] + values, {}, self.loc(at), callee))
+        return target
+
+    def construct(self, cls: type, args: list, kwargs: dict, callee, at):
+        """`P(a, b=...)` of a NamedTuple or a plain dataclass: `rt.build_record(P, fields, *values)`, its
+        arguments bound to the fields when compiling (defaults that are literals filled in)."""
+        from . import runtime
+
+        fields = trees.constructor_fields(cls)
+        try:
+            bound = inspect.signature(cls).bind(*args, **kwargs)
+        except TypeError as exc:
+            raise CompileError(f"`{callee.path}(...)`: {exc}", self.loc(at)) from None
+        values = []
+        for f in fields:
+            if f in bound.arguments:
+                values.append(bound.arguments[f])
+                continue
+            default = inspect.signature(cls).parameters[f].default
+            if isinstance(default, (int, float, complex, bool, str, type(None))):
+                values.append(ir.Const(default))
+            else:
+                raise CompileError(f"`{callee.path}(...)`: give the field `{f}` (its default is not a literal)",
+                                   self.loc(at))
+        self.pending_tree = ("tree", "namedtuple" if issubclass(cls, tuple) else "record", cls, fields,
+                             tuple(_operand_kind(v) for v in values))
+        helper = ir.Global("rt.build_record", runtime.build_record, runtime, ())
+        return runtime.build_record, [callee, ir.Const(fields)] + values, {}, helper
+
     def static_field(self, value):
         """The Global for `obj.name` when structure `obj` holds at `name` a function, class or module
         (baked in, its kind part of the cache key), else None."""
@@ -378,6 +426,8 @@ class SSABuilder:
                 self.refuse_function_arguments(args, kwargs, callee, s)
                 out.append(ir.Assign(None, prim, args, kwargs, self.loc(s), callee))
         elif isinstance(s, gast.Return):
+            if isinstance(s.value, gast.Name) and isinstance(self.env_value(s.value.id), _Dict):
+                s = gast.Return(value=_Operand(self.materialize(s.value.id, s, out)))
             self.env[RETURN] = self.returned_value(s)
         elif isinstance(s, gast.Delete):
             self.unbind([t.id for t in s.targets], s)
@@ -474,6 +524,9 @@ class SSABuilder:
         into a view writes its base (`through`: known at run time to be a view, True, or a copy)."""
         base = self.operand(base_expr)
         loc = self.loc(at)
+        if isinstance(base, ir.Var) and base.tree is not None:
+            raise MutationError(f"cannot write into an item of `{base.display}`, a structure (dict, named tuple, "
+                                "dataclass or object): build a new one instead", loc)
         if isinstance(base, ir.Global):
             raise MutationError(f"cannot write into `{base.path}`, which is not local to the differentiated "
                                 "function; copy it first (`a = np.array(...)` or `Buffer(...)`)", loc)
@@ -716,7 +769,14 @@ class SSABuilder:
                                     "gradient cannot follow it; read it through its own name", self.loc(at))
             self.env[name] = item
             return
+        if isinstance(value, (gast.Tuple, gast.List)) and any(
+                isinstance(v, gast.Name) and isinstance(self.env_value(v.id), _Dict) for v in value.elts):
+            value = type(value)(elts=[_Operand(self.materialize(v.id, at, out)) if isinstance(v, gast.Name)
+                                      and isinstance(self.env_value(v.id), _Dict) else v for v in value.elts],
+                                ctx=gast.Load())
         prim, args, kwargs, callee = self.operation(value)
+        if isinstance(prim, type) and callee is not None and trees.constructible(prim):
+            prim, args, kwargs, callee = self.construct(prim, args, kwargs, callee, at)
         if prim is functools.partial:
             self.env[name] = self.make_partial(args, kwargs, value, at)
             return
@@ -739,6 +799,8 @@ class SSABuilder:
         if prim is operator.getitem and isinstance(args[0], ir.Var) and args[0].kind != "num":
             kind = "any"
         child = _child_kind(prim, args)
+        if getattr(self, "pending_tree", None) is not None:  # a structure built here (construct)
+            child, self.pending_tree = self.pending_tree, None
         if child is not None:  # an item of a structure: its kind from the argument's
             kind = "seq" if child == "seq" or (trees.is_tree_kind(child) and child[1] == "namedtuple") else (
                 "num" if isinstance(child, str) and child != "any" else "any")
@@ -1366,6 +1428,13 @@ def _certain(stmts, assigned: set) -> set:
 def _getattr_global() -> ir.Global:
     """The builtin `getattr` as a callee (a new Global at each use: bind_globals may rename one)."""
     return ir.Global("getattr", getattr, getattr, ())
+
+
+def _operand_kind(op):
+    """The structure kind (trees.py) of an item put into a structure built in the function."""
+    if isinstance(op, ir.Var):
+        return op.tree if op.tree is not None else ("seq" if op.kind == "seq" else "num" if op.kind == "num" else "any")
+    return "num"
 
 
 def _child_kind(prim, args):

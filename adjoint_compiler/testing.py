@@ -40,25 +40,36 @@ def _restructure(like, items: list):
     return out
 
 
-def _flatten(value):
-    """The differentiable leaves of `value` (or of its gradient: None leaves are skipped), in order."""
-    if isinstance(value, (tuple, list)):
-        return np.concatenate([_flatten(v) for v in value]) if value else np.zeros(0)
+def _flatten(value, like=None):
+    """The differentiable leaves of `value` in order: None leaves are skipped, and so are the
+    leaves of a structure whose counterpart in `like` (the argument, when `value` is its gradient)
+    is an integer (perturbing `n` in `range(p.n)` would not be a derivative)."""
+    like = value if like is None else like
     if value is None:
         return np.zeros(0)
     if trees.fields_of(value) is not None:
-        parts = [_flatten(trees.item(value, k)) for k in trees.fields_of(value)[1]]
+        parts = [_flatten(trees.item(value, k), trees.item(like, k)) for k in trees.fields_of(value)[1]
+                 if not _integer_field(trees.item(like, k))]
         return np.concatenate(parts) if parts else np.zeros(0)
+    if isinstance(value, (tuple, list)):
+        return np.concatenate([_flatten(v, w) for v, w in zip(value, like)]) if value else np.zeros(0)
     if not trees.differentiable_leaf(value):
         return np.zeros(0)
     return np.asarray(value, dtype=float).ravel()
 
 
+def _integer_field(v) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
 def _unflatten(flat, like, offset=0):
     if isinstance(like, (tuple, list)) or trees.fields_of(like) is not None:
         out = []
-        for v in (like if isinstance(like, (tuple, list)) and not trees.is_namedtuple(like)
-                  else [trees.item(like, k) for k in trees.fields_of(like)[1]]):
+        structure = not (isinstance(like, (tuple, list)) and not trees.is_namedtuple(like))
+        for v in (like if not structure else [trees.item(like, k) for k in trees.fields_of(like)[1]]):
+            if structure and _integer_field(v):
+                out.append(v)
+                continue
             item, offset = _unflatten(flat, v, offset)
             out.append(item)
         if isinstance(like, (tuple, list)) and not trees.is_namedtuple(like):
@@ -104,7 +115,7 @@ def check_grads(f, *args, wrt=0, rtol: float = 1e-5, atol: float = 1e-6, eps: fl
         keywords = {p.name: v for p, v in zip(params, a) if p.kind is p.KEYWORD_ONLY}
         return f(*positional, **keywords)
     for i, gi in zip(wrts, g):
-        flat_g = _flatten(gi)
+        flat_g = _flatten(gi, values[i])
         dirs, derivs = numerical_grad(plain, values, i, eps)
         for d, fd in zip(dirs, derivs):
             ad = float(flat_g @ d)

@@ -210,3 +210,26 @@ def to_internal(v):
     if keys is not None:
         return Record(type(v), {k: to_internal(getattr(v, k)) for k in keys})
     return v
+
+
+# -- structures built inside a differentiated function ----------------------------------------------
+
+def constructible(cls: type) -> bool:
+    """Whether `cls(...)` is compiled as a structure display: a NamedTuple class, or a dataclass whose
+    `__init__` is the generated one (every field an init field, no `__post_init__`)."""
+    if issubclass(cls, tuple):
+        return hasattr(cls, "_fields") and hasattr(cls, "_make") and cls.__new__ is not tuple.__new__ \
+            and not is_library_module(cls.__module__)
+    if not dataclasses.is_dataclass(cls) or hasattr(cls, "__post_init__"):
+        return False
+    init = cls.__dict__.get("__init__")
+    code = getattr(init, "__code__", None)
+    if code is None or code.co_filename != "<string>":  # (a hand-written __init__ is compiled as code)
+        return False
+    return all(f.init for f in dataclasses.fields(cls))
+
+
+def constructor_fields(cls: type) -> tuple:
+    if issubclass(cls, tuple):
+        return tuple(cls._fields)
+    return tuple(f.name for f in dataclasses.fields(cls))

@@ -13,3 +13,14 @@ def getattr_(y, obj, name):
 @tangent(getattr)
 def getattr_dot(y, obj, name):
     y_dot = rt.field_tangent(obj_dot, obj, name)
+
+
+# A dict display returned or put in a tuple, and `P(a, b)` of a NamedTuple or plain dataclass.
+@adjoint(rt.build_dict)
+def build_dict(y, keys, *values):
+    values_bar += rt.dict_values(y_bar, keys)
+
+
+@adjoint(rt.build_record)
+def build_record(y, cls, fields, *values):
+    values_bar += rt.record_values(y_bar, fields)
