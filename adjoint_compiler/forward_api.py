@@ -19,7 +19,7 @@ import numbers
 
 import numpy as np
 
-from . import frontend, loader
+from . import frontend, loader, trees
 from .api import (
     _bind,
     _check_aliasing,
@@ -67,6 +67,10 @@ def _zero(tangent) -> bool:
 def _tangent_for(primal, tangent, what: str):
     """The tangent `tangent` of `primal` in the form the generated code reads (a float, a float
     array of the primal's shape, a Buffer, a tuple or list), or ArgumentError."""
+    if type(primal) is dict or (not isinstance(primal, (tuple, list)) and trees.record_fields(primal) is not None):
+        raise ArgumentError(f"{what}: forward mode (jvp, jacfwd, hessian) takes numbers, arrays, tuples and lists; "
+                            f"a {type(primal).__name__} argument is supported by reverse mode only (grad, vjp, jacrev) "
+                            "so far: pass its arrays as arguments of their own")
     if isinstance(primal, (tuple, list)):
         if not isinstance(tangent, (tuple, list)) or len(tangent) != len(primal):
             raise ArgumentError(f"{what} must be a tuple or list of {len(primal)} tangents, like its primal")
