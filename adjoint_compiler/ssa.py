@@ -846,6 +846,8 @@ class SSABuilder:
             kind = a.kind if isinstance(a, ir.Var) and isinstance(b, ir.Var) and a.kind == b.kind else (
                 "num" if _numeric(a) and _numeric(b) else "any")
             out_var = ir.Var(self.namer.fresh("result"), kind) if name == RETURN else self.version(name, kind)
+            if isinstance(a, ir.Var) and isinstance(b, ir.Var) and a.tree is not None and a.tree == b.tree:
+                out_var.tree = a.tree  # (two structures of one kind)
             outputs.append(out_var)
             body_results.append(a)
             orelse_results.append(b)
@@ -946,6 +948,8 @@ class SSABuilder:
             params.append(self.version(n, init.kind if isinstance(init, ir.Var) else
                                        ("num" if _numeric(init) else "any")))
             params[-1].is_buffer = getattr(init, "is_buffer", False)
+            if isinstance(init, ir.Var) and init.tree is not None and n not in assigned:
+                params[-1].tree = init.tree  # (a structure the loop does not rebind keeps its kind)
         inits = [before.get(n, ir.Const(None)) for n in carried]
 
         def bind(env, values):

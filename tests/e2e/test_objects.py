@@ -1,0 +1,222 @@
+"""End-to-end tests of the user's objects: `grad(model.loss)` of a bound method (the object is a
+constant, as in JAX: pass it explicitly to differentiate it), attribute reads `self.W @ x`,
+calls of other methods `self.helper(x)`, `@property`, `@staticmethod`, `@classmethod`,
+inheritance, methods of a global object, fields holding functions, and the refusal of
+attribute writes.
+
+Every gradient is checked against central finite differences (check_grads).
+"""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from adjoint_compiler import UnsupportedSyntaxError, grad, value_and_grad, vjp
+from adjoint_compiler.testing import check_grads
+from tree_helpers import assert_same_structure, check_tree
+
+RNG = np.random.default_rng(161)
+
+
+def rand(*shape):
+    return RNG.standard_normal(shape)
+
+
+class Base:
+    gain = 2.0  # a class constant
+
+    def activate(self, z):
+        return np.tanh(z) * self.gain
+
+
+class Model(Base):
+    def __init__(self, W, b):
+        self.W = W
+        self.b = b
+        self.nonlinearity = np.sin
+        self.label = "model"
+
+    @property
+    def Wb(self):
+        return self.W * self.b
+
+    @staticmethod
+    def square(z):
+        return z * z
+
+    @classmethod
+    def offset(cls, z):
+        return z + cls.gain
+
+    def helper(self, x):
+        return self.activate(self.W @ x + self.b)
+
+    def loss(self, x):
+        return np.sum(self.helper(x) ** 2)
+
+    def uses_property(self, x):
+        return np.sum(self.Wb @ x)
+
+    def uses_static_and_class_methods(self, x):
+        return np.sum(self.square(x)) + np.sum(Model.square(x)) + np.sum(self.offset(x) * Model.offset(x))
+
+    def uses_field_function(self, x):
+        return np.sum(self.nonlinearity(self.W @ x))
+
+    def in_loop_and_branch(self, x, n):
+        h = x
+        for i in range(n):
+            if i % 2 == 0:
+                h = self.helper(h)
+            else:
+                h = np.cos(self.W @ h)
+        return np.sum(h)
+
+    def with_closure(self, x):
+        def inner(z):
+            return self.W @ z + self.b
+        return np.sum(inner(inner(x)) ** 2)
+
+    def writes_attribute(self, x):
+        self.b = x  # <-
+        return np.sum(x)
+
+    def loss_with_params(self, params, x):
+        return np.sum(np.tanh(params.W @ x + params.b) ** 2) * self.gain
+
+
+MODEL = Model(rand(3, 3), rand(3))
+
+
+@pytest.mark.parametrize("method", ["loss", "uses_property", "uses_static_and_class_methods",
+                                    "uses_field_function", "with_closure"])
+def test_grad_of_a_bound_method(method):
+    x = rand(3)
+    check_grads(getattr(MODEL, method), x)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_methods_called_in_loops_and_branches(n):
+    check_grads(MODEL.in_loop_and_branch, rand(3), n)
+
+
+def test_bound_object_is_not_differentiated_but_read_at_each_call():
+    model = Model(rand(3, 3), rand(3))
+    g = grad(model.loss)
+    x = rand(3)
+    first = g(x)
+    assert isinstance(first, np.ndarray) and first.shape == (3,)
+    model.W = model.W * 2.0  # rebinding a field: the next call reads it
+    np.testing.assert_allclose(g(x), check_grads(model.loss, x), rtol=1e-12)
+    assert not np.allclose(g(x), first)
+    other = Model(rand(3, 3), rand(3))  # another object of the class: its own fields
+    np.testing.assert_allclose(grad(other.loss)(x), check_grads(other.loss, x), rtol=1e-12)
+
+
+def test_object_passed_explicitly_is_differentiated():
+    x = rand(3)
+    model = Model(rand(3, 3), rand(3))
+    g = check_tree(Model.loss, model, x)
+    assert type(g) is Model
+    assert g.nonlinearity is None and g.label is None  # (leaves that are not numbers)
+    check_tree(Model.uses_property, model, x)
+    check_tree(Model.with_closure, model, x)
+
+
+@dataclass
+class Params:
+    W: np.ndarray
+    b: np.ndarray
+
+
+def test_method_with_a_dataclass_of_parameters():
+    params = Params(rand(3, 3), rand(3))
+    g = check_grads(MODEL.loss_with_params, params, rand(3))
+    assert_same_structure(g, params)
+
+
+def test_value_and_grad_and_vjp_of_a_bound_method():
+    x = rand(3)
+    value, g = value_and_grad(MODEL.loss)(x)
+    assert np.isclose(value, MODEL.loss(x))
+    out, pullback = vjp(MODEL.helper, x)
+    np.testing.assert_allclose(out, MODEL.helper(x))
+    (gx,) = pullback(np.ones(3))
+    np.testing.assert_allclose(gx, grad(lambda z: np.sum(MODEL.helper(z)))(x), rtol=1e-12)
+
+
+def calls_global_object(x):
+    return MODEL.loss(x) + np.sum(MODEL.Wb @ x) + MODEL.gain * np.sum(x)
+
+
+def calls_argument_object(x, model):
+    return model.loss(x) * model.gain + np.sum(model.Wb @ x)
+
+
+def test_methods_and_properties_of_a_global_object():
+    check_grads(calls_global_object, rand(3))
+
+
+def test_methods_and_properties_of_an_argument_object():
+    check_grads(calls_argument_object, rand(3), Model(rand(3, 3), rand(3)))
+
+
+def test_classmethod_and_staticmethod_differentiated_directly():
+    x = rand(3)
+    np.testing.assert_allclose(grad(lambda z: np.sum(Model.offset(z) ** 2))(x), 2 * (x + 2.0))
+    check_grads(lambda z: np.sum(Model.offset(z) ** 2), x)
+    np.testing.assert_allclose(grad(lambda z: np.sum(Model.square(z)))(x), 2 * x)
+
+
+def test_attribute_write_is_refused_and_located():
+    model = Model(rand(3, 3), rand(3))
+    before = model.b.copy()
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        grad(model.writes_attribute)(rand(3))
+    lines, first = inspect.getsourcelines(Model.writes_attribute)
+    expected = first + next(i for i, ln in enumerate(lines) if "# <-" in ln)
+    assert info.value.lineno == expected and info.value.filename == __file__
+    assert "attribute" in str(info.value)
+    np.testing.assert_array_equal(model.b, before)
+
+
+# ---------------------------------------------------------------------------------------------
+# named results and fields of simple objects
+# ---------------------------------------------------------------------------------------------
+
+def slogdet_field(a):
+    return np.linalg.slogdet(a).logabsdet
+
+
+def slogdet_fields_in_loop(a):
+    s = 0.0
+    for k in range(1, 3):
+        r = np.linalg.slogdet(a * k)
+        if r.sign > 0:
+            s = s + r.logabsdet
+    return s
+
+
+def test_named_tuple_fields_of_numpy_results():
+    a = rand(3, 3) + 4.0 * np.eye(3)
+    g = check_grads(slogdet_field, a)
+    np.testing.assert_allclose(g, np.linalg.inv(a).T, rtol=1e-10)
+    check_grads(slogdet_fields_in_loop, a)
+
+
+class Holder:
+    def __init__(self, scale):
+        self.scale = scale
+
+
+def reads_simple_object(x, holder):
+    return np.sum(x * holder.scale) ** 2
+
+
+def test_attributes_of_a_simple_object():
+    check_grads(reads_simple_object, rand(3), Holder(1.5))
+    g = check_tree(reads_simple_object, rand(3), Holder(1.5), wrt=1)
+    assert type(g) is Holder and type(g.scale) is float
