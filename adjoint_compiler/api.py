@@ -61,7 +61,7 @@ def _kind(value) -> str:
     if kind is dict or (isinstance(value, tuple) and trees.is_namedtuple(value)):
         return _tree_kind(value, 0)
     if isinstance(value, (tuple, list)):
-        return "seq"
+        return _seq_kind(value, 0)
     if isinstance(value, np.ndarray):
         return f"{'f' if value.dtype.kind == 'f' else 'r'}{value.ndim}"
     if isinstance(value, np.floating):
@@ -73,6 +73,17 @@ def _kind(value) -> str:
     if trees.record_fields(value) is not None:
         return _tree_kind(value, 0)
     return "num"
+
+
+def _seq_kind(value, depth: int):
+    """'seq', or for a list or tuple whose items are all structures of one kind (a list of layers)
+    `("tree", "seq", type, (), (item kind,))`: an item read by any index has that kind."""
+    if not value or depth > trees.MAX_DEPTH or trees.fields_of(value[0]) is None:
+        return "seq"
+    first = _tree_kind(value[0], depth + 1)
+    if first == "num" or any(trees.fields_of(v) is None or _tree_kind(v, depth + 1) != first for v in value[1:]):
+        return "seq"
+    return ("tree", "seq", type(value), (), (first,))
 
 
 def _tree_kind(value, depth: int):
@@ -88,6 +99,8 @@ def _tree_kind(value, depth: int):
             kinds.append(("static", v))
         elif trees.fields_of(v) is not None:
             kinds.append(_tree_kind(v, depth + 1))
+        elif isinstance(v, (tuple, list)):
+            kinds.append(_seq_kind(v, depth + 1))
         else:
             kinds.append(_kind(v))
     return ("tree", tag, type(value), keys, tuple(kinds))
@@ -119,8 +132,9 @@ def _check_fields(value, what: str, in_sequence: bool, depth: int = 0) -> None:
                     "attribute there; rename the field, or pass the structure as an argument of its own")
             _check_fields(trees.item(value, k), what, in_sequence, depth + 1)
     elif isinstance(value, (tuple, list)):
+        known = _seq_kind(value, 0) != "seq"  # (items of one structure kind: known when compiling)
         for v in value:
-            _check_fields(v, what, True, depth + 1)
+            _check_fields(v, what, in_sequence or not known, depth + 1)
 
 
 def _check_numeric(value, what: str) -> None:
@@ -450,6 +464,10 @@ def _through_partial(func, wrt: tuple, args, kwargs):
         # a bound method: the function, with the object it is bound to as its first argument,
         # never differentiated (JAX's convention: pass the object explicitly to differentiate it)
         return func.__func__, tuple(i + 1 for i in wrt), (func.__self__,) + tuple(args), kwargs
+    if not isinstance(func, (functools.partial, types.FunctionType, types.MethodType, type)) \
+            and trees.record_fields(func) is not None \
+            and isinstance(inspect.getattr_static(type(func), "__call__", None), types.FunctionType):
+        return _through_partial(func.__call__, wrt, args, kwargs)  # an object of a class with `__call__`
     if not isinstance(func, functools.partial):
         return func, wrt, args, kwargs
     target = func.func

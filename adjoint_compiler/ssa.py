@@ -237,6 +237,13 @@ class SSABuilder:
                     return method
                 return ir.Method(func.attr), [receiver] + args, kwargs, None
             callee = self.operand(func, allow_function=True)
+            if isinstance(callee, ir.Var) and callee.tree is not None and callee.tree[1] == "record" and \
+                    isinstance(inspect.getattr_static(callee.tree[2], "__call__", None), types.FunctionType):
+                return inspect.getattr_static(callee.tree[2], "__call__"), [callee] + args, kwargs, None
+            if isinstance(callee, ir.Global) and not isinstance(callee.value, type) and \
+                    trees.record_fields(callee.value) is not None and \
+                    isinstance(inspect.getattr_static(type(callee.value), "__call__", None), types.FunctionType):
+                return inspect.getattr_static(type(callee.value), "__call__"), [callee] + args, kwargs, None
             if isinstance(callee, ir.Global) and _user_method(callee.value):
                 # `model.loss(w)`, `Model.make(x)` (a classmethod): the function, its object first
                 return callee.value.__func__, [self.bound_object(callee)] + args, kwargs, None
@@ -802,7 +809,7 @@ class SSABuilder:
         if getattr(self, "pending_tree", None) is not None:  # a structure built here (construct)
             child, self.pending_tree = self.pending_tree, None
         if child is not None:  # an item of a structure: its kind from the argument's
-            kind = "seq" if child == "seq" or (trees.is_tree_kind(child) and child[1] == "namedtuple") else (
+            kind = "seq" if child == "seq" or (trees.is_tree_kind(child) and child[1] in ("namedtuple", "seq")) else (
                 "num" if isinstance(child, str) and child != "any" else "any")
         target = self.version(name, kind)
         if trees.is_tree_kind(child):
@@ -1446,7 +1453,14 @@ def _child_kind(prim, args):
     if not (prim is getattr or prim is operator.getitem) or len(args) != 2:
         return None
     obj, key = args
-    if not (isinstance(obj, ir.Var) and obj.tree is not None and isinstance(key, ir.Const)):
+    if not (isinstance(obj, ir.Var) and obj.tree is not None):
+        return None
+    if obj.tree[1] == "seq":  # a list of structures of one kind: an item by an integer index
+        if prim is operator.getitem and (isinstance(key, ir.Var) and key.kind == "num" or isinstance(
+                key, ir.Const) and isinstance(key.value, int) and not isinstance(key.value, bool)):
+            return obj.tree[4][0]
+        return None
+    if not isinstance(key, ir.Const):
         return None
     key = key.value
     if obj.tree[1] == "namedtuple" and prim is operator.getitem:
@@ -1551,7 +1565,7 @@ def build(source: Source, normalized: gast.FunctionDef, namer: Namer, kinds: dic
     for p in param_names:
         kind = kinds.get(p, "num")
         if isinstance(kind, tuple):  # a structure (trees.py), or a class baked in
-            var = builder.version(p, "seq" if kind[0] == "tree" and kind[1] == "namedtuple" else "any")
+            var = builder.version(p, "seq" if kind[0] == "tree" and kind[1] in ("namedtuple", "seq") else "any")
             if kind[0] == "tree":
                 var.tree = kind
             builder.env[p] = var if kind[0] == "tree" else ir.Global(namer.fresh(_identifier(kind[1], p)), kind[1],

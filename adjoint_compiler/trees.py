@@ -62,7 +62,7 @@ def record_fields(x) -> tuple | None:
     if is_library_module(getattr(kind, "__module__", None)) or getattr(kind, "__module__", "").startswith(
             "adjoint_compiler"):
         return None
-    if is_static(x) or callable(x) or not hasattr(x, "__dict__"):
+    if is_static(x) or isinstance(x, (types.MethodType, types.BuiltinMethodType)) or not hasattr(x, "__dict__"):
         return None
     return tuple(vars(x))
 
@@ -91,7 +91,7 @@ def is_tree_kind(kind) -> bool:
 
 def child_kind(kind, key):
     """The kind of item `key` of a structure of kind `kind`, or None when it is not one of its items."""
-    if not is_tree_kind(kind):
+    if not is_tree_kind(kind) or kind[1] == "seq":
         return None
     keys, kinds = kind[3], kind[4]
     for k, c in zip(keys, kinds):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import types
 
 import numpy as np
 
@@ -19,7 +20,8 @@ def fields(v):
     if dataclasses.is_dataclass(v) and not isinstance(v, type):
         names = [f.name for f in dataclasses.fields(v)]
         return names, [getattr(v, n) for n in names]
-    if hasattr(v, "__dict__") and not callable(v) and type(v).__module__ not in ("builtins", "numpy"):
+    if hasattr(v, "__dict__") and not isinstance(v, (type, types.FunctionType, types.ModuleType)) \
+            and type(v).__module__ not in ("builtins", "numpy") and not type(v).__module__.startswith("numpy"):
         return list(vars(v)), list(vars(v).values())
     return None
 
