@@ -77,6 +77,13 @@ def hint(e, is_global=lambda e: False) -> str:
     return "t"
 
 
+def _by_position(node):
+    """Mark the item a loop reads by position (`xs[k]` for `for x in xs`): for a dict, ssa reads
+    its k-th key instead, as iterating a dict does."""
+    node.by_position = True
+    return node
+
+
 def _short(full: str, fallback: str) -> str:
     return full if len(full) <= 20 else fallback
 
@@ -160,8 +167,10 @@ class Normalizer(PythonLowering):
         if isinstance(e, gast.Call):
             return self.call(e, out)
         if isinstance(e, gast.Subscript):
-            return gast.Subscript(value=self.atom(e.value, out), slice=self.index(e.slice, out),
-                                  ctx=gast.Load())
+            made = gast.Subscript(value=self.atom(e.value, out), slice=self.index(e.slice, out), ctx=gast.Load())
+            if getattr(e, "by_position", False):
+                made.by_position = True  # (an item of a loop over `e.value`: a dict gives its k-th key)
+            return made
         if isinstance(e, (gast.Tuple, gast.List)):
             elts = [self.atom(x, out) for x in e.elts]
             return type(e)(elts=elts, ctx=gast.Load())
@@ -635,7 +644,7 @@ class Normalizer(PythonLowering):
             return form
         seq = self.atom(e, out)
         n = self.atom(gast.Call(func=name("len"), args=[seq], keywords=[]), out)
-        return n, lambda k: gast.Subscript(value=seq, slice=k, ctx=gast.Load())
+        return n, lambda k: _by_position(gast.Subscript(value=seq, slice=k, ctx=gast.Load()))
 
     def for_loop(self, s, out) -> None:
         if s.orelse:

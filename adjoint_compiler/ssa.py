@@ -338,6 +338,39 @@ class SSABuilder:
         helper = ir.Global("rt.build_record", runtime.build_record, runtime, ())
         return runtime.build_record, [callee, ir.Const(fields)] + values, {}, helper
 
+    def dict_view(self, value, name: str, at, out: list):
+        """`p.values()` / `p.items()` / `p.keys()` of a dict argument (or item) whose keys the cache key
+        holds: a list display of its items read by key (`[p['W'], p['b']]`, `[('W', p['W']), ...]`),
+        so loops and comprehensions over it differentiate. None for anything else."""
+        if not (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) and not value.args
+                and not value.keywords and value.func.attr in ("values", "items", "keys")
+                and isinstance(value.func.value, gast.Name) and value.func.value.id in self.env):
+            return None
+        obj = self.env[value.func.value.id]
+        if not (isinstance(obj, ir.Var) and obj.tree is not None and obj.tree[1] == "dict"):
+            return None
+        loc = self.loc(at)
+        items = []
+        for key, child in zip(obj.tree[3], obj.tree[4]):
+            if value.func.attr == "keys":
+                items.append(ir.Const(key))
+                continue
+            item = self.version(f"{obj.display}_item", "seq" if child == "seq" or (
+                trees.is_tree_kind(child) and child[1] in ("namedtuple", "seq")) else
+                "num" if isinstance(child, str) and child != "any" else "any")
+            if trees.is_tree_kind(child):
+                item.tree = child
+            out.append(ir.Assign(item, operator.getitem, [obj, ir.Const(key)], {}, loc, None))
+            if value.func.attr == "items":
+                pair = self.version(f"{obj.display}_pair", "seq")
+                out.append(ir.Assign(pair, ir.BUILD_TUPLE, [ir.Const(key), item], {}, loc, None))
+                self.tuples[pair] = [ir.Const(key), item]
+                item = pair
+            items.append(item)
+        target = self.version(name, "seq")
+        out.append(ir.Assign(target, ir.BUILD_LIST, items, {}, loc, None))
+        return target
+
     def static_field(self, value):
         """The Global for `obj.name` when structure `obj` holds at `name` a function, class or module
         (baked in, its kind part of the cache key), else None."""
@@ -759,6 +792,16 @@ class SSABuilder:
         static = self.static_field(value)
         if static is not None:  # a function a structure holds (`f = self.activation`)
             self.env[name] = static
+            return
+        if isinstance(value, gast.Subscript) and getattr(value, "by_position", False) \
+                and isinstance(value.value, gast.Name) and isinstance(self.env.get(value.value.id), ir.Var) \
+                and getattr(self.env[value.value.id].tree, "__getitem__", None) and self.env[value.value.id].tree[1] == "dict":
+            # `for k in p` over a dict: its keys, in order
+            value = gast.Subscript(value=_Operand(ir.Const(tuple(self.env[value.value.id].tree[3]))),
+                                   slice=value.slice, ctx=gast.Load())
+        view = self.dict_view(value, name, at, out)
+        if view is not None:  # `p.values()`, `p.items()`, `p.keys()` of a dict of known keys
+            self.env[name] = view
             return
         if isinstance(value, gast.Dict):
             self.env[name] = _Dict({k.value: self.operand(v, allow_function=True) for k, v in zip(value.keys, value.values)})

@@ -394,3 +394,40 @@ def test_forward_mode_refuses_structures_clearly():
     with pytest.raises(ArgumentError) as info:
         jvp(dict_loss, ({"W": rand(3, 3), "b": rand(3), "s": 0.7}, X), ({"W": rand(3, 3), "b": rand(3), "s": 1.0}, X))
     assert "reverse mode" in str(info.value)
+
+
+# ---------------------------------------------------------------------------------------------
+# a dict of parameters read whole: .values(), .items(), .keys(), a key held in a variable
+# ---------------------------------------------------------------------------------------------
+
+def l2_penalty(p, x):
+    return np.sum(p["W"] @ x) + 0.1 * sum(np.sum(w ** 2) for w in p.values())
+
+
+def over_items(p, x):
+    s = 0.0
+    for k, v in p.items():
+        if k == "W":
+            s = s + np.sum(v @ x)
+        else:
+            s = s + np.sum(v * x)
+    return s
+
+
+def over_keys(p, x):
+    s = 0.0
+    for k in p.keys():
+        s = s + np.sum(p[k] * 2.0) * np.sum(x)
+    return s
+
+
+def over_dict(p, x):
+    return np.sum(np.stack([np.sum(p[k] ** 2) for k in p])) + len(p) * np.sum(x)
+
+
+@pytest.mark.parametrize("f", [l2_penalty, over_items, over_keys, over_dict])
+def test_dict_read_whole(f):
+    p = {"W": rand(3, 3), "b": rand(3)}
+    g = check_tree(f, p, X)
+    assert list(g) == ["W", "b"]
+    check_tree(f, p, X, wrt=1)
