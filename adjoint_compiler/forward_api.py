@@ -68,9 +68,9 @@ def _tangent_for(primal, tangent, what: str):
     """The tangent `tangent` of `primal` in the form the generated code reads (a float, a float
     array of the primal's shape, a Buffer, a tuple or list), or ArgumentError."""
     if type(primal) is dict or (not isinstance(primal, (tuple, list)) and trees.record_fields(primal) is not None):
-        raise ArgumentError(f"{what}: forward mode (jvp, jacfwd, hessian) takes numbers, arrays, tuples and lists; "
-                            f"a {type(primal).__name__} argument is supported by reverse mode only (grad, vjp, jacrev) "
-                            "so far: pass its arrays as arguments of their own")
+        raise ArgumentError(f"{what}: forward mode (jvp, jacfwd) takes numbers, arrays, tuples and lists; "
+                            f"a {type(primal).__name__} argument is supported by reverse mode (grad, value_and_grad, "
+                            "vjp) only so far: pass its arrays as arguments of their own")
     if isinstance(primal, (tuple, list)):
         if not isinstance(tangent, (tuple, list)) or len(tangent) != len(primal):
             raise ArgumentError(f"{what} must be a tuple or list of {len(primal)} tangents, like its primal")

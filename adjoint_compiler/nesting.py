@@ -75,6 +75,9 @@ def hessian(func, wrt=0):
     gradient = grad(func, wrt_t)
 
     def full_hessian(*args):
+        from .jacobians import refuse_structures
+
+        refuse_structures("hessian", func, args, wrt_t)
         _, pullback = vjp(gradient, *args)
         shapes = [np.shape(args[i]) for i in wrt_t]
         rows = []
