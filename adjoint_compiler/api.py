@@ -13,7 +13,10 @@ real numbers (ArgumentError naming the function, the output, expected and receiv
 gradient functions and pullbacks cannot be differentiated (SourceError: higher order is not
 supported yet).
 
-A gradient has its argument's type (a NumPy scalar's is a NumPy scalar of its float type). `vjp`
+A gradient has its argument's type (a NumPy scalar's is a NumPy scalar of its float type); a
+structured argument (dict, tuple, list, NamedTuple, dataclass, object of a user's class; trees.py)
+gets a gradient of its structure, with None for the leaves that are not numbers or arrays. A bound
+method `obj.f` is differentiated as `f` with `obj` its first argument, never differentiated. `vjp`
 of a function that returns nothing takes the arguments it writes into as its outputs
 ('split_written': `out` is their values after the call, the pullback takes their cotangents);
 the caller's arrays are never written. `out` never shares memory with what a pullback restores.
@@ -158,7 +161,7 @@ def _check_numeric(value, what: str) -> None:
                         f"got {type(value).__name__}")
 
 
-def _is_complex(value) -> bool:
+def _is_complex(value, depth: int = 0) -> bool:
     """Whether `value` is, or holds (in tuples, lists, dicts, Buffers), a complex number or array."""
     kind = type(value)
     if kind is np.ndarray:
@@ -171,10 +174,14 @@ def _is_complex(value) -> bool:
         return value.dtype.kind == "c"
     if isinstance(value, Buffer):
         return value.data.dtype.kind == "c"
+    if depth > trees.MAX_DEPTH:
+        return False
     if isinstance(value, (tuple, list)):
-        return any(_is_complex(v) for v in value)
+        return any(_is_complex(v, depth + 1) for v in value)
     if isinstance(value, dict):
-        return any(_is_complex(v) for v in value.values())
+        return any(_is_complex(v, depth + 1) for v in value.values())
+    if trees.record_fields(value) is not None:
+        return any(_is_complex(getattr(value, k), depth + 1) for k in trees.record_fields(value))
     return False
 
 
@@ -532,7 +539,10 @@ _NONE_RESULT = "grad needs a function that returns a scalar, but it returned a v
 
 
 def grad(func, wrt=0):
-    """The gradient of scalar-valued `func` w.r.t. argument `wrt` (an int or a tuple of ints)."""
+    """The gradient of scalar-valued `func` w.r.t. argument `wrt` (an int or a tuple of ints). A
+    structured argument's gradient has its structure (dict keys, named tuple and dataclass types
+    kept; None for a leaf that is not a number or an array). For a bound method `obj.f`, `wrt`
+    counts the method's own arguments and `obj` is a constant."""
     wrt_t, as_tuple = _normalize_wrt(wrt)
 
     def gradient(*args, **kwargs):

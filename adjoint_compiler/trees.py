@@ -19,7 +19,9 @@ What the API, the compiler and the runtime agree on about a structure:
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import threading
 import types
 
 import numpy as np
@@ -152,14 +154,36 @@ def accum(a, b, add):
     return Record(a.kind, fields)
 
 
+_VISITING = threading.local()  # the structures being walked (a cyclic object is cut where it repeats)
+
+
+@contextlib.contextmanager
+def _visiting(x):
+    seen = getattr(_VISITING, "ids", None)
+    if seen is None:
+        seen = _VISITING.ids = set()
+    seen.add(id(x))
+    try:
+        yield
+    finally:
+        seen.discard(id(x))
+
+
+def _cyclic(x) -> bool:
+    return id(x) in getattr(_VISITING, "ids", ()) or len(getattr(_VISITING, "ids", ())) > 4 * MAX_DEPTH
+
+
 def zeros(x, zeros_like):
     """The zero gradient of a dict or record `x` (None when `x` is neither)."""
-    if type(x) is dict:
-        return {k: zeros_like(v) for k, v in x.items()}
-    keys = record_fields(x)
-    if keys is None:
+    if _cyclic(x):
         return None
-    return Record(type(x), {k: zeros_like(getattr(x, k)) for k in keys})
+    with _visiting(x):
+        if type(x) is dict:
+            return {k: zeros_like(v) for k, v in x.items()}
+        keys = record_fields(x)
+        if keys is None:
+            return None
+        return Record(type(x), {k: zeros_like(getattr(x, k)) for k in keys})
 
 
 def differentiable_leaf(x) -> bool:
@@ -181,8 +205,13 @@ def rebuild(g, x, gradient):
     gradient `g` (a dict, a Record, an instance of `x`'s class given as a cotangent, or None):
     `gradient(gv, xv)` for each differentiable leaf, None for the others."""
     def leaf(gv, xv):
-        return gradient(gv, xv) if differentiable_leaf(xv) else None
+        return gradient(gv, xv) if differentiable_leaf(xv) and not _cyclic(xv) else None
 
+    with _visiting(x):
+        return _rebuild(g, x, leaf)
+
+
+def _rebuild(g, x, leaf):
     if type(x) is dict:
         return {k: leaf(None if g is None else g.get(k), v) for k, v in x.items()}
     keys = record_fields(x)

@@ -431,3 +431,40 @@ def test_dict_read_whole(f):
     g = check_tree(f, p, X)
     assert list(g) == ["W", "b"]
     check_tree(f, p, X, wrt=1)
+
+
+class Node:
+    def __init__(self, w):
+        self.w = w
+        self.parent = self  # a cycle
+
+
+def reads_node(n, x):
+    return np.sum(n.w * x)
+
+
+def test_cyclic_object_gradient_cut_where_it_repeats():
+    n = Node(rand(3))
+    g = grad(reads_node)(n, X)
+    np.testing.assert_allclose(g.w, X)
+    assert g.parent is None
+
+
+@dataclass
+class ComplexHolder:
+    z: np.ndarray
+
+
+def test_complex_array_inside_a_dataclass_is_refused():
+    with pytest.raises(ArgumentError) as info:
+        grad(lambda p, x: np.sum(np.abs(p.z) * x))(ComplexHolder(np.ones(3) * 1j), X)
+    assert "complex" in str(info.value)
+
+
+def test_jacrev_and_hessian_refuse_structures():
+    from adjoint_compiler import hessian, jacrev
+
+    with pytest.raises(ArgumentError, match="argument 0 is a dict"):
+        jacrev(lambda p, x: p["W"] @ x)({"W": rand(3, 3)}, X)
+    with pytest.raises(ArgumentError, match="argument 0 is a dict"):
+        hessian(lambda p: np.sum(p["W"] ** 3))({"W": rand(3, 3)})
