@@ -917,6 +917,8 @@ def adjoint_source(func, wrt=None, args=None, mode: str = "grad") -> str:
     if not hasattr(target, "__adjoint_spec__"):
         frontend.check_first_order(target)
     values = [None] * len(inspect.signature(target).parameters) if args is None else _bind(func, given, kwargs)
+    if args is None and given:  # a bound method (or a partial): the values bound are known
+        values[:len(given)] = given
     return compiled(func, wrt_t, values, kind).source
 
 
