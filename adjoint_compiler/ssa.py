@@ -239,12 +239,17 @@ class SSABuilder:
             callee = self.operand(func, allow_function=True)
             if isinstance(callee, ir.Var) and callee.tree is not None and callee.tree[1] == "record" and \
                     isinstance(inspect.getattr_static(callee.tree[2], "__call__", None), types.FunctionType):
+                frontend.note_class_read(callee.tree[2], "__call__")
                 return inspect.getattr_static(callee.tree[2], "__call__"), [callee] + args, kwargs, None
             if isinstance(callee, ir.Global) and not isinstance(callee.value, type) and \
                     trees.record_fields(callee.value) is not None and \
                     isinstance(inspect.getattr_static(type(callee.value), "__call__", None), types.FunctionType):
+                frontend.note_class_read(type(callee.value), "__call__")
                 return inspect.getattr_static(type(callee.value), "__call__"), [callee] + args, kwargs, None
             if isinstance(callee, ir.Global) and _user_method(callee.value):
+                owner = callee.value.__self__
+                frontend.note_class_read(owner if isinstance(owner, type) else type(owner),
+                                         callee.path.rpartition(".")[2])
                 # `model.loss(w)`, `Model.make(x)` (a classmethod): the function, its object first
                 return callee.value.__func__, [self.bound_object(callee)] + args, kwargs, None
 
@@ -268,6 +273,8 @@ class SSABuilder:
         getter is inlined, a class constant is read at run time; None for the ndarray attributes
         (`.T`, `.shape`, ...), whose rules the IR's `Attr` finds."""
         cls = _class_of(base)
+        if cls is not None:
+            frontend.note_class_read(cls, name)
         if isinstance(base, ir.Global):
             if cls is not None and isinstance(inspect.getattr_static(cls, name, None), property):
                 return self.property_call(inspect.getattr_static(cls, name), base)
@@ -400,6 +407,7 @@ class SSABuilder:
                 return child[1], args, kwargs, ir.Global(_identifier(child[1], name), child[1], child[1], ())
             return None
         cls = tree[2]
+        frontend.note_class_read(cls, name)
         found = inspect.getattr_static(cls, name, None)
         if isinstance(found, staticmethod):
             return found.__func__, args, kwargs, None

@@ -220,3 +220,32 @@ def test_attributes_of_a_simple_object():
     check_grads(reads_simple_object, rand(3), Holder(1.5))
     g = check_tree(reads_simple_object, rand(3), Holder(1.5), wrt=1)
     assert type(g) is Holder and type(g.scale) is float
+
+
+class Patched:
+    def __init__(self, W):
+        self.W = W
+
+    def helper(self, x):
+        return np.tanh(self.W @ x)
+
+    def loss(self, x):
+        return np.sum(self.helper(x))
+
+
+def _sine_helper(self, x):
+    return np.sin(self.W @ x)
+
+
+def test_redefining_a_method_recompiles():
+    model = Patched(rand(3, 3))
+    g = grad(model.loss)
+    x = rand(3)
+    first = g(x)
+    old = Patched.helper
+    try:
+        Patched.helper = _sine_helper  # the class now resolves `helper` to another function
+        np.testing.assert_allclose(g(x), model.W.T @ np.cos(model.W @ x), rtol=1e-12)
+    finally:
+        Patched.helper = old
+    np.testing.assert_allclose(g(x), first, rtol=1e-12)
