@@ -283,15 +283,16 @@ class SSABuilder:
             return None
         tree = base.tree
         if tree is not None:
-            if tree[1] == "dict":
-                return None
+            if tree[1] in ("dict", "seq"):  # (Python raises AttributeError, if this line runs)
+                return getattr, [base, ir.Const(name)], {}, _getattr_global()
             if trees.child_kind(tree, name) is not None:
                 return getattr, [base, ir.Const(name)], {}, _getattr_global()
             found = inspect.getattr_static(tree[2], name, None)
             if isinstance(found, property):
                 return self.property_call(found, base)
-            if found is not None and not hasattr(found, "__get__"):
-                return getattr, [base, ir.Const(name)], {}, _getattr_global()  # a class constant (no gradient)
+            if found is None or not hasattr(found, "__get__"):
+                # a class constant (no gradient), or no such attribute (AttributeError when it runs)
+                return getattr, [base, ir.Const(name)], {}, _getattr_global()
             return None
         if base.kind != "num" and registry.lookup(ir.Attr(name)) is None and not hasattr(np.ndarray, name):
             return getattr, [base, ir.Const(name)], {}, _getattr_global()  # (an item of a list of structures)
@@ -318,6 +319,39 @@ class SSABuilder:
         callee = ir.Global("rt.build_dict", runtime.build_dict, runtime, ())
         out.append(ir.Assign(target, runtime.build_dict, [ir.Const(keys)] + values, {}, self.loc(at), callee))
         return target
+
+    def replaced(self, prim, args: list, kwargs: dict, at, out: list):
+        """`dataclasses.replace(p, **changes)` / `p._replace(**changes)` of a structure of known kind:
+        the construction of its class from the changes and the other fields read from `p`."""
+        import dataclasses
+
+        if prim is dataclasses.replace or isinstance(prim, ir.Method) and prim.name == "_replace":
+            obj = args[0] if args else None
+        else:
+            return None
+        tree = obj.tree if isinstance(obj, ir.Var) else None
+        if tree is None or tree[1] not in ("record", "namedtuple") or len(args) != 1 \
+                or not trees.constructible(tree[2]) or (prim is not dataclasses.replace) != (tree[1] == "namedtuple"):
+            return None
+        fields = trees.constructor_fields(tree[2])
+        unknown = set(kwargs) - set(fields)
+        if unknown:
+            raise CompileError(f"`{sorted(unknown)[0]}` is not a field of {tree[2].__name__}", self.loc(at))
+        values = {}
+        for f in fields:
+            if f in kwargs:
+                values[f] = kwargs[f]
+                continue
+            child = trees.child_kind(tree, f)
+            item = self.version(f"{obj.display}_{f}", "seq" if child == "seq" or (
+                trees.is_tree_kind(child) and child[1] in ("namedtuple", "seq")) else
+                "num" if isinstance(child, str) and child != "any" else "any")
+            if trees.is_tree_kind(child):
+                item.tree = child
+            out.append(ir.Assign(item, getattr, [obj, ir.Const(f)], {}, self.loc(at), _getattr_global()))
+            values[f] = item
+        cls_global = ir.Global(self.namer.fresh(_identifier(tree[2], "cls")), tree[2], tree[2], ())
+        return self.construct(tree[2], [], values, cls_global, at)
 
     def construct(self, cls: type, args: list, kwargs: dict, callee, at):
         """`P(a, b=...)` of a NamedTuple or a plain dataclass: `rt.build_record(P, fields, *values)`, its
@@ -406,6 +440,8 @@ class SSABuilder:
             if isinstance(child, tuple) and child[0] == "static":
                 return child[1], args, kwargs, ir.Global(_identifier(child[1], name), child[1], child[1], ())
             return None
+        if tree[1] == "namedtuple" and name == "_replace":
+            return None  # (a new named tuple: see `replaced`)
         cls = tree[2]
         frontend.note_class_read(cls, name)
         found = inspect.getattr_static(cls, name, None)
@@ -833,7 +869,10 @@ class SSABuilder:
                                       and isinstance(self.env_value(v.id), _Dict) else v for v in value.elts],
                                 ctx=gast.Load())
         prim, args, kwargs, callee = self.operation(value)
-        if isinstance(prim, type) and callee is not None and trees.constructible(prim):
+        replaced = self.replaced(prim, args, kwargs, at, out)
+        if replaced is not None:  # `dataclasses.replace(p, b=...)`, `p._replace(b=...)`: a new structure
+            prim, args, kwargs, callee = replaced
+        elif isinstance(prim, type) and callee is not None and trees.constructible(prim):
             prim, args, kwargs, callee = self.construct(prim, args, kwargs, callee, at)
         if prim is functools.partial:
             self.env[name] = self.make_partial(args, kwargs, value, at)

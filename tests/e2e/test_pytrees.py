@@ -468,3 +468,37 @@ def test_jacrev_and_hessian_refuse_structures():
         jacrev(lambda p, x: p["W"] @ x)({"W": rand(3, 3)}, X)
     with pytest.raises(ArgumentError, match="argument 0 is a dict"):
         hessian(lambda p: np.sum(p["W"] ** 3))({"W": rand(3, 3)})
+
+
+# ---------------------------------------------------------------------------------------------
+# functional updates and dispatch on the type
+# ---------------------------------------------------------------------------------------------
+
+def replaced_layer(layer, x):
+    import dataclasses
+
+    doubled = dataclasses.replace(layer, b=layer.b * 2.0)
+    return dataclass_loss(doubled, x)
+
+
+def replaced_gauss(g, x):
+    wider = g._replace(log_std=g.log_std + 0.5)
+    return namedtuple_loss(wider, x)
+
+
+def dispatch(p, x):
+    if isinstance(p, dict):
+        return np.sum(p["W"] @ x)
+    return np.sum(p.W @ x)
+
+
+def test_dataclass_replace_and_namedtuple_replace():
+    g = check_tree(replaced_layer, Layer(rand(3, 3), rand(3)), X)
+    assert type(g) is Layer
+    g = check_tree(replaced_gauss, Gauss(rand(3), 0.2), X)
+    assert type(g) is Gauss
+
+
+def test_isinstance_dispatch_between_structures():
+    check_tree(dispatch, {"W": rand(3, 3)}, X)
+    check_tree(dispatch, Layer(rand(3, 3), rand(3)), X)
