@@ -8,6 +8,7 @@ Every gradient is checked against central finite differences (check_grads, rando
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -475,8 +476,6 @@ def test_jacrev_and_hessian_refuse_structures():
 # ---------------------------------------------------------------------------------------------
 
 def replaced_layer(layer, x):
-    import dataclasses
-
     doubled = dataclasses.replace(layer, b=layer.b * 2.0)
     return dataclass_loss(doubled, x)
 
