@@ -838,11 +838,11 @@ def _check_cotangent(func, spec, out_bar, what: str) -> None:
     if spec[0] == "struct":
         _, tag, kind, keys, items, about = spec
         got = trees.fields_of(out_bar)
-        if got is None or type(out_bar) is not kind or tuple(got[1]) != tuple(keys):
-            if not (tag == "dict" and type(out_bar) is dict and set(out_bar) == set(keys)):
-                raise ArgumentError(f"the pullback of {name}: {what} must be a {kind.__name__} with "
-                                    f"{'keys' if tag == 'dict' else 'fields'} {', '.join(map(repr, keys))} "
-                                    f"({about}), got {_received(out_bar)}")
+        same = got is not None and type(out_bar) is kind and tuple(got[1]) == tuple(keys)
+        if not same and not (tag == "dict" and type(out_bar) is dict and set(out_bar) == set(keys)):
+            raise ArgumentError(f"the pullback of {name}: {what} must be a {kind.__name__} with "
+                                f"{'keys' if tag == 'dict' else 'fields'} {', '.join(map(repr, keys))} "
+                                f"({about}), got {_received(out_bar)}")
         for k, s in zip(keys, items):
             _check_cotangent(func, s, trees.item(out_bar, k), f"{what}[{k!r}]" if tag == "dict" else f"{what}.{k}")
         return

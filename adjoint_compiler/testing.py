@@ -12,9 +12,9 @@ import numpy as np
 
 from . import trees
 from .api import _bind, grad
-from .runtime import _rebuild
 from .buffer import Buffer
 from .frontend import _unwrap
+from .runtime import _rebuild
 
 
 def _fresh(value):

@@ -34,7 +34,7 @@ MAX_DEPTH = 8  # structures nested deeper (or cyclic) are opaque values: their r
 class Record:
     """The gradient of a dataclass instance or user object during the backward pass."""
 
-    __slots__ = ("kind", "fields")
+    __slots__ = ("fields", "kind")
 
     def __init__(self, kind: type, fields: dict):
         self.kind = kind
@@ -56,7 +56,7 @@ def is_static(x) -> bool:
 def record_fields(x) -> tuple | None:
     """The field names of a record (a dataclass instance's fields, a user object's instance
     attributes), or None when `x` is not one."""
-    if isinstance(x, type) or isinstance(x, (tuple, list, dict, np.ndarray, np.generic)):
+    if isinstance(x, (type, tuple, list, dict, np.ndarray, np.generic)):
         return None
     if dataclasses.is_dataclass(x):
         return tuple(f.name for f in dataclasses.fields(x) if hasattr(x, f.name))

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
+from tree_helpers import assert_same_structure, check_tree
 
 from adjoint_compiler import UnsupportedSyntaxError, grad, value_and_grad, vjp
 from adjoint_compiler.testing import check_grads
-from tree_helpers import assert_same_structure, check_tree
 
 RNG = np.random.default_rng(161)
 
@@ -142,6 +142,7 @@ def test_value_and_grad_and_vjp_of_a_bound_method():
     x = rand(3)
     value, g = value_and_grad(MODEL.loss)(x)
     assert np.isclose(value, MODEL.loss(x))
+    np.testing.assert_allclose(g, grad(MODEL.loss)(x), rtol=1e-12)
     out, pullback = vjp(MODEL.helper, x)
     np.testing.assert_allclose(out, MODEL.helper(x))
     (gx,) = pullback(np.ones(3))

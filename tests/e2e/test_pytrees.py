@@ -9,14 +9,14 @@ Every gradient is checked against central finite differences (check_grads, rando
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 import pytest
+from tree_helpers import assert_same_structure, check_tree
 
 from adjoint_compiler import ArgumentError, MutationError, grad, jvp, value_and_grad, vjp
-from tree_helpers import assert_same_structure, check_tree
 
 RNG = np.random.default_rng(16)
 
@@ -301,7 +301,7 @@ def aux_dict(x):
 
 def test_has_aux_with_a_dict():
     x = rand(3)
-    (loss, aux), g = value_and_grad(aux_dict, has_aux=True)(x)
+    (_, aux), g = value_and_grad(aux_dict, has_aux=True)(x)
     assert aux["tag"] == "t" and np.isclose(aux["mean"], np.mean(x))
     np.testing.assert_allclose(g, 2.0 * x)
 
@@ -417,7 +417,7 @@ def over_items(p, x):
 
 def over_keys(p, x):
     s = 0.0
-    for k in p.keys():
+    for k in p.keys():  # noqa: SIM118 -- (the method is what is tested)
         s = s + np.sum(p[k] * 2.0) * np.sum(x)
     return s
 
