@@ -77,6 +77,9 @@ def hint(e, is_global=lambda e: False) -> str:
     return "t"
 
 
+SET_FIELD = "__set_field__"  # `obj.name = v`, as normalize spells it: ssa.SSABuilder.set_field
+
+
 def _by_position(node):
     """Mark the item a loop reads by position (`xs[k]` for `for x in xs`): for a dict, ssa reads
     its k-th key instead, as iterating a dict does."""
@@ -724,6 +727,12 @@ class Normalizer(PythonLowering):
         elif isinstance(target, gast.Subscript):
             base = self.write_base(target, at, out)
             out.append(self.write(base, self.index(target.slice, out), value, at))
+        elif isinstance(target, gast.Attribute) and isinstance(target.value, gast.Name) \
+                and not self.is_global_path(target.value):
+            # `obj.name = v` on a local: ssa allows it in the `__init__` of an object the function makes
+            call = gast.Call(func=name(SET_FIELD), args=[name(target.value.id), gast.Constant(value=target.attr, kind=None),
+                                                        self.atom(value, out)], keywords=[])
+            out.append(gast.copy_location(gast.Expr(value=call), at))
         else:
             raise UnsupportedSyntaxError("assignment into an attribute is not supported in a differentiated "
                                          "function", self.source.loc(at))

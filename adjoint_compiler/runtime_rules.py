@@ -1271,6 +1271,15 @@ def build_record(cls, fields: tuple, *values):
     return cls(**dict(zip(fields, values)))
 
 
+def build_object(cls, names: tuple, *values):
+    """An object of a user's class made in a differentiated function and returned: its fields set
+    to `values` without calling `__init__` again (it ran, inlined, when the object was made)."""
+    obj = object.__new__(cls)
+    for n, v in zip(names, values):
+        object.__setattr__(obj, n, v)
+    return obj
+
+
 def record_values(g, fields: tuple) -> tuple:
     """The gradients of the fields of a structure built with build_record, from its gradient (a
     named tuple, a Record, or an instance of the class given as a cotangent)."""

@@ -27,6 +27,7 @@ from .functions import Closure, FunctionNode, FunctionValue, Partial, StaticSeq,
 from .naming import GENERATED_READS, Namer
 from .normalize import COPYTO_ITEMS as COPYTO_ITEMS_NAME
 from .normalize import OUT_WRITE as OUT_WRITE_NAME
+from .normalize import SET_FIELD as SET_FIELD_NAME
 from .normalize import normalize
 from .python_lowering import runtime_markers
 
@@ -230,6 +231,11 @@ class SSABuilder:
             args = [self.operand(a, allow_function=True) for a in e.args]
             kwargs = {kw.arg: self.operand(kw.value, allow_function=True) for kw in e.keywords}
             func = e.func
+            if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \
+                    and isinstance(self.env_value(func.value.id), _Object):
+                return self.object_method(self.env_value(func.value.id), func.attr, args, kwargs, e)
+            if isinstance(func, gast.Name) and isinstance(self.env_value(func.id), _Object):
+                return self.object_method(self.env_value(func.id), "__call__", args, kwargs, e)
             if isinstance(func, gast.Attribute) and not isinstance(self.operand_or_none(func), ir.Global):
                 receiver = self.operand(func.value)
                 method = self.method(receiver, func.attr, args, kwargs, e)
@@ -318,6 +324,86 @@ class SSABuilder:
         target.tree = ("tree", "dict", dict, keys, tuple(_operand_kind(v) for v in values))
         callee = ir.Global("rt.build_dict", runtime.build_dict, runtime, ())
         out.append(ir.Assign(target, runtime.build_dict, [ir.Const(keys)] + values, {}, self.loc(at), callee))
+        return target
+
+    def make_object(self, cls: type, args: list, kwargs: dict, at, out: list):
+        """`Cls(...)` of a user's class with a Python `__init__`: the `__init__` inlined with `self` an
+        object known at compile time, whose fields are the values `__init__` assigns (`self.mu = mu`).
+        None (the call is then left as it is) when `__init__` cannot be compiled."""
+        from .errors import AdjointCompilerError
+
+        obj = _Object(cls)
+        obj.builder, obj.nesting = self, self.nesting
+        frontend.note_class_read(cls, "__init__")
+        made: list = []
+        obj.constructing = True
+        try:
+            self.inline(cls.__init__, [obj] + list(args), kwargs, None, at, made)
+        except AdjointCompilerError:
+            return None
+        finally:
+            obj.constructing = False
+        out.extend(made)
+        return obj
+
+    def set_field(self, call, at) -> None:
+        """`obj.name = v`: allowed in the `__init__` of an object the function makes (outside branches
+        and loops of that `__init__`); anywhere else a located UnsupportedSyntaxError."""
+        target = self.env_value(call.args[0].id)
+        allowed = isinstance(target, _Object) and (
+            (target.constructing and self.nesting == 0)  # (its own `__init__`, straight-line)
+            or (target.builder is self and target.nesting == self.nesting))  # (where it was made, same block)
+        if not allowed:
+            what = ("an object made outside the differentiated function" if not isinstance(target, _Object)
+                    else "an object made here, but written in a branch or loop (or a function) other than the "
+                         "block that made it")
+            raise UnsupportedSyntaxError(f"assignment into an attribute is not supported in a differentiated function: "
+                                         f"`{call.args[0].id}` is {what}; build a new object instead (dataclasses."
+                                         "replace, a NamedTuple's _replace), or return the new value", self.loc(at))
+        target.items[call.args[1].value] = self.operand(call.args[2], allow_function=True)
+
+    def object_method(self, obj, name: str, args: list, kwargs: dict, at):
+        """`obj.name(...)` of an object made in the function: its class's function, inlined."""
+        frontend.note_class_read(obj.cls, name)
+        if name in obj.items:
+            item = obj.items[name]
+            if isinstance(item, (ir.Global, FunctionValue)):
+                return (item.value if isinstance(item, ir.Global) else item), args, kwargs, (
+                    item if isinstance(item, ir.Global) else None)
+            raise UnsupportedSyntaxError(f"calling the field `{name}` of an object made here: a function must be known "
+                                         "when the code is compiled", self.loc(at))
+        found = inspect.getattr_static(obj.cls, name, None)
+        if isinstance(found, staticmethod):
+            return found.__func__, args, kwargs, None
+        if isinstance(found, classmethod):
+            return found.__func__, [ir.Global(self.namer.fresh(_identifier(obj.cls, "cls")), obj.cls, obj.cls, ())] \
+                + args, kwargs, None
+        if isinstance(found, types.FunctionType):
+            return found, [obj] + args, kwargs, None
+        raise UnsupportedSyntaxError(f"`.{name}()` of an object of {obj.cls.__name__} made here is not a method "
+                                     "written in Python", self.loc(at))
+
+    def materialize_object(self, name: str, at, out: list) -> ir.Var:
+        """An object made here, returned (or put in a returned tuple): built at run time from its
+        fields without calling `__init__` again (`rt.build_object(cls, names, *values)`)."""
+        from . import runtime
+
+        obj = self.env_value(name)
+        for key, item in obj.items.items():
+            if is_function_value(item) or isinstance(item, (_Dict, _Object)):
+                raise UnsupportedSyntaxError(f"the object `{name}` holds a function, a dict display or an object made "
+                                             "here: it cannot be returned", self.loc(at))
+            if isinstance(item, ir.Var) and not self.current(item):
+                raise MutationError(f"`{name}.{key}` holds an array that was written after it was assigned: the "
+                                    "gradient cannot follow it", self.loc(at))
+        keys = tuple(obj.items)
+        values = list(obj.items.values())
+        target = self.version(name, "any")
+        target.tree = ("tree", "record", obj.cls, keys, tuple(_operand_kind(v) for v in values))
+        cls_global = ir.Global(self.namer.fresh(_identifier(obj.cls, "cls")), obj.cls, obj.cls, ())
+        callee = ir.Global("rt.build_object", runtime.build_object, runtime, ())
+        out.append(ir.Assign(target, runtime.build_object, [cls_global, ir.Const(keys)] + values, {}, self.loc(at),
+                             callee))
         return target
 
     def replaced(self, prim, args: list, kwargs: dict, at, out: list):
@@ -500,6 +586,9 @@ class SSABuilder:
             if isinstance(holder, ir.Var) and holder.kind != "num" and not holder.is_buffer and out \
                     and isinstance(out[-1], ir.Assign) and out[-1].target is self.env[s.targets[0].id]:
                 out[-1].item_of = holder  # `xs[i] op= v` on a list updates the item in place (mutation)
+        elif isinstance(s, gast.Expr) and isinstance(s.value, gast.Call) and isinstance(s.value.func, gast.Name) \
+                and s.value.func.id == SET_FIELD_NAME:
+            self.set_field(s.value, s)
         elif isinstance(s, gast.Expr) and self.is_write_call(s.value):
             self.write_call(s.value, s, out)
         elif isinstance(s, gast.Expr):
@@ -512,6 +601,9 @@ class SSABuilder:
         elif isinstance(s, gast.Return):
             if isinstance(s.value, gast.Name) and isinstance(self.env_value(s.value.id), _Dict):
                 s = gast.Return(value=_Operand(self.materialize(s.value.id, s, out)))
+            elif self.parent is None and isinstance(s.value, gast.Name) \
+                    and isinstance(self.env_value(s.value.id), _Object):
+                s = gast.Return(value=_Operand(self.materialize_object(s.value.id, s, out)))
             self.env[RETURN] = self.returned_value(s)
         elif isinstance(s, gast.Delete):
             self.unbind([t.id for t in s.targets], s)
@@ -833,6 +925,27 @@ class SSABuilder:
         if self.is_atom(value):
             self.env[name] = self.operand(value, allow_function=True)  # a copy: no statement
             return
+        if isinstance(value, gast.Attribute) and isinstance(value.value, gast.Name) \
+                and isinstance(self.env_value(value.value.id), _Object):
+            obj = self.env_value(value.value.id)
+            if value.attr in obj.items:  # a field of an object made here: what was assigned to it
+                item = obj.items[value.attr]
+                if isinstance(item, ir.Var) and not self.current(item):
+                    raise MutationError(f"`{value.value.id}.{value.attr}` holds an array that was written after it was "
+                                        "assigned to the field: the gradient cannot follow it; read it through its "
+                                        "own name", self.loc(at))
+                self.env[name] = item
+                return
+            found = inspect.getattr_static(obj.cls, value.attr, None)
+            frontend.note_class_read(obj.cls, value.attr)
+            if isinstance(found, property) and isinstance(frontend._unwrap(found.fget), types.FunctionType):
+                self.env[name] = self.inline(found.fget, [obj], {}, None, at, out)
+                return
+            if found is not None and not hasattr(found, "__get__"):
+                self.env[name] = ir.Global(self.namer.fresh(value.attr), found, found, ())
+                return
+            raise UnsupportedSyntaxError(f"`{value.value.id}.{value.attr}`: the object made here has no field "
+                                         f"`{value.attr}` (or it is a method read as a value)", self.loc(at))
         static = self.static_field(value)
         if static is not None:  # a function a structure holds (`f = self.activation`)
             self.env[name] = static
@@ -868,12 +981,22 @@ class SSABuilder:
             value = type(value)(elts=[_Operand(self.materialize(v.id, at, out)) if isinstance(v, gast.Name)
                                       and isinstance(self.env_value(v.id), _Dict) else v for v in value.elts],
                                 ctx=gast.Load())
+        if self.parent is None and isinstance(value, (gast.Tuple, gast.List)) and any(
+                isinstance(v, gast.Name) and isinstance(self.env_value(v.id), _Object) for v in value.elts):
+            value = type(value)(elts=[_Operand(self.materialize_object(v.id, at, out)) if isinstance(v, gast.Name)
+                                      and isinstance(self.env_value(v.id), _Object) else v for v in value.elts],
+                                ctx=gast.Load())
         prim, args, kwargs, callee = self.operation(value)
         replaced = self.replaced(prim, args, kwargs, at, out)
         if replaced is not None:  # `dataclasses.replace(p, b=...)`, `p._replace(b=...)`: a new structure
             prim, args, kwargs, callee = replaced
         elif isinstance(prim, type) and callee is not None and trees.constructible(prim):
             prim, args, kwargs, callee = self.construct(prim, args, kwargs, callee, at)
+        elif isinstance(prim, type) and callee is not None and _made_by_init(prim):
+            made = self.make_object(prim, args, kwargs, at, out)
+            if made is not None:  # `Gaussian(mu, sigma)`: its `__init__` inlined, its fields known here
+                self.env[name] = made
+                return
         if prim is functools.partial:
             self.env[name] = self.make_partial(args, kwargs, value, at)
             return
@@ -1586,6 +1709,33 @@ def _user_method(value) -> bool:
     return not is_library_module(module) and not module.startswith("adjoint_compiler") \
         and not frontend.is_derivative(value.__func__) and registry.lookup(value) is None \
         and registry.lookup(value.__func__) is None
+
+
+class _Object(FunctionValue):
+    """An object of a user's class made in the differentiated function (`Gaussian(mu, sigma)`):
+    resolved at compile time like a dict display, its fields the operands its `__init__` assigned;
+    its methods and properties are inlined. (A FunctionValue for the plumbing: it is no IR value,
+    and a loop or `if` that rebinds it makes it unusable after them, with a located error.)"""
+
+    def __init__(self, cls: type):
+        self.cls = cls
+        self.items: dict = {}
+        self.constructing = False
+        self.builder, self.nesting = None, 0  # where it was made (its fields may be set in that block)
+        self.display = f"the {cls.__name__} object made here"
+
+
+def _made_by_init(cls: type) -> bool:
+    """A user's class whose objects `make_object` can build: a Python `__init__`, the default
+    `__new__`, no `__slots__`, no custom attribute hooks."""
+    init = getattr(cls, "__init__", None)
+    if not isinstance(init, types.FunctionType) or is_library_module(init.__module__) \
+            or init.__module__.startswith("adjoint_compiler") or is_library_module(cls.__module__):
+        return False
+    if cls.__new__ is not object.__new__ or issubclass(cls, BaseException):
+        return False
+    return not any("__slots__" in k.__dict__ or "__setattr__" in k.__dict__ or "__getattr__" in k.__dict__
+                   or "__getattribute__" in k.__dict__ for k in cls.__mro__[:-1])
 
 
 class _Dict:

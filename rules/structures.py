@@ -24,3 +24,8 @@ def build_dict(y, keys, *values):
 @adjoint(rt.build_record)
 def build_record(y, cls, fields, *values):
     values_bar += rt.record_values(y_bar, fields)
+
+
+@adjoint(rt.build_object)
+def build_object(y, cls, names, *values):
+    values_bar += rt.record_values(y_bar, names)

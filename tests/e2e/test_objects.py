@@ -250,3 +250,103 @@ def test_redefining_a_method_recompiles():
     finally:
         Patched.helper = old
     np.testing.assert_allclose(g(x), first, rtol=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------
+# objects made inside the differentiated function: `__init__` inlined, fields known
+# ---------------------------------------------------------------------------------------------
+
+class Gaussian:
+    def __init__(self, mu, log_sigma):
+        self.mu = mu
+        self.log_sigma = log_sigma
+        self.size = 3
+
+    @property
+    def sigma(self):
+        return np.exp(self.log_sigma)
+
+    def log_prob(self, x):
+        z = (x - self.mu) / self.sigma
+        return np.sum(-0.5 * z ** 2 - self.log_sigma)
+
+    def __call__(self, x):
+        return self.log_prob(x)
+
+
+class Shifted(Gaussian):
+    def __init__(self, mu):
+        Gaussian.__init__(self, mu, 0.0)
+        self.shift = mu * 2.0
+
+
+def makes_gaussian(mu, log_sigma, x):
+    return Gaussian(mu, log_sigma).log_prob(x)
+
+
+def calls_made_object(mu, x):
+    g = Gaussian(mu, 0.3)
+    return g(x) + np.sum(g.mu * g.size)
+
+
+def subclass_made(mu, x):
+    return Shifted(mu).log_prob(x) + np.sum(Shifted(mu).shift)
+
+
+def made_in_loop(mu, x):
+    s = 0.0
+    for i in range(3):
+        g = Gaussian(mu * i, 0.1)
+        if i > 0:
+            s = s + g.log_prob(x)
+    return s
+
+
+def field_set_after(mu, x):
+    g = Gaussian(mu, 0.1)
+    g.mu = mu * 2.0
+    return g.log_prob(x)
+
+
+def returns_made_object(mu):
+    return Gaussian(mu * 2.0, 0.1)
+
+
+def field_set_in_branch(mu, x):
+    g = Gaussian(mu, 0.1)
+    if np.sum(x) > 0:
+        g.mu = mu * 2.0  # <-
+    return g.log_prob(x)
+
+
+MU = rand(3)
+
+
+def test_object_made_inside_the_function():
+    check_grads(makes_gaussian, MU, 0.2, rand(3), wrt=(0, 1))
+    check_grads(calls_made_object, MU, rand(3))
+    check_grads(subclass_made, MU, rand(3))
+
+
+def test_object_made_in_a_loop_and_read_in_a_branch():
+    check_grads(made_in_loop, MU, rand(3))
+
+
+def test_field_of_a_made_object_set_in_the_same_block():
+    check_grads(field_set_after, MU, rand(3))
+
+
+def test_made_object_returned_through_vjp():
+    out, pullback = vjp(returns_made_object, MU)
+    assert type(out) is Gaussian and out.size == 3
+    np.testing.assert_allclose(out.mu, MU * 2.0)
+    (g,) = pullback(Gaussian(np.ones(3), 1.0))
+    np.testing.assert_allclose(g, np.full(3, 2.0))
+
+
+def test_field_of_a_made_object_set_in_a_branch_is_refused():
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        grad(field_set_in_branch)(MU, rand(3))
+    assert "branch or loop" in str(info.value)
+    lines, first = inspect.getsourcelines(field_set_in_branch)
+    assert info.value.lineno == first + next(i for i, ln in enumerate(lines) if "# <-" in ln)
