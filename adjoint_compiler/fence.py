@@ -31,7 +31,6 @@ _REJECTED = {
     gast.NamedExpr: "assignment expressions (`:=`) are not supported",
     gast.Set: "set displays are not supported",
     gast.SetComp: "set comprehensions are not supported",
-    gast.DictComp: "dict comprehensions are not supported",
     gast.Starred: "starred expressions (`*x`) are not supported",
 }
 for _name, _msg in (("Match", "`match` statements are not supported"),

@@ -179,6 +179,11 @@ class Normalizer(PythonLowering):
             return type(e)(elts=elts, ctx=gast.Load())
         if isinstance(e, gast.IfExp):
             return self.ifexp(e, out, target)
+        if isinstance(e, gast.DictComp):  # `{k: f(v) for k, v in p.items()}`: dict() of a list of pairs
+            pairs = gast.copy_location(gast.ListComp(elt=gast.Tuple(elts=[e.key, e.value], ctx=gast.Load()),
+                                                     generators=e.generators), e)
+            return self.simple(gast.copy_location(gast.Call(func=name("dict"), args=[pairs], keywords=[]), e), out,
+                               target)
         if isinstance(e, (gast.ListComp, gast.GeneratorExp)):
             return self.comprehension(e, out, target)
         if isinstance(e, gast.Dict):

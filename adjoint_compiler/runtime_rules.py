@@ -1280,6 +1280,40 @@ def build_object(cls, names: tuple, *values):
     return obj
 
 
+def dict_pairs_adjoint(g, pairs):
+    """The gradient of `pairs` in `dict(pairs)` (a list of (key, value) pairs, as a dict
+    comprehension makes, or a dict): each value's gradient from the dict's, None for the keys and
+    for a pair a later one with the same key replaced."""
+    if isinstance(pairs, dict):
+        return None if g is None else {k: g.get(k) for k in pairs}
+    last = {}
+    for i, (k, _) in enumerate(pairs):
+        last[k] = i
+    return [(None, None if g is None or last[k] != i else g.get(k)) for i, (k, _) in enumerate(pairs)]
+
+
+def dict_values_list(d) -> list:
+    """`d.values()` of a dict made at run time, as a list (loops read it by position)."""
+    return list(d.values())
+
+
+def dict_items_list(d) -> list:
+    """`d.items()` of a dict made at run time, as a list of pairs."""
+    return list(d.items())
+
+
+def dict_keys_list(d) -> list:
+    """`d.keys()` of a dict made at run time, as a list."""
+    return list(d)
+
+
+def dict_view_adjoint(g, d, pairs: bool):
+    """The gradient of dict `d` from the gradient `g` of `list(d.values())` (or of `d.items()`)."""
+    if g is None:
+        return None
+    return {k: (gi[1] if gi is not None else None) if pairs else gi for k, gi in zip(d, g)}
+
+
 def record_values(g, fields: tuple) -> tuple:
     """The gradients of the fields of a structure built with build_record, from its gradient (a
     named tuple, a Record, or an instance of the class given as a cotangent)."""

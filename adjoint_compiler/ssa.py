@@ -241,6 +241,13 @@ class SSABuilder:
                 method = self.method(receiver, func.attr, args, kwargs, e)
                 if method is not None:
                     return method
+                if func.attr in _DICT_VIEWS and not args and not kwargs and isinstance(receiver, ir.Var) \
+                        and receiver.kind == "any" and receiver.tree is None:
+                    # `d.values()` of a dict made at run time (a comprehension): a list, read by position
+                    from . import runtime
+
+                    helper = _DICT_VIEWS[func.attr](runtime)
+                    return helper, [receiver], {}, ir.Global(f"rt.{helper.__name__}", helper, runtime, ())
                 return ir.Method(func.attr), [receiver] + args, kwargs, None
             callee = self.operand(func, allow_function=True)
             if isinstance(callee, ir.Var) and callee.tree is not None and callee.tree[1] == "record" and \
@@ -1647,6 +1654,10 @@ def _certain(stmts, assigned: set) -> set:
         elif isinstance(s, gast.If):
             got |= _certain(s.body, got) & _certain(s.orelse, got)
     return got
+
+
+_DICT_VIEWS = {"values": lambda rt: rt.dict_values_list, "items": lambda rt: rt.dict_items_list,
+               "keys": lambda rt: rt.dict_keys_list}
 
 
 def _getattr_global() -> ir.Global:

@@ -2,7 +2,7 @@
 structure is compiled as `getattr(p, 'W')`, whose gradient is the structure's gradient with `W`'s
 slot set (rt.field_adjoint; see trees.py). A dict's items are read with `operator.getitem`."""
 from adjoint_compiler import runtime as rt
-from adjoint_compiler.registry import adjoint, tangent
+from adjoint_compiler.registry import adjoint, nondifferentiable, tangent
 
 
 @adjoint(getattr)
@@ -29,3 +29,23 @@ def build_record(y, cls, fields, *values):
 @adjoint(rt.build_object)
 def build_object(y, cls, names, *values):
     values_bar += rt.record_values(y_bar, names)
+
+
+# `dict(pairs)`: a dict comprehension (normalize makes it `dict([(k, v) for ...])`), or a copy of a dict.
+@adjoint(dict)
+def dict_(y, pairs):
+    pairs_bar += rt.dict_pairs_adjoint(y_bar, pairs)
+
+
+# `d.values()`, `d.items()`, `d.keys()` of a dict made at run time, as lists.
+@adjoint(rt.dict_values_list)
+def dict_values_list(y, d):
+    d_bar += rt.dict_view_adjoint(y_bar, d, False)
+
+
+@adjoint(rt.dict_items_list)
+def dict_items_list(y, d):
+    d_bar += rt.dict_view_adjoint(y_bar, d, True)
+
+
+nondifferentiable(rt.dict_keys_list)

@@ -501,3 +501,47 @@ def test_dataclass_replace_and_namedtuple_replace():
 def test_isinstance_dispatch_between_structures():
     check_tree(dispatch, {"W": rand(3, 3)}, X)
     check_tree(dispatch, Layer(rand(3, 3), rand(3)), X)
+
+
+# ---------------------------------------------------------------------------------------------
+# dict comprehensions and dicts made at run time
+# ---------------------------------------------------------------------------------------------
+
+def scaled_tree(p, x):
+    q = {k: v * 2.0 for k, v in p.items() if k != "skip"}
+    return np.sum(q["W"] @ x) + np.sum(q["b"] ** 2)
+
+
+def repeated_key(p, x):
+    q = dict([("a", p["W"] @ x), ("a", p["b"] * 3.0)])  # the later pair wins
+    return np.sum(q["a"])
+
+
+def sgd_step_total(p, g, lr):
+    new = {k: p[k] - lr * g[k] for k in p}
+    return sum(np.sum(v ** 2) for v in new.values()) + sum(np.sum(v) for _, v in new.items())
+
+
+def mapped_tree(p):
+    return {k: np.sin(v) for k, v in p.items()}
+
+
+def test_dict_comprehension():
+    p = {"W": rand(3, 3), "b": rand(3), "skip": 1.0}
+    check_tree(scaled_tree, p, X)
+    g = check_tree(repeated_key, p, X)
+    np.testing.assert_array_equal(g["W"], np.zeros((3, 3)))
+
+
+def test_dict_made_at_run_time_read_whole():
+    p = {"W": rand(3, 3), "b": rand(3)}
+    check_tree(sgd_step_total, p, {"W": rand(3, 3), "b": rand(3)}, 0.1, wrt=(0, 1))
+
+
+def test_vjp_of_a_dict_comprehension():
+    p = {"W": rand(3, 3), "b": rand(3)}
+    out, pullback = vjp(mapped_tree, p)
+    assert list(out) == ["W", "b"]
+    (g,) = pullback({"W": np.ones((3, 3)), "b": np.ones(3)})
+    np.testing.assert_allclose(g["W"], np.cos(p["W"]))
+    np.testing.assert_allclose(g["b"], np.cos(p["b"]))

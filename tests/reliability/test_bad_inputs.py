@@ -221,7 +221,7 @@ ROWS = {
     "walrus": Raises(bc.syn_walrus, [0.5], UnsupportedSyntaxError, r":=", located=True),
     "set_display": Raises(bc.syn_set, [0.5], UnsupportedSyntaxError, r"set", located=True),
     "set_comp": Raises(bc.syn_setcomp, [0.5], UnsupportedSyntaxError, r"set comprehension", located=True),
-    "dict_comp": Raises(bc.syn_dictcomp, [0.5], UnsupportedSyntaxError, r"dict comprehension", located=True),
+    "dict_comp": Correct(bc.syn_dictcomp, [0.5]),  # (issue 16: a dict of (key, value) pairs)
     "starred": Raises(bc.syn_starred, [X3], UnsupportedSyntaxError, r"starred", located=True),
     "fstring": Correct(bc.syn_fstring, [0.5]),
     "match": Raises(bc.syn_match, [0.5], UnsupportedSyntaxError, r"`match`", located=True),
