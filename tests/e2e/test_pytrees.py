@@ -513,7 +513,7 @@ def scaled_tree(p, x):
 
 
 def repeated_key(p, x):
-    q = dict([("a", p["W"] @ x), ("a", p["b"] * 3.0)])  # the later pair wins
+    q = dict([("a", p["W"] @ x), ("a", p["b"] * 3.0)])  # the later pair wins  # noqa: C406 -- (dict() of pairs is what is tested)
     return np.sum(q["a"])
 
 
