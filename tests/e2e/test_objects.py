@@ -350,3 +350,18 @@ def test_field_of_a_made_object_set_in_a_branch_is_refused():
     assert "branch or loop" in str(info.value)
     lines, first = inspect.getsourcelines(field_set_in_branch)
     assert info.value.lineno == first + next(i for i, ln in enumerate(lines) if "# <-" in ln)
+
+
+def test_second_derivatives_and_forward_mode_of_a_bound_method():
+    from adjoint_compiler import hessian, hvp, jacfwd, jacrev
+
+    model = Model(rand(3, 3), rand(3))
+    x = rand(3)
+    H = hessian(model.loss)(x)
+    g = grad(model.loss)
+    eps = 1e-6
+    fd = np.array([(g(x + eps * e) - g(x - eps * e)) / (2 * eps) for e in np.eye(3)])
+    np.testing.assert_allclose(H, fd, rtol=1e-5, atol=1e-6)
+    v = rand(3)
+    np.testing.assert_allclose(hvp(model.loss)(x, v), H @ v, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(jacfwd(model.helper)(x), jacrev(model.helper)(x), rtol=1e-10, atol=1e-12)
