@@ -645,10 +645,12 @@ class SSABuilder:
                        for key, item in v.items.items() if item is old]  # a dict holds the same array
             others += [f"{t.display}[{k}]" for t, items in builder.tuples.items()
                        for k, item in enumerate(items) if item is old]  # so does a tuple display
+            others += [path for k, v in builder.env.items() if isinstance(v, _Object)
+                       for path in _paths_to(v, old, k)]  # and an object made here (its fields, nested)
             builder = builder.parent
         if isinstance(old, ir.Var) and others:
             written = {n.id for n in gast.walk(self.source.node) if isinstance(n, gast.Name)}
-            users = [k for k in others if k.split("[")[0] in written]  # the user's names, not temporaries
+            users = [k for k in others if k.split("[")[0].split(".")[0] in written]  # the user's names
             self.shared_updates.append((old, name, users[0] if users else None, self.loc(at)))
         return followers
 
@@ -1734,6 +1736,17 @@ class _Object(FunctionValue):
         self.constructing = False
         self.builder, self.nesting = None, 0  # where it was made (its fields may be set in that block)
         self.display = f"the {cls.__name__} object made here"
+
+
+def _paths_to(obj, value, prefix: str, depth: int = 0) -> list:
+    """The field paths (`g.mu`, `outer.inner.mu`) by which an object made here holds `value`."""
+    out = []
+    for field, item in obj.items.items():
+        if item is value:
+            out.append(f"{prefix}.{field}")
+        elif isinstance(item, _Object) and depth < 8:
+            out += _paths_to(item, value, f"{prefix}.{field}", depth + 1)
+    return out
 
 
 def _made_by_init(cls: type) -> bool:

@@ -365,3 +365,22 @@ def test_second_derivatives_and_forward_mode_of_a_bound_method():
     v = rand(3)
     np.testing.assert_allclose(hvp(model.loss)(x, v), H @ v, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(jacfwd(model.helper)(x), jacrev(model.helper)(x), rtol=1e-10, atol=1e-12)
+
+
+class Holds:
+    def __init__(self, mu):
+        self.mu = mu
+
+
+def updates_a_field_array_in_place(mu, y):
+    g = Holds(mu)
+    mu += y  # <- (the same array as g.mu: Python changes both)
+    return np.sum(g.mu * y)
+
+
+def test_in_place_update_of_an_array_an_object_holds_is_refused():
+    from adjoint_compiler import MutationError
+
+    with pytest.raises(MutationError) as info:
+        grad(updates_a_field_array_in_place, 1)(rand(3), rand(3))
+    assert "g.mu" in str(info.value)
