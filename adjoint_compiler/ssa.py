@@ -928,6 +928,7 @@ class SSABuilder:
             builder = builder.parent
 
     def assign(self, name: str, value, at, out: list) -> None:
+        self.pending_tree = None  # (set by `construct` for this statement's target)
         if isinstance(value, FunctionNode):  # `def g(...)` / `g = lambda ...`: a compile-time value
             self.env[name] = self.make_closure(value, name, at)
             return
