@@ -84,9 +84,16 @@ def _seq_kind(value, depth: int):
     if not value or depth > trees.MAX_DEPTH or trees.fields_of(value[0]) is None:
         return "seq"
     first = _tree_kind(value[0], depth + 1)
-    if first == "num" or any(trees.fields_of(v) is None or _tree_kind(v, depth + 1) != first for v in value[1:]):
+    if first == "num" or any(trees.fields_of(v) is None for v in value[1:]):
         return "seq"
-    return ("tree", "seq", type(value), (), (first,))
+    kinds = [first] + [_tree_kind(v, depth + 1) for v in value[1:]]
+    if all(k == first for k in kinds):
+        return ("tree", "seq", type(value), (), (first,))
+    if len(value) <= trees.MAX_MIXED and "num" not in kinds:
+        # structures of several kinds (a list of layers of different classes): each item's kind,
+        # read at constant positions and by loops, which are unrolled
+        return ("tree", "mixed", type(value), (), tuple(kinds))
+    return "seq"
 
 
 def _tree_kind(value, depth: int):
@@ -135,7 +142,7 @@ def _check_fields(value, what: str, in_sequence: bool, depth: int = 0) -> None:
                     "attribute there; rename the field, or pass the structure as an argument of its own")
             _check_fields(trees.item(value, k), what, in_sequence, depth + 1)
     elif isinstance(value, (tuple, list)):
-        known = _seq_kind(value, 0) != "seq"  # (items of one structure kind: known when compiling)
+        known = _seq_kind(value, 0) != "seq"  # (items of known structure kinds: known when compiling)
         for v in value:
             _check_fields(v, what, in_sequence or not known, depth + 1)
 

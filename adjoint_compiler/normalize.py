@@ -683,6 +683,9 @@ class Normalizer(PythonLowering):
                                            type_comment=None), s)
         if isinstance(seq, gast.Name) and seq.id in self.locals | self.outer:
             loop.unroll_over = seq.id  # (ssa unrolls it if `seq` holds functions: a StaticSeq)
+        elif self.is_builtin_call(s.iter, "enumerate") and len(s.iter.args) == 1 and not s.iter.keywords \
+                and isinstance(s.iter.args[0], gast.Name) and s.iter.args[0].id in self.locals | self.outer:
+            loop.unroll_over = s.iter.args[0].id  # (`enumerate(layers)` of a StaticSeq: unrolled alike)
         self.emit_loop(loop, flags, out)
 
     def while_loop(self, s, out) -> None:

@@ -78,6 +78,10 @@ class SSABuilder:
         self.closures: frozenset = frozenset()  # nested functions being inlined around this one
         self.open_loops: list = []  # per loop being built (shared): its arrays' values on entry
 
+    def fresh_var(self, hint: str, kind: str = "num") -> ir.Var:
+        """A value the compiler introduces (no user name): a fresh name from `hint`."""
+        return ir.Var(self.namer.fresh(hint), kind)
+
     def version(self, name: str, kind: str = "num") -> ir.Var:
         """The next SSA version of a user (or normalize) name: `x`, then `x_2`, `x_3`, ..."""
         if name not in self.seen and (self.own is None or name in self.own) and name not in GENERATED_READS:
@@ -436,7 +440,7 @@ class SSABuilder:
                 values[f] = kwargs[f]
                 continue
             child = trees.child_kind(tree, f)
-            item = self.version(f"{obj.display}_{f}", "seq" if child == "seq" or (
+            item = self.fresh_var(f"{obj.display}_{f}", "seq" if child == "seq" or (
                 trees.is_tree_kind(child) and child[1] in ("namedtuple", "seq")) else
                 "num" if isinstance(child, str) and child != "any" else "any")
             if trees.is_tree_kind(child):
@@ -489,14 +493,14 @@ class SSABuilder:
             if value.func.attr == "keys":
                 items.append(ir.Const(key))
                 continue
-            item = self.version(f"{obj.display}_item", "seq" if child == "seq" or (
+            item = self.fresh_var(f"{obj.display}_item", "seq" if child == "seq" or (
                 trees.is_tree_kind(child) and child[1] in ("namedtuple", "seq")) else
                 "num" if isinstance(child, str) and child != "any" else "any")
             if trees.is_tree_kind(child):
                 item.tree = child
             out.append(ir.Assign(item, operator.getitem, [obj, ir.Const(key)], {}, loc, None))
             if value.func.attr == "items":
-                pair = self.version(f"{obj.display}_pair", "seq")
+                pair = self.fresh_var(f"{obj.display}_pair", "seq")
                 out.append(ir.Assign(pair, ir.BUILD_TUPLE, [ir.Const(key), item], {}, loc, None))
                 self.tuples[pair] = [ir.Const(key), item]
                 item = pair
@@ -504,6 +508,21 @@ class SSABuilder:
         target = self.version(name, "seq")
         out.append(ir.Assign(target, ir.BUILD_LIST, items, {}, loc, None))
         return target
+
+    def mixed_items(self, seq: ir.Var, loc, out: list) -> StaticSeq:
+        """A list or tuple of structures of several kinds (`[Dense(...), Relu(), Dense(...)]`): its
+        items read now, each of its own kind, held in a StaticSeq (constant indices, `len`, loops
+        unrolled), so each item's methods are known."""
+        items = []
+        for k, child in enumerate(seq.tree[4]):
+            item = self.fresh_var(f"{seq.display}_{k}", "seq" if trees.is_tree_kind(child) and child[1] in (
+                "namedtuple", "seq") else "any")
+            item.tree = child
+            out.append(ir.Assign(item, operator.getitem, [seq, ir.Const(k)], {}, loc, None))
+            items.append(self.mixed_items(item, loc, out) if child[1] == "mixed" else item)
+        made = StaticSeq(items, "tuple" if issubclass(seq.tree[2], tuple) else "list")
+        made.display = f"`{seq.display}` (a {made.kind} of structures of several kinds)"
+        return made
 
     def static_field(self, value):
         """The Global for `obj.name` when structure `obj` holds at `name` a function, class or module
@@ -1037,6 +1056,10 @@ class SSABuilder:
         target = self.version(name, kind)
         if trees.is_tree_kind(child):
             target.tree = child
+        if trees.is_tree_kind(child) and child[1] == "mixed":  # a field holding structures of several kinds
+            out.append(ir.Assign(target, prim, args, kwargs, self.loc(at), callee))
+            self.env[name] = self.mixed_items(target, self.loc(at), out)
+            return
         if _makes_buffer(prim):  # its gradient may be an object array: accumulate with rt.accum
             target.is_buffer, target.kind = True, "any"
         if prim is ir.BUILD_TUPLE:
@@ -1827,6 +1850,7 @@ def build(source: Source, normalized: gast.FunctionDef, namer: Namer, kinds: dic
     param_names = [a.id for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]
     builder = SSABuilder(source, namer, normalized)
     params = []
+    entry: list = []  # the items of a list of structures of several kinds, read on entry
     for p in param_names:
         kind = kinds.get(p, "num")
         if isinstance(kind, tuple):  # a structure (trees.py), or a class baked in
@@ -1835,6 +1859,8 @@ def build(source: Source, normalized: gast.FunctionDef, namer: Namer, kinds: dic
                 var.tree = kind
             builder.env[p] = var if kind[0] == "tree" else ir.Global(namer.fresh(_identifier(kind[1], p)), kind[1],
                                                                        kind[1], ())
+            if kind[0] == "tree" and kind[1] == "mixed":
+                builder.env[p] = builder.mixed_items(var, source.loc(fn), entry)
         else:
             var = builder.version(p, kind)
             builder.env[p] = var
@@ -1843,7 +1869,7 @@ def build(source: Source, normalized: gast.FunctionDef, namer: Namer, kinds: dic
         for p, var in zip(param_names, params):
             builder.env[ARGUMENT + p] = var
             builder.seen.add(ARGUMENT + p)  # (an `if` output for it is a fresh name, `argument_du`)
-    body = builder.block(normalized.body)
+    body = entry + builder.block(normalized.body)
     result = builder.env[RETURN]
     after = [builder.env[ARGUMENT + p] for p in param_names] if track_arguments else None
     # An argument the function writes into is copied on entry: the caller's array never changes.

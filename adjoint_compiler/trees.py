@@ -29,6 +29,7 @@ import numpy as np
 from .frontend import is_library_module
 
 MAX_DEPTH = 8  # structures nested deeper (or cyclic) are opaque values: their reads are refused if varied
+MAX_MIXED = 64  # a list of structures of several kinds is unrolled where it is looped over, up to this length
 
 
 class Record:
@@ -93,7 +94,7 @@ def is_tree_kind(kind) -> bool:
 
 def child_kind(kind, key):
     """The kind of item `key` of a structure of kind `kind`, or None when it is not one of its items."""
-    if not is_tree_kind(kind) or kind[1] == "seq":
+    if not is_tree_kind(kind) or kind[1] in ("seq", "mixed"):
         return None
     keys, kinds = kind[3], kind[4]
     for k, c in zip(keys, kinds):
