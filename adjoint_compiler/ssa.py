@@ -236,6 +236,9 @@ class SSABuilder:
             kwargs = {kw.arg: self.operand(kw.value, allow_function=True) for kw in e.keywords}
             func = e.func
             if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \
+                    and isinstance(self.env_value(func.value.id), _Super):
+                return self.super_method(self.env_value(func.value.id), func.attr, args, kwargs, e)
+            if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \
                     and isinstance(self.env_value(func.value.id), _Object):
                 return self.object_method(self.env_value(func.value.id), func.attr, args, kwargs, e)
             if isinstance(func, gast.Name) and isinstance(self.env_value(func.id), _Object):
@@ -254,6 +257,10 @@ class SSABuilder:
                     return helper, [receiver], {}, ir.Global(f"rt.{helper.__name__}", helper, runtime, ())
                 return ir.Method(func.attr), [receiver] + args, kwargs, None
             callee = self.operand(func, allow_function=True)
+            if isinstance(callee, ir.Global) and callee.value is super:
+                raise UnsupportedSyntaxError("`super()` is supported only as `super().method(...)` inside a method "
+                                             "of the user's class (it reads the frame it is called from); call the "
+                                             "base class's method by name (`Base.method(self, ...)`)", self.loc(e))
             if isinstance(callee, ir.Var) and callee.tree is not None and callee.tree[1] == "record" and \
                     isinstance(inspect.getattr_static(callee.tree[2], "__call__", None), types.FunctionType):
                 frontend.note_class_read(callee.tree[2], "__call__")
@@ -348,14 +355,82 @@ class SSABuilder:
         frontend.note_class_read(cls, "__init__")
         made: list = []
         obj.constructing = True
+        saved = self.snapshot()
         try:
             self.inline(cls.__init__, [obj] + list(args), kwargs, None, at, made)
         except AdjointCompilerError:
+            self.restore(saved)  # (what the failed inlining noted is forgotten: the call stays a call)
             return None
         finally:
             obj.constructing = False
         out.extend(made)
         return obj
+
+    def zero_argument_super(self):
+        """`super()` inside a method being compiled: (the class that defines the method, its first
+        argument), when that argument's class is known (an argument, a field, an object made here)."""
+        func = frontend._unwrap(self.source.func)
+        code = getattr(func, "__code__", None)
+        if code is None or "__class__" not in code.co_freevars or not code.co_varnames:
+            return None
+        owner = func.__closure__[code.co_freevars.index("__class__")].cell_contents
+        receiver = self.env.get(code.co_varnames[0])
+        cls = receiver.cls if isinstance(receiver, _Object) else _class_of(receiver)
+        if cls is None or not isinstance(owner, type) or owner not in cls.__mro__:
+            return None
+        return _Super(owner, receiver, cls)
+
+    def super_method(self, sup, name: str, args: list, kwargs: dict, at):
+        """`super().name(...)`: the function the classes after the method's own class in the MRO of
+        the object's class resolve `name` to, inlined with the object first."""
+        mro = sup.cls.__mro__
+        for klass in mro[mro.index(sup.owner) + 1:]:
+            found = klass.__dict__.get(name)
+            if found is None:
+                continue
+            frontend.note_class_read(klass, name)
+            if isinstance(found, staticmethod):
+                return found.__func__, args, kwargs, None
+            if isinstance(found, classmethod):
+                return found.__func__, [ir.Global(self.namer.fresh(_identifier(sup.cls, "cls")), sup.cls, sup.cls,
+                                                  ())] + args, kwargs, None
+            if isinstance(found, types.FunctionType):
+                return found, [sup.receiver] + args, kwargs, None
+            if klass is object and name == "__init__":
+                return _OBJECT_INIT, [], {}, None
+            break
+        if name == "__init__":  # object.__init__: nothing to do
+            return _OBJECT_INIT, [], {}, None
+        raise UnsupportedSyntaxError(f"`super().{name}(...)`: the base classes of {sup.cls.__name__} have no "
+                                     f"Python method `{name}`", self.loc(at))
+
+    def snapshot(self) -> tuple:
+        """What inlining a function may change in this builder and the ones around it."""
+        builders = []
+        b = self
+        while b is not None:
+            builders.append((b, dict(b.env), dict(b.tuples)))
+            b = b.parent
+        return (builders, len(self.inlined), len(self.shared_updates), set(self.written), dict(self.entered),
+                set(self.kept), dict(self.views))
+
+    def restore(self, saved: tuple) -> None:
+        builders, inlined, updates, written, entered, kept, views = saved
+        for b, env, tuples in builders:
+            b.env.clear()
+            b.env.update(env)
+            b.tuples.clear()
+            b.tuples.update(tuples)
+        del self.inlined[inlined:]
+        del self.shared_updates[updates:]
+        self.written.clear()
+        self.written.update(written)
+        self.entered.clear()
+        self.entered.update(entered)
+        self.kept.clear()
+        self.kept.update(kept)
+        self.views.clear()
+        self.views.update(views)
 
     def set_field(self, call, at) -> None:
         """`obj.name = v`: allowed in the `__init__` of an object the function makes (outside branches
@@ -975,6 +1050,12 @@ class SSABuilder:
                 return
             raise UnsupportedSyntaxError(f"`{value.value.id}.{value.attr}`: the object made here has no field "
                                          f"`{value.attr}` (or it is a method read as a value)", self.loc(at))
+        if isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and value.func.id == "super" \
+                and not value.args and not value.keywords and "super" not in self.env:
+            made = self.zero_argument_super()
+            if made is not None:  # `super()` in a method: its class and object known here
+                self.env[name] = made
+                return
         static = self.static_field(value)
         if static is not None:  # a function a structure holds (`f = self.activation`)
             self.env[name] = static
@@ -1746,6 +1827,22 @@ def _user_method(value) -> bool:
     return not is_library_module(module) and not module.startswith("adjoint_compiler") \
         and not frontend.is_derivative(value.__func__) and registry.lookup(value) is None \
         and registry.lookup(value.__func__) is None
+
+
+class _Super(FunctionValue):
+    """`super()` in a method compiled here: the class defining the method, the object, its class."""
+
+    def __init__(self, owner: type, receiver, cls: type):
+        self.owner, self.receiver, self.cls = owner, receiver, cls
+        self.display = "super()"
+
+
+def _nothing():
+    """`object.__init__(self)` (through `super().__init__()`): does nothing."""
+    return None
+
+
+_OBJECT_INIT = _nothing
 
 
 class _Object(FunctionValue):

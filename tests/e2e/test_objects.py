@@ -405,3 +405,41 @@ def test_generated_code_reads_fields_by_name():
     check_grads(reads_T, Temperature(1.5, rand(3, 3)), rand(3))
     src = adjoint_source(reads_T, args=(Temperature(1.5, rand(3, 3)), rand(3)))
     assert "getattr(p, 'T')" in src  # (`p.T` would read as a transpose)
+
+
+# ---------------------------------------------------------------------------------------------
+# super()
+# ---------------------------------------------------------------------------------------------
+
+class Affine:
+    def __init__(self, W):
+        super().__init__()
+        self.W = W
+
+    def apply(self, x):
+        return self.W @ x
+
+
+class AffineTanh(Affine):
+    def __init__(self, W, b):
+        super().__init__(W)
+        self.b = b
+
+    def apply(self, x):
+        return np.tanh(super().apply(x) + self.b)
+
+
+def uses_super(layer, x):
+    return np.sum(layer.apply(x) ** 2)
+
+
+def makes_with_super(w, b, x):
+    return np.sum(AffineTanh(w, b).apply(x))
+
+
+def test_super_in_methods_and_init():
+    layer = AffineTanh(rand(3, 3), rand(3))
+    check_grads(uses_super, layer, rand(3))
+    g = check_tree(uses_super, layer, rand(3))
+    assert type(g) is AffineTanh
+    check_grads(makes_with_super, rand(3, 3), rand(3), rand(3), wrt=(0, 1, 2))
