@@ -1839,7 +1839,6 @@ class _Super(FunctionValue):
 
 def _nothing():
     """`object.__init__(self)` (through `super().__init__()`): does nothing."""
-    return None
 
 
 _OBJECT_INIT = _nothing
