@@ -78,41 +78,63 @@ def _kind(value) -> str:
     return "num"
 
 
-def _seq_kind(value, depth: int):
+class _Walk:
+    """The state of one walk over an argument's structure: the objects on the current path (a
+    cycle is cut: opaque where it repeats) and a budget of nodes (a huge or shared graph becomes
+    opaque past it, so a call never spends more than that on kinds)."""
+
+    __slots__ = ("budget", "path")
+
+    def __init__(self):
+        self.budget = 20000
+        self.path: set = set()
+
+
+def _seq_kind(value, depth: int, walk: _Walk | None = None):
     """'seq', or for a list or tuple whose items are all structures of one kind (a list of layers)
     `("tree", "seq", type, (), (item kind,))`: an item read by any index has that kind."""
+    walk = walk or _Walk()
     if not value or depth > trees.MAX_DEPTH or trees.fields_of(value[0]) is None:
         return "seq"
-    first = _tree_kind(value[0], depth + 1)
-    if first == "num" or any(trees.fields_of(v) is None for v in value[1:]):
+    if any(trees.fields_of(v) is None for v in value[1:]):
         return "seq"
-    kinds = [first] + [_tree_kind(v, depth + 1) for v in value[1:]]
+    kinds = [_tree_kind(v, depth + 1, walk) for v in value]
+    first = kinds[0]
+    if "num" in kinds:
+        return "seq"
     if all(k == first for k in kinds):
         return ("tree", "seq", type(value), (), (first,))
-    if len(value) <= trees.MAX_MIXED and "num" not in kinds:
+    if len(value) <= trees.MAX_MIXED:
         # structures of several kinds (a list of layers of different classes): each item's kind,
         # read at constant positions and by loops, which are unrolled
         return ("tree", "mixed", type(value), (), tuple(kinds))
     return "seq"
 
 
-def _tree_kind(value, depth: int):
+def _tree_kind(value, depth: int, walk: _Walk | None = None):
     """The kind of a structure (trees.py): its tag, class, keys and the kinds of its items; a
-    function, class or module inside it is baked in; deeper than trees.MAX_DEPTH it is opaque."""
-    if depth > trees.MAX_DEPTH:
+    function, class or module inside it is baked in; deeper than trees.MAX_DEPTH, on a cycle or
+    past the walk's budget it is opaque ('num')."""
+    walk = walk or _Walk()
+    walk.budget -= 1
+    if depth > trees.MAX_DEPTH or walk.budget < 0 or id(value) in walk.path:
         return "num"
     tag, keys = trees.fields_of(value)
-    kinds = []
-    for k in keys:
-        v = trees.item(value, k)
-        if trees.is_static(v):
-            kinds.append(("static", v))
-        elif trees.fields_of(v) is not None:
-            kinds.append(_tree_kind(v, depth + 1))
-        elif isinstance(v, (tuple, list)):
-            kinds.append(_seq_kind(v, depth + 1))
-        else:
-            kinds.append(_kind(v))
+    walk.path.add(id(value))
+    try:
+        kinds = []
+        for k in keys:
+            v = trees.item(value, k)
+            if trees.is_static(v):
+                kinds.append(("static", v))
+            elif trees.fields_of(v) is not None:
+                kinds.append(_tree_kind(v, depth + 1, walk))
+            elif isinstance(v, (tuple, list)):
+                kinds.append(_seq_kind(v, depth + 1, walk))
+            else:
+                kinds.append(_kind(v))
+    finally:
+        walk.path.discard(id(value))
     return ("tree", tag, type(value), keys, tuple(kinds))
 
 
@@ -127,24 +149,45 @@ def _array_attribute(name: str) -> bool:
     return name not in _NAMED_RESULT_FIELDS and registry.lookup(Attr(name)) is not None
 
 
-def _check_fields(value, what: str, in_sequence: bool, depth: int = 0) -> None:
+def _check_fields(value, what: str, in_sequence: bool, depth: int = 0, seen: set | None = None) -> None:
     """Refuse a record inside a list or tuple with a field named like an ndarray attribute (`size`,
     `T`): read from an item of unknown type, `item.size` would be taken for the array attribute."""
-    if depth > trees.MAX_DEPTH:
+    if seen is None:
+        if not _has_array_field(value):  # (the common case: no field of such a name anywhere)
+            return
+        seen = set()
+    if depth > trees.MAX_DEPTH or (id(value), in_sequence) in seen:
         return
     shape = trees.fields_of(value)
     if shape is not None:
+        seen.add((id(value), in_sequence))
         for k in shape[1]:
             if in_sequence and shape[0] != "dict" and isinstance(k, str) and _array_attribute(k):
                 raise ArgumentError(
                     f"{what} holds, inside a list or tuple, a {type(value).__name__} with a field named `{k}`, "
                     f"the name of an ndarray attribute: the compiler cannot tell `item.{k}` from the array "
                     "attribute there; rename the field, or pass the structure as an argument of its own")
-            _check_fields(trees.item(value, k), what, in_sequence, depth + 1)
+            _check_fields(trees.item(value, k), what, in_sequence, depth + 1, seen)
     elif isinstance(value, (tuple, list)):
-        known = _seq_kind(value, 0) != "seq"  # (items of known structure kinds: known when compiling)
+        # items of known structure kinds are known when compiling (`_seq_kind`, computed only where
+        # an item has a field named like an array attribute: rare)
+        unknown = in_sequence or (any(_has_array_field(v) for v in value) and _seq_kind(value, 0) == "seq")
         for v in value:
-            _check_fields(v, what, in_sequence or not known, depth + 1)
+            _check_fields(v, what, unknown, depth + 1, seen)
+
+
+def _has_array_field(v, depth: int = 0, seen: set | None = None) -> bool:
+    """Whether `v` holds (at any depth) a record with a field named like an array attribute."""
+    seen = set() if seen is None else seen
+    if depth > trees.MAX_DEPTH or id(v) in seen:
+        return False
+    shape = trees.fields_of(v)
+    if shape is None:
+        return isinstance(v, (tuple, list)) and any(_has_array_field(x, depth + 1, seen) for x in v)
+    seen.add(id(v))
+    if shape[0] != "dict" and any(isinstance(k, str) and _array_attribute(k) for k in shape[1]):
+        return True
+    return any(_has_array_field(trees.item(v, k), depth + 1, seen) for k in shape[1])
 
 
 def _check_numeric(value, what: str) -> None:
@@ -168,7 +211,7 @@ def _check_numeric(value, what: str) -> None:
                         f"got {type(value).__name__}")
 
 
-def _is_complex(value, depth: int = 0) -> bool:
+def _is_complex(value, depth: int = 0, seen: set | None = None) -> bool:
     """Whether `value` is, or holds (in tuples, lists, dicts, Buffers), a complex number or array."""
     kind = type(value)
     if kind is np.ndarray:
@@ -183,12 +226,17 @@ def _is_complex(value, depth: int = 0) -> bool:
         return value.data.dtype.kind == "c"
     if depth > trees.MAX_DEPTH:
         return False
+    seen = set() if seen is None else seen
     if isinstance(value, (tuple, list)):
-        return any(_is_complex(v, depth + 1) for v in value)
+        return any(_is_complex(v, depth + 1, seen) for v in value)
+    if id(value) in seen:
+        return False
     if isinstance(value, dict):
-        return any(_is_complex(v, depth + 1) for v in value.values())
+        seen.add(id(value))
+        return any(_is_complex(v, depth + 1, seen) for v in value.values())
     if trees.record_fields(value) is not None:
-        return any(_is_complex(getattr(value, k), depth + 1) for k in trees.record_fields(value))
+        seen.add(id(value))
+        return any(_is_complex(getattr(value, k), depth + 1, seen) for k in trees.record_fields(value))
     return False
 
 
@@ -219,7 +267,7 @@ def _param_names(func) -> list:
         return []
 
 
-def _arrays_in(value, out: list, depth: int = 0) -> list:
+def _arrays_in(value, out: list, depth: int = 0, seen: set | None = None) -> list:
     """Every ndarray in `value` (itself, a Buffer's data, inside tuples, lists, dicts, dataclasses
     and the user's objects)."""
     if isinstance(value, np.ndarray):
@@ -230,13 +278,14 @@ def _arrays_in(value, out: list, depth: int = 0) -> list:
         pass
     elif isinstance(value, (tuple, list)):
         for v in value:
-            _arrays_in(v, out, depth + 1)
-    elif isinstance(value, dict):
-        for v in value.values():
-            _arrays_in(v, out, depth + 1)
-    elif trees.record_fields(value) is not None:
-        for k in trees.record_fields(value):
-            _arrays_in(getattr(value, k), out, depth + 1)
+            _arrays_in(v, out, depth + 1, seen)
+    elif isinstance(value, dict) or trees.record_fields(value) is not None:
+        seen = set() if seen is None else seen
+        if id(value) not in seen:  # (a dict or object met again, on a cycle: its arrays are listed)
+            seen.add(id(value))
+            for v in (value.values() if isinstance(value, dict) else
+                      [getattr(value, k) for k in trees.record_fields(value)]):
+                _arrays_in(v, out, depth + 1, seen)
     return out
 
 
@@ -438,16 +487,20 @@ def _fresh(g, arrays: list) -> bool:
     return True
 
 
-def _arrays(v, depth: int = 0):
+def _arrays(v, depth: int = 0, seen: set | None = None):
     if isinstance(v, np.ndarray):
         return [v]
     if depth > trees.MAX_DEPTH:
         return []
     if isinstance(v, (tuple, list)):
-        return [a for x in v for a in _arrays(x, depth + 1)]
+        return [a for x in v for a in _arrays(x, depth + 1, seen)]
     shape = trees.fields_of(v)
     if shape is not None:
-        return [a for k in shape[1] for a in _arrays(trees.item(v, k), depth + 1)]
+        seen = set() if seen is None else seen
+        if id(v) in seen:
+            return []
+        seen.add(id(v))
+        return [a for k in shape[1] for a in _arrays(trees.item(v, k), depth + 1, seen)]
     return []
 
 

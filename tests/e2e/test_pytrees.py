@@ -608,3 +608,53 @@ def test_model_holding_layers_of_several_classes():
     assert check_grads_x.shape == (3,)
     g = check_tree(Sequential.loss, model, X)
     assert type(g) is Sequential and type(g.layers[2]) is Scale
+
+
+@dataclass
+class Inner:
+    size: float
+
+
+@dataclass
+class Outer:
+    inner: Inner
+    W: np.ndarray
+
+
+def nested_size(ls, x):
+    return sum(item.inner.size * np.sum(item.W @ x) for item in ls if not isinstance(item, float))
+
+
+def test_nested_field_named_like_an_array_attribute_in_a_list_of_unknown_items_is_refused():
+    with pytest.raises(ArgumentError, match="`size`"):
+        grad(nested_size)([Outer(Inner(2.0), rand(3, 3)), 1.0], X)
+    check_tree(nested_size, [Outer(Inner(2.0), rand(3, 3)), Outer(Inner(3.0), rand(3, 3))], X)
+
+
+class TreeNode:
+    def __init__(self, w, parent=None):
+        self.w = w
+        self.parent = parent
+        self.children = []
+
+
+def reads_tree(n, x):
+    return np.sum(n.w * x) + np.sum(n.children[1].w * x)
+
+
+def test_object_graph_with_cycles_and_fan_out_stays_cheap():
+    import time
+
+    root = TreeNode(rand(3))
+    for _ in range(10):
+        child = TreeNode(rand(3), root)
+        root.children.append(child)
+        child.children = [TreeNode(rand(3), child) for _ in range(10)]
+    g = grad(reads_tree)
+    g(root, X)
+    start = time.perf_counter()
+    out = g(root, X)
+    assert time.perf_counter() - start < 5.0
+    np.testing.assert_allclose(out.w, X)
+    np.testing.assert_allclose(out.children[1].w, X)
+    assert out.children[0].parent is None  # (cut where the walk meets the root again)
