@@ -121,6 +121,16 @@ def _deliver(tangent, value, inputs: list):
         return type(value)(items) if type(value) in (tuple, list) else type(value)._make(items)
     if value is None or isinstance(value, (str, bytes)):
         return None
+    shape = trees.fields_of(value)
+    if shape is not None:  # a dict, dataclass or object made by the function: its structure
+        items = {k: _deliver(None if tangent is None else trees.item(tangent, k) if trees.fields_of(tangent)
+                             else None, trees.item(value, k), inputs) for k in shape[1]}
+        if shape[0] == "dict":
+            return items
+        made = object.__new__(type(value))
+        for k, v in items.items():
+            object.__setattr__(made, k, v)
+        return made
     if isinstance(value, Buffer):
         value = value.data
     if isinstance(tangent, Buffer):

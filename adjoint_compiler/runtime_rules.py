@@ -1314,6 +1314,14 @@ def dict_view_adjoint(g, d, pairs: bool):
     return {k: (gi[1] if gi is not None else None) if pairs else gi for k, gi in zip(d, g)}
 
 
+def record_tangent(cls, fields: tuple, *values):
+    """The tangent of `build_record(cls, fields, *values)`: a structure of the class holding the
+    tangents (a named tuple of them; a dataclass made without calling `__init__`)."""
+    if issubclass(cls, tuple):
+        return cls._make(values)
+    return build_object(cls, fields, *values)
+
+
 def record_values(g, fields: tuple) -> tuple:
     """The gradients of the fields of a structure built with build_record, from its gradient (a
     named tuple, a Record, or an instance of the class given as a cotangent)."""

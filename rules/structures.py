@@ -21,14 +21,29 @@ def build_dict(y, keys, *values):
     values_bar += rt.dict_values(y_bar, keys)
 
 
+@tangent(rt.build_dict)
+def build_dict_dot(y, keys, *values):
+    y_dot = rt.build_dict(keys, *values_dot)
+
+
 @adjoint(rt.build_record)
 def build_record(y, cls, fields, *values):
     values_bar += rt.record_values(y_bar, fields)
 
 
+@tangent(rt.build_record)
+def build_record_dot(y, cls, fields, *values):
+    y_dot = rt.record_tangent(cls, fields, *values_dot)
+
+
 @adjoint(rt.build_object)
 def build_object(y, cls, names, *values):
     values_bar += rt.record_values(y_bar, names)
+
+
+@tangent(rt.build_object)
+def build_object_dot(y, cls, names, *values):
+    y_dot = rt.build_object(cls, names, *values_dot)
 
 
 # `dict(pairs)`: a dict comprehension (normalize makes it `dict([(k, v) for ...])`), or a copy of a dict.

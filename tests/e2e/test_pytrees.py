@@ -658,3 +658,19 @@ def test_object_graph_with_cycles_and_fan_out_stays_cheap():
     np.testing.assert_allclose(out.w, X)
     np.testing.assert_allclose(out.children[1].w, X)
     assert out.children[0].parent is None  # (cut where the walk meets the root again)
+
+
+def builds_structures(x, w):
+    layer = Layer(w, x)
+    g = Gauss(x * 2.0, 0.5)
+    return np.sum(np.tanh(layer.W @ x + layer.b)) + np.sum(g.mean * g.log_std)
+
+
+def test_forward_mode_through_structures_built_inside():
+    from adjoint_compiler import jvp
+    from adjoint_compiler.testing import check_jvp
+
+    check_jvp(builds_structures, rand(3), rand(3, 3))
+    out, tangent = jvp(returns_dict, (rand(3),), (np.ones(3),))
+    assert type(tangent) is dict and list(tangent) == ["a", "b"]
+    np.testing.assert_allclose(tangent["a"], np.full(3, 2.0))
