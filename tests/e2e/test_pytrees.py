@@ -671,6 +671,6 @@ def test_forward_mode_through_structures_built_inside():
     from adjoint_compiler.testing import check_jvp
 
     check_jvp(builds_structures, rand(3), rand(3, 3))
-    out, tangent = jvp(returns_dict, (rand(3),), (np.ones(3),))
+    _, tangent = jvp(returns_dict, (rand(3),), (np.ones(3),))
     assert type(tangent) is dict and list(tangent) == ["a", "b"]
     np.testing.assert_allclose(tangent["a"], np.full(3, 2.0))
