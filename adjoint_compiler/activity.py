@@ -122,9 +122,11 @@ def missing_rule_message(stmt) -> str:
     if isinstance(prim, ir.Method):
         name = prim.name
         if not hasattr(np.ndarray, name):
-            return (f"`.{name}()` is not an ndarray method with an adjoint rule, and methods of user "
-                    "objects cannot be differentiated yet; compute the value with NumPy functions or a "
-                    "plain Python function instead")
+            return (f"`.{name}()` is not an ndarray method with an adjoint rule, and the receiver's class is not "
+                    "known when compiling (methods of the user's objects are compiled when the object is an "
+                    "argument, a field of one, or a global; not an item of a list or a dict's `.items()`); "
+                    "call the method on an argument, or compute the value with NumPy functions or a plain "
+                    "Python function")
         return (f"the ndarray method `.{name}()` has no adjoint rule yet. Register a rule with "
                 f"`@adjoint(\"{name}\")` over `def _(result, a, *args): a_bar += ...` (the receiver "
                 f"comes first; the body accumulates `<arg>_bar` from `result_bar`); "

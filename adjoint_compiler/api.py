@@ -13,7 +13,10 @@ real numbers (ArgumentError naming the function, the output, expected and receiv
 gradient functions and pullbacks cannot be differentiated (SourceError: higher order is not
 supported yet).
 
-A gradient has its argument's type (a NumPy scalar's is a NumPy scalar of its float type). `vjp`
+A gradient has its argument's type (a NumPy scalar's is a NumPy scalar of its float type); a
+structured argument (dict, tuple, list, NamedTuple, dataclass, object of a user's class; trees.py)
+gets a gradient of its structure, with None for the leaves that are not numbers or arrays. A bound
+method `obj.f` is differentiated as `f` with `obj` its first argument, never differentiated. `vjp`
 of a function that returns nothing takes the arguments it writes into as its outputs
 ('split_written': `out` is their values after the call, the pullback takes their cotangents);
 the caller's arrays are never written. `out` never shares memory with what a pullback restores.
@@ -24,11 +27,12 @@ import functools
 import inspect
 import numbers
 import threading
+import types
 
 import gast
 import numpy as np
 
-from . import diskcache, frontend, guard, nesting, registry
+from . import diskcache, frontend, guard, nesting, registry, trees
 from . import runtime as rt
 from .buffer import Buffer
 from .errors import ArgumentError, ArgumentIndexError, MutationError
@@ -57,19 +61,143 @@ def _kind(value) -> str:
         return "f0"
     if kind is int:
         return "r0"
+    if kind is dict or (isinstance(value, tuple) and trees.is_namedtuple(value)):
+        return _tree_kind(value, 0)
     if isinstance(value, (tuple, list)):
-        return "seq"
+        return _seq_kind(value, 0)
     if isinstance(value, np.ndarray):
         return f"{'f' if value.dtype.kind == 'f' else 'r'}{value.ndim}"
     if isinstance(value, np.floating):
         return "f0"
     if isinstance(value, (numbers.Number, np.generic)):
         return "r0"
+    if isinstance(value, type):
+        return ("static", value)  # a class (the `cls` of a classmethod): baked in
+    if trees.record_fields(value) is not None:
+        return _tree_kind(value, 0)
     return "num"
 
 
+class _Walk:
+    """The state of one walk over an argument's structure: the objects on the current path (a
+    cycle is cut: opaque where it repeats) and a budget of nodes (a huge or shared graph becomes
+    opaque past it, so a call never spends more than that on kinds)."""
+
+    __slots__ = ("budget", "path")
+
+    def __init__(self):
+        self.budget = 20000
+        self.path: set = set()
+
+
+def _seq_kind(value, depth: int, walk: _Walk | None = None):
+    """'seq', or for a list or tuple whose items are all structures of one kind (a list of layers)
+    `("tree", "seq", type, (), (item kind,))`: an item read by any index has that kind."""
+    walk = walk or _Walk()
+    if not value or depth > trees.MAX_DEPTH or trees.fields_of(value[0]) is None:
+        return "seq"
+    if any(trees.fields_of(v) is None for v in value[1:]):
+        return "seq"
+    kinds = [_tree_kind(v, depth + 1, walk) for v in value]
+    first = kinds[0]
+    if "num" in kinds:
+        return "seq"
+    if all(k == first for k in kinds):
+        return ("tree", "seq", type(value), (), (first,))
+    if len(value) <= trees.MAX_MIXED:
+        # structures of several kinds (a list of layers of different classes): each item's kind,
+        # read at constant positions and by loops, which are unrolled
+        return ("tree", "mixed", type(value), (), tuple(kinds))
+    return "seq"
+
+
+def _tree_kind(value, depth: int, walk: _Walk | None = None):
+    """The kind of a structure (trees.py): its tag, class, keys and the kinds of its items; a
+    function, class or module inside it is baked in; deeper than trees.MAX_DEPTH, on a cycle or
+    past the walk's budget it is opaque ('num')."""
+    walk = walk or _Walk()
+    walk.budget -= 1
+    if depth > trees.MAX_DEPTH or walk.budget < 0 or id(value) in walk.path:
+        return "num"
+    tag, keys = trees.fields_of(value)
+    walk.path.add(id(value))
+    try:
+        kinds = []
+        for k in keys:
+            v = trees.item(value, k)
+            if trees.is_static(v):
+                kinds.append(("static", v))
+            elif trees.fields_of(v) is not None:
+                kinds.append(_tree_kind(v, depth + 1, walk))
+            elif isinstance(v, (tuple, list)):
+                kinds.append(_seq_kind(v, depth + 1, walk))
+            else:
+                kinds.append(_kind(v))
+    finally:
+        walk.path.discard(id(value))
+    return ("tree", tag, type(value), keys, tuple(kinds))
+
+
+_NAMED_RESULT_FIELDS = frozenset(("logabsdet", "sign", "eigenvalues", "eigenvectors", "U", "S", "Vh", "Q", "R"))
+
+
+def _array_attribute(name: str) -> bool:
+    """Whether `x.name` on a value of unknown type is compiled as an array attribute with a rule of
+    its own (`.T`, `.shape`, `.size`): not a field read."""
+    from .ir import Attr
+
+    return name not in _NAMED_RESULT_FIELDS and registry.lookup(Attr(name)) is not None
+
+
+def _check_fields(value, what: str, in_sequence: bool, depth: int = 0, seen: set | None = None) -> None:
+    """Refuse a record inside a list or tuple with a field named like an ndarray attribute (`size`,
+    `T`): read from an item of unknown type, `item.size` would be taken for the array attribute."""
+    if seen is None:
+        if not _has_array_field(value):  # (the common case: no field of such a name anywhere)
+            return
+        seen = set()
+    if depth > trees.MAX_DEPTH or (id(value), in_sequence) in seen:
+        return
+    shape = trees.fields_of(value)
+    if shape is not None:
+        seen.add((id(value), in_sequence))
+        for k in shape[1]:
+            if in_sequence and shape[0] != "dict" and isinstance(k, str) and _array_attribute(k):
+                raise ArgumentError(
+                    f"{what} holds, inside a list or tuple, a {type(value).__name__} with a field named `{k}`, "
+                    f"the name of an ndarray attribute: the compiler cannot tell `item.{k}` from the array "
+                    "attribute there; rename the field, or pass the structure as an argument of its own")
+            _check_fields(trees.item(value, k), what, in_sequence, depth + 1, seen)
+    elif isinstance(value, (tuple, list)):
+        # items of known structure kinds are known when compiling (`_seq_kind`, computed only where
+        # an item has a field named like an array attribute: rare)
+        unknown = in_sequence or (any(_has_array_field(v) for v in value) and _seq_kind(value, 0) == "seq")
+        for v in value:
+            _check_fields(v, what, unknown, depth + 1, seen)
+
+
+def _has_array_field(v, depth: int = 0, seen: set | None = None) -> bool:
+    """Whether `v` holds (at any depth) a record with a field named like an array attribute."""
+    seen = set() if seen is None else seen
+    if depth > trees.MAX_DEPTH or id(v) in seen:
+        return False
+    shape = trees.fields_of(v)
+    if shape is None:
+        return isinstance(v, (tuple, list)) and any(_has_array_field(x, depth + 1, seen) for x in v)
+    seen.add(id(v))
+    if shape[0] != "dict" and any(isinstance(k, str) and _array_attribute(k) for k in shape[1]):
+        return True
+    return any(_has_array_field(trees.item(v, k), depth + 1, seen) for k in shape[1])
+
+
 def _check_numeric(value, what: str) -> None:
+    if trees.fields_of(value) is not None:  # a structure: any leaf (the ones that are not numbers get None)
+        _check_fields(value, what, False)
+        return
     if isinstance(value, (tuple, list)):
+        if any(trees.fields_of(v) is not None for v in value):
+            _check_fields(value, what, False)
+            return
         for v in value:
             _check_numeric(v, what)
         return
@@ -83,7 +211,7 @@ def _check_numeric(value, what: str) -> None:
                         f"got {type(value).__name__}")
 
 
-def _is_complex(value) -> bool:
+def _is_complex(value, depth: int = 0, seen: set | None = None) -> bool:
     """Whether `value` is, or holds (in tuples, lists, dicts, Buffers), a complex number or array."""
     kind = type(value)
     if kind is np.ndarray:
@@ -96,10 +224,19 @@ def _is_complex(value) -> bool:
         return value.dtype.kind == "c"
     if isinstance(value, Buffer):
         return value.data.dtype.kind == "c"
+    if depth > trees.MAX_DEPTH:
+        return False
+    seen = set() if seen is None else seen
     if isinstance(value, (tuple, list)):
-        return any(_is_complex(v) for v in value)
+        return any(_is_complex(v, depth + 1, seen) for v in value)
+    if id(value) in seen:
+        return False
     if isinstance(value, dict):
-        return any(_is_complex(v) for v in value.values())
+        seen.add(id(value))
+        return any(_is_complex(v, depth + 1, seen) for v in value.values())
+    if trees.record_fields(value) is not None:
+        seen.add(id(value))
+        return any(_is_complex(getattr(value, k), depth + 1, seen) for k in trees.record_fields(value))
     return False
 
 
@@ -130,18 +267,25 @@ def _param_names(func) -> list:
         return []
 
 
-def _arrays_in(value, out: list) -> list:
-    """Every ndarray in `value` (itself, a Buffer's data, inside tuples, lists and dicts)."""
+def _arrays_in(value, out: list, depth: int = 0, seen: set | None = None) -> list:
+    """Every ndarray in `value` (itself, a Buffer's data, inside tuples, lists, dicts, dataclasses
+    and the user's objects)."""
     if isinstance(value, np.ndarray):
         out.append(value)
     elif isinstance(value, Buffer):
         out.append(value.data)
+    elif depth > trees.MAX_DEPTH:
+        pass
     elif isinstance(value, (tuple, list)):
         for v in value:
-            _arrays_in(v, out)
-    elif isinstance(value, dict):
-        for v in value.values():
-            _arrays_in(v, out)
+            _arrays_in(v, out, depth + 1, seen)
+    elif isinstance(value, dict) or trees.record_fields(value) is not None:
+        seen = set() if seen is None else seen
+        if id(value) not in seen:  # (a dict or object met again, on a cycle: its arrays are listed)
+            seen.add(id(value))
+            for v in (value.values() if isinstance(value, dict) else
+                      [getattr(value, k) for k in trees.record_fields(value)]):
+                _arrays_in(v, out, depth + 1, seen)
     return out
 
 
@@ -264,12 +408,14 @@ def _build(target, wrt: tuple, kinds: tuple, mode: str, differentiable: bool = F
             entry = compile_gradient(target, wrt, kinds, mode, differentiable=True)
         entry.guard = guard.build(target, reading, generation)
         return entry
-    entry = diskcache.load(target, wrt, kinds, mode, generation)
+    portable = not any(isinstance(k, tuple) for k in kinds)  # (a structure's kind holds its class)
+    entry = diskcache.load(target, wrt, kinds, mode, generation) if portable else None
     if entry is None:
         with frontend.recording() as reading:
             entry = compile_gradient(target, wrt, kinds, mode)
         entry.guard = guard.build(target, reading, generation)
-        diskcache.store(target, wrt, kinds, mode, entry)
+        if portable:
+            diskcache.store(target, wrt, kinds, mode, entry)
     return entry
 
 
@@ -323,8 +469,15 @@ def _typed(g, x):
         kind = x.dtype.type if x.dtype.kind == "f" else np.float64
         return g if type(g) is kind else kind(g)
     if isinstance(x, (tuple, list)) and isinstance(g, (tuple, list)) and len(g) == len(x) \
-            and any(isinstance(v, (np.generic, tuple, list)) for v in x):
+            and any(isinstance(v, (np.generic, tuple, list, dict)) or trees.record_fields(v) is not None for v in x):
         return rt._rebuild(g, [_typed(a, b) for a, b in zip(g, x)])
+    if type(x) is dict and type(g) is dict:
+        return {k: _typed(g[k], v) if g.get(k) is not None else None for k, v in x.items()}
+    if trees.record_fields(x) is not None and type(g) is type(x):
+        for k in trees.record_fields(x):
+            if getattr(g, k, None) is not None:
+                object.__setattr__(g, k, _typed(getattr(g, k), getattr(x, k)))
+        return g
     return g
 
 
@@ -345,17 +498,32 @@ def _fresh(g, arrays: list) -> bool:
     return True
 
 
-def _arrays(v):
+def _arrays(v, depth: int = 0, seen: set | None = None):
     if isinstance(v, np.ndarray):
         return [v]
+    if depth > trees.MAX_DEPTH:
+        return []
     if isinstance(v, (tuple, list)):
-        return [a for x in v for a in _arrays(x)]
+        return [a for x in v for a in _arrays(x, depth + 1, seen)]
+    shape = trees.fields_of(v)
+    if shape is not None:
+        seen = set() if seen is None else seen
+        if id(v) in seen:
+            return []
+        seen.add(id(v))
+        return [a for k in shape[1] for a in _arrays(trees.item(v, k), depth + 1, seen)]
     return []
 
 
 def _own(g, inputs, seen):
     if isinstance(g, (tuple, list)):
-        return type(g)(_own(x, inputs, seen) for x in g)
+        return rt._rebuild(g, [_own(x, inputs, seen) for x in g])
+    if type(g) is dict:
+        return {k: _own(v, inputs, seen) for k, v in g.items()}
+    if trees.record_fields(g) is not None:  # (a gradient made by trees.rebuild: fields set in place)
+        for k in trees.record_fields(g):
+            object.__setattr__(g, k, _own(getattr(g, k), inputs, seen))
+        return g
     if isinstance(g, np.ndarray):
         fresh = g.flags.owndata and g.flags.writeable and all(g is not a for a in inputs + seen)
         if not fresh and (not g.flags.writeable or any(np.may_share_memory(g, a) for a in inputs + seen)):
@@ -369,6 +537,15 @@ def _through_partial(func, wrt: tuple, args, kwargs):
     partial's bound arguments are ordinary arguments of `target` (read at each call, never baked
     in) and each `wrt` position, counted among the partial's own parameters, is moved to the
     position of that parameter in `target`."""
+    if isinstance(func, types.MethodType) and isinstance(func.__func__, types.FunctionType) \
+            and not frontend.is_derivative(func.__func__):
+        # a bound method: the function, with the object it is bound to as its first argument,
+        # never differentiated (JAX's convention: pass the object explicitly to differentiate it)
+        return func.__func__, tuple(i + 1 for i in wrt), (func.__self__,) + tuple(args), kwargs
+    if not isinstance(func, (functools.partial, types.FunctionType, types.MethodType, type)) \
+            and trees.record_fields(func) is not None \
+            and isinstance(inspect.getattr_static(type(func), "__call__", None), types.FunctionType):
+        return _through_partial(func.__call__, wrt, args, kwargs)  # an object of a class with `__call__`
     if not isinstance(func, functools.partial):
         return func, wrt, args, kwargs
     target = func.func
@@ -386,6 +563,8 @@ def _through_partial(func, wrt: tuple, args, kwargs):
         if mine[i] not in theirs:
             raise SourceError(f"cannot differentiate {func!r} with respect to its parameter `{mine[i]}`")
         moved.append(theirs.index(mine[i]))
+    if isinstance(target, types.MethodType):  # a partial of a bound method
+        return _through_partial(target, tuple(moved), tuple(func.args) + tuple(args), {**func.keywords, **kwargs})
     return target, tuple(moved), tuple(func.args) + tuple(args), {**func.keywords, **kwargs}
 
 
@@ -431,7 +610,10 @@ _NONE_RESULT = "grad needs a function that returns a scalar, but it returned a v
 
 
 def grad(func, wrt=0):
-    """The gradient of scalar-valued `func` w.r.t. argument `wrt` (an int or a tuple of ints)."""
+    """The gradient of scalar-valued `func` w.r.t. argument `wrt` (an int or a tuple of ints). A
+    structured argument's gradient has its structure (dict keys, named tuple and dataclass types
+    kept; None for a leaf that is not a number or an array). For a bound method `obj.f`, `wrt`
+    counts the method's own arguments and `obj` is a constant."""
     wrt_t, as_tuple = _normalize_wrt(wrt)
 
     def gradient(*args, **kwargs):
@@ -473,6 +655,15 @@ def _with_aux(func, wrt_t: tuple, as_tuple: bool):
 
 def _zero_cotangent(out):
     """The zero cotangent of an output, in its structure (None for what takes none)."""
+    shape = trees.fields_of(out)
+    if shape is not None and not isinstance(out, tuple):
+        zeros = {k: _zero_cotangent(trees.item(out, k)) for k in shape[1]}
+        if shape[0] == "dict":
+            return zeros
+        made = object.__new__(type(out))
+        for k, v in zeros.items():
+            object.__setattr__(made, k, v)
+        return made
     if isinstance(out, (tuple, list)):
         return type(out)(_zero_cotangent(o) for o in out) if type(out) in (tuple, list) \
             else tuple(_zero_cotangent(o) for o in out)
@@ -656,6 +847,13 @@ def _copy_arrays(value):
         return rt._rebuild(value, [_copy_arrays(v) for v in value])
     if type(value) is dict:
         return {k: _copy_arrays(v) for k, v in value.items()}
+    if trees.record_fields(value) is not None:
+        import copy
+
+        made = copy.copy(value)
+        for k in trees.record_fields(value):
+            object.__setattr__(made, k, _copy_arrays(getattr(value, k)))
+        return made
     return value
 
 
@@ -669,6 +867,13 @@ def _cotangent_spec(out, whose: str = "the output", top: bool = True):
     if isinstance(out, (tuple, list)):
         about = f"{'the function returns' if top else 'that output is'} a {type(out).__name__} of {len(out)}"
         return ("tuple", tuple(_cotangent_spec(o, top=False) for o in out), about)
+    shape = trees.fields_of(out)
+    if shape is not None:  # a dict, dataclass or object: a cotangent of the same structure
+        keys = shape[1]
+        about = (f"{'the function returns' if top else 'that output is'} a {type(out).__name__} with "
+                 f"{'keys' if shape[0] == 'dict' else 'fields'} {', '.join(map(repr, keys))}")
+        return ("struct", shape[0], type(out), keys,
+                tuple(_cotangent_spec(trees.item(out, k), top=False) for k in keys), about)
     if isinstance(out, Buffer):
         out = out.data
     if isinstance(out, (np.ndarray, numbers.Number, np.generic)) and not isinstance(out, (str, bytes)):
@@ -679,6 +884,10 @@ def _cotangent_spec(out, whose: str = "the output", top: bool = True):
 def _received(value) -> str:
     if value is None:
         return "None"
+    shape = trees.fields_of(value)
+    if shape is not None and not isinstance(value, tuple):
+        return (f"a {type(value).__name__} with {'keys' if shape[0] == 'dict' else 'fields'} "
+                f"{', '.join(map(repr, shape[1])) or '(none)'}")
     if isinstance(value, (tuple, list)):
         return f"a {type(value).__name__} of length {len(value)}"
     if isinstance(value, Buffer):
@@ -698,6 +907,17 @@ def _check_cotangent(func, spec, out_bar, what: str) -> None:
     if spec[0] == "none":
         if out_bar is not None:
             raise ArgumentError(f"the pullback of {name}: {what} must be None ({spec[1]}), got {_received(out_bar)}")
+        return
+    if spec[0] == "struct":
+        _, tag, kind, keys, items, about = spec
+        got = trees.fields_of(out_bar)
+        same = got is not None and type(out_bar) is kind and tuple(got[1]) == tuple(keys)
+        if not same and not (tag == "dict" and type(out_bar) is dict and set(out_bar) == set(keys)):
+            raise ArgumentError(f"the pullback of {name}: {what} must be a {kind.__name__} with "
+                                f"{'keys' if tag == 'dict' else 'fields'} {', '.join(map(repr, keys))} "
+                                f"({about}), got {_received(out_bar)}")
+        for k, s in zip(keys, items):
+            _check_cotangent(func, s, trees.item(out_bar, k), f"{what}[{k!r}]" if tag == "dict" else f"{what}.{k}")
         return
     if spec[0] == "tuple":
         items = spec[1]
@@ -729,6 +949,10 @@ def _as_float(spec, out_bar):
     integer cotangent would truncate), arrays of the output's shape."""
     if spec is None or spec[0] == "none":
         return out_bar
+    if spec[0] == "struct":
+        _, tag, kind, keys, items, _about = spec
+        values = {k: None if s is None else _as_float(s, trees.item(out_bar, k)) for k, s in zip(keys, items)}
+        return values if tag == "dict" else trees.Record(kind, values)
     if spec[0] == "tuple":
         return tuple(_as_float(s, b) for s, b in zip(spec[1], out_bar))
     if isinstance(out_bar, Buffer):
@@ -766,6 +990,8 @@ def adjoint_source(func, wrt=None, args=None, mode: str = "grad") -> str:
     if not hasattr(target, "__adjoint_spec__"):
         frontend.check_first_order(target)
     values = [None] * len(inspect.signature(target).parameters) if args is None else _bind(func, given, kwargs)
+    if args is None and given:  # a bound method (or a partial): the values bound are known
+        values[:len(given)] = given
     return compiled(func, wrt_t, values, kind).source
 
 

@@ -31,7 +31,6 @@ _REJECTED = {
     gast.NamedExpr: "assignment expressions (`:=`) are not supported",
     gast.Set: "set displays are not supported",
     gast.SetComp: "set comprehensions are not supported",
-    gast.DictComp: "dict comprehensions are not supported",
     gast.Starred: "`*x` in a call is not supported; pass the items as arguments of their own",
 }
 for _name, _msg in (("Match", "`match` statements are not supported"),

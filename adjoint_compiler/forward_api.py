@@ -19,7 +19,7 @@ import numbers
 
 import numpy as np
 
-from . import frontend, loader
+from . import frontend, loader, trees
 from .api import (
     _bind,
     _check_aliasing,
@@ -67,6 +67,10 @@ def _zero(tangent) -> bool:
 def _tangent_for(primal, tangent, what: str):
     """The tangent `tangent` of `primal` in the form the generated code reads (a float, a float
     array of the primal's shape, a Buffer, a tuple or list), or ArgumentError."""
+    if type(primal) is dict or (not isinstance(primal, (tuple, list)) and trees.record_fields(primal) is not None):
+        raise ArgumentError(f"{what}: forward mode (jvp, jacfwd) takes numbers, arrays, tuples and lists; "
+                            f"a {type(primal).__name__} argument is supported by reverse mode (grad, value_and_grad, "
+                            "vjp) only so far: pass its arrays as arguments of their own")
     if isinstance(primal, (tuple, list)):
         if not isinstance(tangent, (tuple, list)) or len(tangent) != len(primal):
             raise ArgumentError(f"{what} must be a tuple or list of {len(primal)} tangents, like its primal")
@@ -117,6 +121,16 @@ def _deliver(tangent, value, inputs: list):
         return type(value)(items) if type(value) in (tuple, list) else type(value)._make(items)
     if value is None or isinstance(value, (str, bytes)):
         return None
+    shape = trees.fields_of(value)
+    if shape is not None:  # a dict, dataclass or object made by the function: its structure
+        items = {k: _deliver(None if tangent is None else trees.item(tangent, k) if trees.fields_of(tangent)
+                             else None, trees.item(value, k), inputs) for k in shape[1]}
+        if shape[0] == "dict":
+            return items
+        made = object.__new__(type(value))
+        for k, v in items.items():
+            object.__setattr__(made, k, v)
+        return made
     if isinstance(value, Buffer):
         value = value.data
     if isinstance(tangent, Buffer):

@@ -93,6 +93,15 @@ class Reading:
         self.functions: list = []
         self.sources: list = []
         self.lookups: list = []
+        self.class_reads: list = []  # (class, name): a method or property found on a class
+
+
+def note_class_read(cls, name: str) -> None:
+    """Record that the compilation resolved `name` on class `cls` (a method, property or class
+    constant it inlined or read): the guard re-checks that `cls` still resolves it alike."""
+    reading = getattr(_state, "reading", None)
+    if reading is not None and isinstance(cls, type) and isinstance(name, str):
+        reading.class_reads.append((cls, name))
 
 
 _state = threading.local()

@@ -217,6 +217,12 @@ def build(func, reading, generation) -> Guard:
     for f, name, value in reading.lookups:
         b.name(f, name, value)
         values[(f, name)] = value
+    for cls, name in getattr(reading, "class_reads", ()):  # methods and properties inlined from classes
+        for klass in cls.__mro__:
+            found = klass.__dict__.get(name, MISSING)
+            b.dicts.append((klass.__dict__, name, found))
+            if found is not MISSING:
+                break
     for source in reading.sources:
         for path in sorted(source.paths):
             root, *rest = path.split(".")

@@ -37,6 +37,7 @@ class Var:
     is_buffer: bool = False
     user: str = ""  # the name in the user's code this is a version of (for messages)
     stack: bool = False  # a list only pushed and popped (stacks.py): its adjoint is a cotangent stack
+    tree: Any = None  # for a structure (dict, named tuple, dataclass, object): its kind (trees.py)
 
     @property
     def display(self) -> str:

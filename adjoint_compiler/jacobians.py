@@ -34,6 +34,18 @@ def _returning_argument(func, out: int):
     return namespace[name]
 
 
+def refuse_structures(entry: str, func, args, wrt_t) -> None:
+    """A Jacobian or Hessian is taken with respect to arrays and numbers (and tuples of them): a
+    dict, named tuple, dataclass or object argument is refused, naming it."""
+    from . import trees
+
+    for i in wrt_t:
+        if -len(args) <= i < len(args) and trees.fields_of(args[i]) is not None:
+            raise ArgumentError(f"{entry} of {getattr(func, '__name__', func)}: argument {i} is a "
+                                f"{type(args[i]).__name__}; Jacobians and Hessians are taken with respect to arrays "
+                                "and numbers: pass its arrays as arguments of their own (grad and vjp take structures)")
+
+
 def jacrev(func, wrt=0, out=None):
     """The Jacobian of `func` w.r.t. argument `wrt` (an int or a tuple of ints), by reverse mode:
     a function of `func`'s arguments returning an array of shape `out.shape + arg.shape` (a tuple
@@ -45,6 +57,7 @@ def jacrev(func, wrt=0, out=None):
     target = func if out is None else _returning_argument(func, out)
 
     def jacobian_function(*args):
+        refuse_structures("jacrev", func, args, wrt_t)
         value, pullback = vjp(target, *args)
         if isinstance(value, (tuple, list)):
             raise ArgumentError(f"jacrev needs a function that returns one array or number; "

@@ -50,6 +50,19 @@ class Both:
         return self.outer.holds() and self.inner.holds()
 
 
+def _method_parts(func, wrt_t: tuple, as_tuple: bool):
+    """(function, its wrt, the object) for a bound method of a user's function, else None."""
+    import types
+
+    from . import frontend
+
+    if not (isinstance(func, types.MethodType) and isinstance(func.__func__, types.FunctionType)
+            and not frontend.is_derivative(func.__func__)):
+        return None
+    moved = tuple(i + 1 if i >= 0 else i for i in wrt_t)
+    return func.__func__, (moved if as_tuple else moved[0]), func.__self__
+
+
 def hvp(func, wrt=0):
     """`hvp(f, wrt)(*args, v)`: the Hessian of scalar `f` w.r.t. argument `wrt`, times `v`, without
     forming the Hessian. With a tuple `wrt`, `v` is a tuple with one direction per argument and the
@@ -63,6 +76,10 @@ def hvp(func, wrt=0):
     holds the located reason."""
     from .api import _normalize_wrt, grad
     wrt_t, as_tuple = _normalize_wrt(wrt)
+    method = _method_parts(func, wrt_t, as_tuple)
+    if method is not None:  # a bound method: the function's, its object first (not differentiated)
+        inner = hvp(method[0], method[1])
+        return lambda *args: inner(method[2], *args)
     gradient = grad(func, wrt)
 
     def hessian_vector_product(*args):
@@ -142,6 +159,10 @@ def hessian(func, wrt=0):
 
     from .api import _normalize_wrt, grad, vjp
     wrt_t, as_tuple = _normalize_wrt(wrt)
+    method = _method_parts(func, wrt_t, as_tuple)
+    if method is not None:  # a bound method: the function's, its object first (not differentiated)
+        inner = hessian(method[0], method[1])
+        return lambda *args: inner(method[2], *args)
     gradient = grad(func, wrt_t)
 
     def forward(args, shapes):
@@ -169,6 +190,9 @@ def hessian(func, wrt=0):
         return rows
 
     def full_hessian(*args):
+        from .jacobians import refuse_structures
+
+        refuse_structures("hessian", func, args, wrt_t)
         shapes = [np.shape(args[i]) for i in wrt_t]
         rows = None
         if full_hessian.fallback is None:

@@ -77,6 +77,16 @@ def hint(e, is_global=lambda e: False) -> str:
     return "t"
 
 
+SET_FIELD = "__set_field__"  # `obj.name = v`, as normalize spells it: ssa.SSABuilder.set_field
+
+
+def _by_position(node):
+    """Mark the item a loop reads by position (`xs[k]` for `for x in xs`): for a dict, ssa reads
+    its k-th key instead, as iterating a dict does."""
+    node.by_position = True
+    return node
+
+
 def _short(full: str, fallback: str) -> str:
     return full if len(full) <= 20 else fallback
 
@@ -110,7 +120,18 @@ class Normalizer(PythonLowering):
     def is_global_path(self, e) -> bool:
         if isinstance(e, gast.Name):
             return e.id not in self.locals and e.id not in self.outer
-        return isinstance(e, gast.Attribute) and self.is_global_path(e.value)
+        return isinstance(e, gast.Attribute) and self.is_global_path(e.value) and not self.is_property(e)
+
+    def is_property(self, e) -> bool:
+        """`obj.name` on a global object of a user's class whose `name` is a property: computed (its
+        getter is inlined), not a value to read when compiling."""
+        import inspect
+        import types
+
+        base = self.callee_value(e.value)
+        if base is None or isinstance(base, (type, types.ModuleType)):
+            return False
+        return isinstance(inspect.getattr_static(type(base), e.attr, None), property)
 
     def atom(self, e, out: list):
         """Evaluate `e` into `out`; return a Name, Constant or global path."""
@@ -149,8 +170,10 @@ class Normalizer(PythonLowering):
         if isinstance(e, gast.Call):
             return self.call(e, out)
         if isinstance(e, gast.Subscript):
-            return gast.Subscript(value=self.atom(e.value, out), slice=self.index(e.slice, out),
-                                  ctx=gast.Load())
+            made = gast.Subscript(value=self.atom(e.value, out), slice=self.index(e.slice, out), ctx=gast.Load())
+            if getattr(e, "by_position", False):
+                made.by_position = True  # (an item of a loop over `e.value`: a dict gives its k-th key)
+            return made
         if isinstance(e, (gast.Tuple, gast.List)):
             if any(isinstance(x, gast.Starred) for x in e.elts):
                 return self.simple(self.unstarred_display(e), out, target)
@@ -158,6 +181,11 @@ class Normalizer(PythonLowering):
             return type(e)(elts=elts, ctx=gast.Load())
         if isinstance(e, gast.IfExp):
             return self.ifexp(e, out, target)
+        if isinstance(e, gast.DictComp):  # `{k: f(v) for k, v in p.items()}`: dict() of a list of pairs
+            pairs = gast.copy_location(gast.ListComp(elt=gast.Tuple(elts=[e.key, e.value], ctx=gast.Load()),
+                                                     generators=e.generators), e)
+            return self.simple(gast.copy_location(gast.Call(func=name("dict"), args=[pairs], keywords=[]), e), out,
+                               target)
         if isinstance(e, (gast.ListComp, gast.GeneratorExp)):
             return self.comprehension(e, out, target)
         if isinstance(e, gast.Dict):
@@ -630,7 +658,7 @@ class Normalizer(PythonLowering):
             return form
         seq = self.atom(e, out)
         n = self.atom(gast.Call(func=name("len"), args=[seq], keywords=[]), out)
-        return n, lambda k: gast.Subscript(value=seq, slice=k, ctx=gast.Load())
+        return n, lambda k: _by_position(gast.Subscript(value=seq, slice=k, ctx=gast.Load()))
 
     def for_loop(self, s, out) -> None:
         if s.orelse:
@@ -661,6 +689,9 @@ class Normalizer(PythonLowering):
                                            type_comment=None), s)
         if isinstance(seq, gast.Name) and seq.id in self.locals | self.outer:
             loop.unroll_over = seq.id  # (ssa unrolls it if `seq` holds functions: a StaticSeq)
+        elif self.is_builtin_call(s.iter, "enumerate") and len(s.iter.args) == 1 and not s.iter.keywords \
+                and isinstance(s.iter.args[0], gast.Name) and s.iter.args[0].id in self.locals | self.outer:
+            loop.unroll_over = s.iter.args[0].id  # (`enumerate(layers)` of a StaticSeq: unrolled alike)
         self.emit_loop(loop, flags, out)
 
     def while_loop(self, s, out) -> None:
@@ -710,6 +741,12 @@ class Normalizer(PythonLowering):
         elif isinstance(target, gast.Subscript):
             base = self.write_base(target, at, out)
             out.append(self.write(base, self.index(target.slice, out), value, at))
+        elif isinstance(target, gast.Attribute) and isinstance(target.value, gast.Name) \
+                and not self.is_global_path(target.value):
+            # `obj.name = v` on a local: ssa allows it in the `__init__` of an object the function makes
+            call = gast.Call(func=name(SET_FIELD), args=[name(target.value.id), gast.Constant(value=target.attr, kind=None),
+                                                        self.atom(value, out)], keywords=[])
+            out.append(gast.copy_location(gast.Expr(value=call), at))
         else:
             raise UnsupportedSyntaxError("assignment into an attribute is not supported in a differentiated "
                                          "function", self.source.loc(at))

@@ -111,6 +111,8 @@ def expression(stmt: ir.Assign) -> str:
         return "[" + ", ".join(operand(a) for a in args) + "]"
     if isinstance(p, ir.Attr):
         return f"{operand(args[0])}.{p.name}"
+    if p is getattr and len(args) == 2 and isinstance(args[1], ir.Const) and _plain_field(args[1].value):
+        return f"{operand(args[0])}.{args[1].value}"  # a field (`getattr(p, 'W')` for `.T`, `.shape`)
     call_args = [operand(a) for a in args]
     if isinstance(p, ir.Method):
         head, call_args = f"{operand(args[0])}.{p.name}", call_args[1:]
@@ -118,6 +120,18 @@ def expression(stmt: ir.Assign) -> str:
         head = stmt.callee.path
     call_args += [f"{k}={operand(v)}" for k, v in stmt.kwargs.items()]
     return f"{head}({', '.join(call_args)})"
+
+
+def _plain_field(name) -> bool:
+    """A field name that reads back as a field read (not an ndarray attribute with a rule)."""
+    import keyword
+
+    import numpy as np
+
+    from . import registry
+
+    return isinstance(name, str) and name.isidentifier() and not keyword.iskeyword(name) \
+        and not hasattr(np.ndarray, name) and registry.lookup(ir.Attr(name)) is None
 
 
 def assign_node(stmt: ir.Assign) -> gast.stmt:

@@ -26,7 +26,7 @@ _loaded = False
 _loading = False  # while built-in rules load, they never replace a rule the user registered
 _lock = threading.RLock()
 BUILTIN_MODULES = ("arithmetic", "ufuncs", "reductions", "linalg", "shape", "indexing", "writes", "nondiff", "numpy_more",
-                   "composites", "runtime_helpers", "python")
+                   "composites", "runtime_helpers", "python", "structures")
 
 
 def _key(func):

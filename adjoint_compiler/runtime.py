@@ -9,6 +9,7 @@ import numpy as np
 
 from . import buffer as _buffer
 from . import runtime_facts as _facts
+from . import trees as _trees
 from .buffer import Buffer
 from .errors import ArgumentError
 
@@ -48,6 +49,10 @@ def zeros_like(x):
         return np.zeros(x.shape, dtype=x.dtype if x.dtype.kind in "fc" else float)
     if isinstance(x, (tuple, list)):
         return _rebuild(x, [zeros_like(v) for v in x])
+    if not isinstance(x, _SCALARS):  # a dict, dataclass or object: zeros in its structure
+        z = _trees.zeros(x, zeros_like)
+        if z is not None:
+            return z
     return 0.0
 
 
@@ -77,8 +82,8 @@ def unbroadcast(g, x):
             return g.sum(axis=0) if lead == 1 else g.sum(axis=tuple(range(lead)))
     if g is None:
         return zeros_like(x)
-    if isinstance(g, (list, tuple)) and isinstance(x, (list, tuple)):  # a sequence's gradient: never broadcast
-        return g
+    if isinstance(g, (list, tuple, dict, _trees.Record)) and not isinstance(x, np.ndarray):
+        return g  # a structure's gradient: never broadcast
     if isinstance(g, np.ndarray) and g.dtype == object and not (isinstance(x, np.ndarray) and x.dtype == object):
         return _rebuild(x, [zeros_like(v) if gi is None else gi for gi, v in zip(g, x)]) \
             if isinstance(x, (list, tuple)) else g
@@ -111,6 +116,8 @@ def accum(a, b):
         return _rebuild(a, [accum(u, v) for u, v in zip(a, b)])
     if isinstance(a, np.ndarray) and a.dtype == object:
         return _accum_objects(a, b)
+    if type(a) is dict or type(a) is _trees.Record:
+        return _trees.accum(a, b, accum)
     return a + b
 
 
@@ -141,6 +148,8 @@ def getitem_adjoint(g, x, idx):
             out = np.zeros(x.shape, g.dtype if kind is np.ndarray else np.float64)
             out[idx] = g
             return out
+    if type(x) is dict:
+        return _trees.item_adjoint(g, x, idx)
     if isinstance(x, (tuple, list)):
         out = [None] * len(x)
         if isinstance(idx, slice):
@@ -174,7 +183,9 @@ def gradient(g, x):
     if isinstance(x, (tuple, list)):
         if g is None:
             g = [None] * len(x)
-        return _rebuild(x, [gradient(gv, xv) for gv, xv in zip(g, x)])
+        return _rebuild(x, [gradient(gv, xv) if _trees.differentiable_leaf(xv) else None for gv, xv in zip(g, x)])
+    if type(x) is dict or _trees.record_fields(x) is not None:
+        return _trees.rebuild(g, x, gradient)
     if hasattr(x, "data") and hasattr(x, "shape") and not isinstance(x, np.ndarray):  # a Buffer
         x = x.data
     if isinstance(x, np.ndarray) and x.dtype == object:
@@ -611,7 +622,7 @@ class ShapeOf:
 def shape_of(x):
     """What the backward pass keeps of `x` when it reads only its shape: a ShapeOf, but a list or
     tuple itself (the adjoints of its items read its length and its type)."""
-    if x is None or isinstance(x, (list, tuple)):
+    if x is None or isinstance(x, (list, tuple, dict)) or _trees.record_fields(x) is not None:
         return x
     return ShapeOf(x)
 

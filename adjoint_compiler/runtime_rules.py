@@ -1243,15 +1243,111 @@ def matrix_power_adjoint(g, a, n):
 
 
 def field_adjoint(g, result, name: str):
-    """The gradient of a named tuple `result` (`np.linalg.eigh(a)`, `svd`, `qr`, `slogdet`, a
-    user's NamedTuple) from the gradient `g` of its field `name`: `g` there, None elsewhere."""
-    fields = getattr(type(result), "_fields", None)
-    if fields is None or name not in fields:
-        raise TypeError(f"reading `.{name}` of a {type(result).__name__}: only the fields of named tuples "
-                        "(such as the results of np.linalg.eigh, svd, qr, slogdet) have a gradient rule")
-    out = [None] * len(fields)
-    out[fields.index(name)] = g
-    return type(result)._make(out)
+    """The gradient of a structure `result` (a named tuple such as the result of `np.linalg.eigh(a)`,
+    `svd`, `qr`, `slogdet`; a user's NamedTuple, dataclass or object) from the gradient `g` of its
+    field `name`: `g` there, structural zeros elsewhere."""
+    from . import trees
+
+    return trees.field_adjoint(g, result, name)
+
+
+@_facts.fresh
+def build_dict(keys: tuple, *values):
+    """A dict display used as a value: `{keys[0]: values[0], ...}`."""
+    return dict(zip(keys, values))
+
+
+def dict_values(g, keys: tuple) -> tuple:
+    """The gradients of a dict display's values from the dict's gradient (None where it has none)."""
+    if g is None:
+        return (None,) * len(keys)
+    return tuple(g.get(k) for k in keys)
+
+
+def build_record(cls, fields: tuple, *values):
+    """`cls(...)` of a NamedTuple or a plain dataclass, its arguments bound to `fields`."""
+    if issubclass(cls, tuple):
+        return cls(*values)
+    return cls(**dict(zip(fields, values)))
+
+
+def build_object(cls, names: tuple, *values):
+    """An object of a user's class made in a differentiated function and returned: its fields set
+    to `values` without calling `__init__` again (it ran, inlined, when the object was made)."""
+    obj = object.__new__(cls)
+    for n, v in zip(names, values):
+        object.__setattr__(obj, n, v)
+    return obj
+
+
+def dict_pairs_adjoint(g, pairs):
+    """The gradient of `pairs` in `dict(pairs)` (a list of (key, value) pairs, as a dict
+    comprehension makes, or a dict): each value's gradient from the dict's, None for the keys and
+    for a pair a later one with the same key replaced."""
+    if isinstance(pairs, dict):
+        return None if g is None else {k: g.get(k) for k in pairs}
+    last = {}
+    for i, (k, _) in enumerate(pairs):
+        last[k] = i
+    return [(None, None if g is None or last[k] != i else g.get(k)) for i, (k, _) in enumerate(pairs)]
+
+
+def dict_values_list(d) -> list:
+    """`d.values()` of a dict made at run time, as a list (loops read it by position)."""
+    return list(d.values())
+
+
+def dict_items_list(d) -> list:
+    """`d.items()` of a dict made at run time, as a list of pairs."""
+    return list(d.items())
+
+
+def dict_keys_list(d) -> list:
+    """`d.keys()` of a dict made at run time, as a list."""
+    return list(d)
+
+
+def dict_view_adjoint(g, d, pairs: bool):
+    """The gradient of dict `d` from the gradient `g` of `list(d.values())` (or of `d.items()`)."""
+    if g is None:
+        return None
+    return {k: (gi[1] if gi is not None else None) if pairs else gi for k, gi in zip(d, g)}
+
+
+def record_tangent(cls, fields: tuple, *values):
+    """The tangent of `build_record(cls, fields, *values)`: a structure of the class holding the
+    tangents (a named tuple of them; a dataclass made without calling `__init__`)."""
+    if issubclass(cls, tuple):
+        return cls._make(values)
+    return build_object(cls, fields, *values)
+
+
+def record_values(g, fields: tuple) -> tuple:
+    """The gradients of the fields of a structure built with build_record, from its gradient (a
+    named tuple, a Record, or an instance of the class given as a cotangent)."""
+    from . import trees
+
+    if g is None:
+        return (None,) * len(fields)
+    if type(g) is trees.Record:
+        return tuple(g.fields.get(f) for f in fields)
+    if isinstance(g, tuple):
+        return tuple(g)
+    return tuple(getattr(g, f, None) for f in fields)
+
+
+def field_tangent(t, result, name: str):
+    """The tangent of field `name` of a structure from the structure's tangent `t` (of its shape:
+    a dict, a named tuple or an object whose fields hold the tangents); zero for a class constant."""
+    from . import trees
+
+    if t is None:
+        return 0.0
+    if type(t) is trees.Record:
+        return t.fields.get(name, 0.0)
+    if type(t) is dict:
+        return t.get(name, 0.0)
+    return getattr(t, name)
 
 
 # -- scipy (issue 15): the helpers of rules/scipy_*.py. SciPy is imported inside each helper, which

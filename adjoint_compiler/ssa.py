@@ -20,13 +20,14 @@ from dataclasses import dataclass
 import gast
 import numpy as np
 
-from . import aliasing, fence, frontend, ir, registry
+from . import aliasing, fence, frontend, ir, registry, trees
 from .errors import CompileError, MissingRuleError, MutationError, UnsupportedSyntaxError
 from .frontend import Source, SourceError, is_library_module
 from .functions import Closure, FunctionNode, FunctionValue, Partial, StaticSeq, Unusable, is_function_value
 from .naming import GENERATED_READS, Namer
 from .normalize import COPYTO_ITEMS as COPYTO_ITEMS_NAME
 from .normalize import OUT_WRITE as OUT_WRITE_NAME
+from .normalize import SET_FIELD as SET_FIELD_NAME
 from .normalize import normalize
 from .python_lowering import runtime_markers
 
@@ -76,6 +77,10 @@ class SSABuilder:
         self.free_reads: set = set()  # the arrays a nested function read from enclosing scopes
         self.closures: frozenset = frozenset()  # nested functions being inlined around this one
         self.open_loops: list = []  # per loop being built (shared): its arrays' values on entry
+
+    def fresh_var(self, hint: str, kind: str = "num") -> ir.Var:
+        """A value the compiler introduces (no user name): a fresh name from `hint`."""
+        return ir.Var(self.namer.fresh(hint), kind)
 
     def version(self, name: str, kind: str = "num") -> ir.Var:
         """The next SSA version of a user (or normalize) name: `x`, then `x_2`, `x_3`, ..."""
@@ -189,9 +194,13 @@ class SSABuilder:
         return self.operand(e)
 
     def is_atom(self, e) -> bool:
-        return isinstance(e, (gast.Constant, gast.Name, _Operand)) or (
-            isinstance(e, gast.Attribute) and self.is_atom(e.value) and
-            isinstance(self.operand(e.value, allow_function=True), ir.Global))
+        if isinstance(e, (gast.Constant, gast.Name, _Operand)):
+            return True
+        if not (isinstance(e, gast.Attribute) and self.is_atom(e.value)):
+            return False
+        base = self.operand(e.value, allow_function=True)
+        return isinstance(base, ir.Global) and not (
+            _class_of(base) is not None and isinstance(inspect.getattr_static(_class_of(base), e.attr, None), property))
 
     # -- operations --------------------------------------------------------------------------
     def operation(self, e):
@@ -220,14 +229,54 @@ class SSABuilder:
         if isinstance(e, gast.List):
             return ir.BUILD_LIST, [self.operand(x, allow_function=True) for x in e.elts], {}, None
         if isinstance(e, gast.Attribute):
-            return ir.Attr(e.attr), [self.operand(e.value)], {}, None
+            base = self.operand(e.value)
+            return self.attribute(base, e.attr) or (ir.Attr(e.attr), [base], {}, None)
         if isinstance(e, gast.Call):
             args = [self.operand(a, allow_function=True) for a in e.args]
             kwargs = {kw.arg: self.operand(kw.value, allow_function=True) for kw in e.keywords}
             func = e.func
+            if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \
+                    and isinstance(self.env_value(func.value.id), _Super):
+                return self.super_method(self.env_value(func.value.id), func.attr, args, kwargs, e)
+            if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \
+                    and isinstance(self.env_value(func.value.id), _Object):
+                return self.object_method(self.env_value(func.value.id), func.attr, args, kwargs, e)
+            if isinstance(func, gast.Name) and isinstance(self.env_value(func.id), _Object):
+                return self.object_method(self.env_value(func.id), "__call__", args, kwargs, e)
             if isinstance(func, gast.Attribute) and not isinstance(self.operand_or_none(func), ir.Global):
-                return ir.Method(func.attr), [self.operand(func.value)] + args, kwargs, None
+                receiver = self.operand(func.value)
+                method = self.method(receiver, func.attr, args, kwargs, e)
+                if method is not None:
+                    return method
+                if func.attr in _DICT_VIEWS and not args and not kwargs and isinstance(receiver, ir.Var) \
+                        and receiver.kind == "any" and receiver.tree is None:
+                    # `d.values()` of a dict made at run time (a comprehension): a list, read by position
+                    from . import runtime
+
+                    helper = _DICT_VIEWS[func.attr](runtime)
+                    return helper, [receiver], {}, ir.Global(f"rt.{helper.__name__}", helper, runtime, ())
+                return ir.Method(func.attr), [receiver] + args, kwargs, None
             callee = self.operand(func, allow_function=True)
+            if isinstance(callee, ir.Global) and callee.value is super:
+                raise UnsupportedSyntaxError("`super()` is supported only as `super().method(...)` inside a method "
+                                             "of the user's class (it reads the frame it is called from); call the "
+                                             "base class's method by name (`Base.method(self, ...)`)", self.loc(e))
+            if isinstance(callee, ir.Var) and callee.tree is not None and callee.tree[1] == "record" and \
+                    isinstance(inspect.getattr_static(callee.tree[2], "__call__", None), types.FunctionType):
+                frontend.note_class_read(callee.tree[2], "__call__")
+                return inspect.getattr_static(callee.tree[2], "__call__"), [callee] + args, kwargs, None
+            if isinstance(callee, ir.Global) and not isinstance(callee.value, type) and \
+                    trees.record_fields(callee.value) is not None and \
+                    isinstance(inspect.getattr_static(type(callee.value), "__call__", None), types.FunctionType):
+                frontend.note_class_read(type(callee.value), "__call__")
+                return inspect.getattr_static(type(callee.value), "__call__"), [callee] + args, kwargs, None
+            if isinstance(callee, ir.Global) and _user_method(callee.value):
+                owner = callee.value.__self__
+                frontend.note_class_read(owner if isinstance(owner, type) else type(owner),
+                                         callee.path.rpartition(".")[2])
+                # `model.loss(w)`, `Model.make(x)` (a classmethod): the function, its object first
+                return callee.value.__func__, [self.bound_object(callee)] + args, kwargs, None
+
             callee, args, kwargs = self.peel_partial(callee, args, kwargs, e)
             if isinstance(callee, FunctionValue):
                 return callee, args, kwargs, None
@@ -240,6 +289,364 @@ class SSABuilder:
                                                       getattr(self, "current_stmt", None) or e))
             return callee.value, args, kwargs, callee
         raise AssertionError(f"normalize left an unexpected expression: {gast.dump(e)}")
+
+    # -- structures (trees.py): fields, properties and methods of the user's objects -------------
+    def attribute(self, base, name: str):
+        """(prim, args, kwargs, callee) for `base.name` when `base` is a structure or an object of
+        the user's: a field is `getattr(base, 'name')` (a dict has no attributes), a property's
+        getter is inlined, a class constant is read at run time; None for the ndarray attributes
+        (`.T`, `.shape`, ...), whose rules the IR's `Attr` finds."""
+        cls = _class_of(base)
+        if cls is not None:
+            frontend.note_class_read(cls, name)
+        if isinstance(base, ir.Global):
+            if cls is not None and isinstance(inspect.getattr_static(cls, name, None), property):
+                return self.property_call(inspect.getattr_static(cls, name), base)
+            return None
+        if not isinstance(base, ir.Var):
+            return None
+        tree = base.tree
+        if tree is not None:
+            if tree[1] in ("dict", "seq"):  # (Python raises AttributeError, if this line runs)
+                return getattr, [base, ir.Const(name)], {}, _getattr_global()
+            if trees.child_kind(tree, name) is not None:
+                return getattr, [base, ir.Const(name)], {}, _getattr_global()
+            found = inspect.getattr_static(tree[2], name, None)
+            if isinstance(found, property):
+                return self.property_call(found, base)
+            if found is None or not hasattr(found, "__get__"):
+                # a class constant (no gradient), or no such attribute (AttributeError when it runs)
+                return getattr, [base, ir.Const(name)], {}, _getattr_global()
+            return None
+        if base.kind != "num" and registry.lookup(ir.Attr(name)) is None and not hasattr(np.ndarray, name):
+            return getattr, [base, ir.Const(name)], {}, _getattr_global()  # (an item of a list of structures)
+        return None
+
+    def materialize(self, name: str, at, out: list) -> ir.Var:
+        """A dict display used as a value (returned, or put in a tuple): the dict, built at run time
+        from its current items (`rt.build_dict(keys, *values)`), of a structure kind."""
+        from . import runtime
+
+        table = self.env_value(name)
+        for key, item in table.items.items():
+            if not self.current(item):
+                raise MutationError(f"`{name}[{key!r}]` holds an array that was written after it was put in the "
+                                    "dict: Python would return the written array, the gradient cannot follow it",
+                                    self.loc(at))
+            if is_function_value(item) or isinstance(item, _Dict):
+                raise UnsupportedSyntaxError(f"the dict `{name}` holds a function or a dict display: it cannot be "
+                                             "returned or put in a tuple", self.loc(at))
+        keys = tuple(table.items)
+        values = list(table.items.values())
+        target = self.version(name, "any")
+        target.tree = ("tree", "dict", dict, keys, tuple(_operand_kind(v) for v in values))
+        callee = ir.Global("rt.build_dict", runtime.build_dict, runtime, ())
+        out.append(ir.Assign(target, runtime.build_dict, [ir.Const(keys)] + values, {}, self.loc(at), callee))
+        return target
+
+    def make_object(self, cls: type, args: list, kwargs: dict, at, out: list):
+        """`Cls(...)` of a user's class with a Python `__init__`: the `__init__` inlined with `self` an
+        object known at compile time, whose fields are the values `__init__` assigns (`self.mu = mu`).
+        None (the call is then left as it is) when `__init__` cannot be compiled."""
+        from .errors import AdjointCompilerError
+
+        obj = _Object(cls)
+        obj.builder, obj.nesting = self, self.nesting
+        frontend.note_class_read(cls, "__init__")
+        made: list = []
+        obj.constructing = True
+        saved = self.snapshot()
+        try:
+            self.inline(cls.__init__, [obj] + list(args), kwargs, None, at, made)
+        except AdjointCompilerError:
+            self.restore(saved)  # (what the failed inlining noted is forgotten: the call stays a call)
+            return None
+        finally:
+            obj.constructing = False
+        out.extend(made)
+        return obj
+
+    def zero_argument_super(self):
+        """`super()` inside a method being compiled: (the class that defines the method, its first
+        argument), when that argument's class is known (an argument, a field, an object made here)."""
+        func = frontend._unwrap(self.source.func)
+        code = getattr(func, "__code__", None)
+        if code is None or "__class__" not in code.co_freevars or not code.co_varnames:
+            return None
+        owner = func.__closure__[code.co_freevars.index("__class__")].cell_contents
+        receiver = self.env.get(code.co_varnames[0])
+        cls = receiver.cls if isinstance(receiver, _Object) else _class_of(receiver)
+        if cls is None or not isinstance(owner, type) or owner not in cls.__mro__:
+            return None
+        return _Super(owner, receiver, cls)
+
+    def super_method(self, sup, name: str, args: list, kwargs: dict, at):
+        """`super().name(...)`: the function the classes after the method's own class in the MRO of
+        the object's class resolve `name` to, inlined with the object first."""
+        mro = sup.cls.__mro__
+        for klass in mro[mro.index(sup.owner) + 1:]:
+            found = klass.__dict__.get(name)
+            if found is None:
+                continue
+            frontend.note_class_read(klass, name)
+            if isinstance(found, staticmethod):
+                return found.__func__, args, kwargs, None
+            if isinstance(found, classmethod):
+                return found.__func__, [ir.Global(self.namer.fresh(_identifier(sup.cls, "cls")), sup.cls, sup.cls,
+                                                  ())] + args, kwargs, None
+            if isinstance(found, types.FunctionType):
+                return found, [sup.receiver] + args, kwargs, None
+            if klass is object and name == "__init__":
+                return _OBJECT_INIT, [], {}, None
+            break
+        if name == "__init__":  # object.__init__: nothing to do
+            return _OBJECT_INIT, [], {}, None
+        raise UnsupportedSyntaxError(f"`super().{name}(...)`: the base classes of {sup.cls.__name__} have no "
+                                     f"Python method `{name}`", self.loc(at))
+
+    def snapshot(self) -> tuple:
+        """What inlining a function may change in this builder and the ones around it."""
+        builders = []
+        b = self
+        while b is not None:
+            builders.append((b, dict(b.env), dict(b.tuples)))
+            b = b.parent
+        return (builders, len(self.inlined), len(self.shared_updates), set(self.written), dict(self.entered),
+                set(self.kept), dict(self.views))
+
+    def restore(self, saved: tuple) -> None:
+        builders, inlined, updates, written, entered, kept, views = saved
+        for b, env, tuples in builders:
+            b.env.clear()
+            b.env.update(env)
+            b.tuples.clear()
+            b.tuples.update(tuples)
+        del self.inlined[inlined:]
+        del self.shared_updates[updates:]
+        self.written.clear()
+        self.written.update(written)
+        self.entered.clear()
+        self.entered.update(entered)
+        self.kept.clear()
+        self.kept.update(kept)
+        self.views.clear()
+        self.views.update(views)
+
+    def set_field(self, call, at) -> None:
+        """`obj.name = v`: allowed in the `__init__` of an object the function makes (outside branches
+        and loops of that `__init__`); anywhere else a located UnsupportedSyntaxError."""
+        target = self.env_value(call.args[0].id)
+        allowed = isinstance(target, _Object) and (
+            (target.constructing and self.nesting == 0)  # (its own `__init__`, straight-line)
+            or (target.builder is self and target.nesting == self.nesting))  # (where it was made, same block)
+        if not allowed:
+            what = ("an object made outside the differentiated function" if not isinstance(target, _Object)
+                    else "an object made here, but written in a branch or loop (or a function) other than the "
+                         "block that made it")
+            raise UnsupportedSyntaxError(f"assignment into an attribute is not supported in a differentiated function: "
+                                         f"`{call.args[0].id}` is {what}; build a new object instead (dataclasses."
+                                         "replace, a NamedTuple's _replace), or return the new value", self.loc(at))
+        target.items[call.args[1].value] = self.operand(call.args[2], allow_function=True)
+
+    def object_method(self, obj, name: str, args: list, kwargs: dict, at):
+        """`obj.name(...)` of an object made in the function: its class's function, inlined."""
+        frontend.note_class_read(obj.cls, name)
+        if name in obj.items:
+            item = obj.items[name]
+            if isinstance(item, (ir.Global, FunctionValue)):
+                return (item.value if isinstance(item, ir.Global) else item), args, kwargs, (
+                    item if isinstance(item, ir.Global) else None)
+            raise UnsupportedSyntaxError(f"calling the field `{name}` of an object made here: a function must be known "
+                                         "when the code is compiled", self.loc(at))
+        found = inspect.getattr_static(obj.cls, name, None)
+        if isinstance(found, staticmethod):
+            return found.__func__, args, kwargs, None
+        if isinstance(found, classmethod):
+            return found.__func__, [ir.Global(self.namer.fresh(_identifier(obj.cls, "cls")), obj.cls, obj.cls, ())] \
+                + args, kwargs, None
+        if isinstance(found, types.FunctionType):
+            return found, [obj] + args, kwargs, None
+        raise UnsupportedSyntaxError(f"`.{name}()` of an object of {obj.cls.__name__} made here is not a method "
+                                     "written in Python", self.loc(at))
+
+    def materialize_object(self, name: str, at, out: list) -> ir.Var:
+        """An object made here, returned (or put in a returned tuple): built at run time from its
+        fields without calling `__init__` again (`rt.build_object(cls, names, *values)`)."""
+        from . import runtime
+
+        obj = self.env_value(name)
+        for key, item in obj.items.items():
+            if is_function_value(item) or isinstance(item, (_Dict, _Object)):
+                raise UnsupportedSyntaxError(f"the object `{name}` holds a function, a dict display or an object made "
+                                             "here: it cannot be returned", self.loc(at))
+            if isinstance(item, ir.Var) and not self.current(item):
+                raise MutationError(f"`{name}.{key}` holds an array that was written after it was assigned: the "
+                                    "gradient cannot follow it", self.loc(at))
+        keys = tuple(obj.items)
+        values = list(obj.items.values())
+        target = self.version(name, "any")
+        target.tree = ("tree", "record", obj.cls, keys, tuple(_operand_kind(v) for v in values))
+        cls_global = ir.Global(self.namer.fresh(_identifier(obj.cls, "cls")), obj.cls, obj.cls, ())
+        callee = ir.Global("rt.build_object", runtime.build_object, runtime, ())
+        out.append(ir.Assign(target, runtime.build_object, [cls_global, ir.Const(keys)] + values, {}, self.loc(at),
+                             callee))
+        return target
+
+    def replaced(self, prim, args: list, kwargs: dict, at, out: list):
+        """`dataclasses.replace(p, **changes)` / `p._replace(**changes)` of a structure of known kind:
+        the construction of its class from the changes and the other fields read from `p`."""
+        import dataclasses
+
+        if prim is dataclasses.replace or isinstance(prim, ir.Method) and prim.name == "_replace":
+            obj = args[0] if args else None
+        else:
+            return None
+        tree = obj.tree if isinstance(obj, ir.Var) else None
+        if tree is None or tree[1] not in ("record", "namedtuple") or len(args) != 1 \
+                or not trees.constructible(tree[2]) or (prim is not dataclasses.replace) != (tree[1] == "namedtuple"):
+            return None
+        fields = trees.constructor_fields(tree[2])
+        unknown = set(kwargs) - set(fields)
+        if unknown:
+            raise CompileError(f"`{sorted(unknown)[0]}` is not a field of {tree[2].__name__}", self.loc(at))
+        values = {}
+        for f in fields:
+            if f in kwargs:
+                values[f] = kwargs[f]
+                continue
+            child = trees.child_kind(tree, f)
+            item = self.fresh_var(f"{obj.display}_{f}", "seq" if child == "seq" or (
+                trees.is_tree_kind(child) and child[1] in ("namedtuple", "seq")) else
+                "num" if isinstance(child, str) and child != "any" else "any")
+            if trees.is_tree_kind(child):
+                item.tree = child
+            out.append(ir.Assign(item, getattr, [obj, ir.Const(f)], {}, self.loc(at), _getattr_global()))
+            values[f] = item
+        cls_global = ir.Global(self.namer.fresh(_identifier(tree[2], "cls")), tree[2], tree[2], ())
+        return self.construct(tree[2], [], values, cls_global, at)
+
+    def construct(self, cls: type, args: list, kwargs: dict, callee, at):
+        """`P(a, b=...)` of a NamedTuple or a plain dataclass: `rt.build_record(P, fields, *values)`, its
+        arguments bound to the fields when compiling (defaults that are literals filled in)."""
+        from . import runtime
+
+        fields = trees.constructor_fields(cls)
+        try:
+            bound = inspect.signature(cls).bind(*args, **kwargs)
+        except TypeError as exc:
+            raise CompileError(f"`{callee.path}(...)`: {exc}", self.loc(at)) from None
+        values = []
+        for f in fields:
+            if f in bound.arguments:
+                values.append(bound.arguments[f])
+                continue
+            default = inspect.signature(cls).parameters[f].default
+            if isinstance(default, (int, float, complex, bool, str, type(None))):
+                values.append(ir.Const(default))
+            else:
+                raise CompileError(f"`{callee.path}(...)`: give the field `{f}` (its default is not a literal)",
+                                   self.loc(at))
+        self.pending_tree = ("tree", "namedtuple" if issubclass(cls, tuple) else "record", cls, fields,
+                             tuple(_operand_kind(v) for v in values))
+        helper = ir.Global("rt.build_record", runtime.build_record, runtime, ())
+        return runtime.build_record, [callee, ir.Const(fields)] + values, {}, helper
+
+    def dict_view(self, value, name: str, at, out: list):
+        """`p.values()` / `p.items()` / `p.keys()` of a dict argument (or item) whose keys the cache key
+        holds: a list display of its items read by key (`[p['W'], p['b']]`, `[('W', p['W']), ...]`),
+        so loops and comprehensions over it differentiate. None for anything else."""
+        if not (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) and not value.args
+                and not value.keywords and value.func.attr in ("values", "items", "keys")
+                and isinstance(value.func.value, gast.Name) and value.func.value.id in self.env):
+            return None
+        obj = self.env[value.func.value.id]
+        if not (isinstance(obj, ir.Var) and obj.tree is not None and obj.tree[1] == "dict"):
+            return None
+        loc = self.loc(at)
+        items = []
+        for key, child in zip(obj.tree[3], obj.tree[4]):
+            if value.func.attr == "keys":
+                items.append(ir.Const(key))
+                continue
+            item = self.fresh_var(f"{obj.display}_item", "seq" if child == "seq" or (
+                trees.is_tree_kind(child) and child[1] in ("namedtuple", "seq")) else
+                "num" if isinstance(child, str) and child != "any" else "any")
+            if trees.is_tree_kind(child):
+                item.tree = child
+            out.append(ir.Assign(item, operator.getitem, [obj, ir.Const(key)], {}, loc, None))
+            if value.func.attr == "items":
+                pair = self.fresh_var(f"{obj.display}_pair", "seq")
+                out.append(ir.Assign(pair, ir.BUILD_TUPLE, [ir.Const(key), item], {}, loc, None))
+                self.tuples[pair] = [ir.Const(key), item]
+                item = pair
+            items.append(item)
+        target = self.version(name, "seq")
+        out.append(ir.Assign(target, ir.BUILD_LIST, items, {}, loc, None))
+        return target
+
+    def mixed_items(self, seq: ir.Var, loc, out: list) -> StaticSeq:
+        """A list or tuple of structures of several kinds (`[Dense(...), Relu(), Dense(...)]`): its
+        items read now, each of its own kind, held in a StaticSeq (constant indices, `len`, loops
+        unrolled), so each item's methods are known."""
+        items = []
+        for k, child in enumerate(seq.tree[4]):
+            item = self.fresh_var(f"{seq.display}_{k}", "seq" if trees.is_tree_kind(child) and child[1] in (
+                "namedtuple", "seq") else "any")
+            item.tree = child
+            out.append(ir.Assign(item, operator.getitem, [seq, ir.Const(k)], {}, loc, None))
+            items.append(self.mixed_items(item, loc, out) if child[1] == "mixed" else item)
+        made = StaticSeq(items, "tuple" if issubclass(seq.tree[2], tuple) else "list")
+        made.display = f"`{seq.display}` (a {made.kind} of structures of several kinds)"
+        return made
+
+    def static_field(self, value):
+        """The Global for `obj.name` when structure `obj` holds at `name` a function, class or module
+        (baked in, its kind part of the cache key), else None."""
+        if not (isinstance(value, gast.Attribute) and isinstance(value.value, gast.Name)
+                and value.value.id in self.env and isinstance(self.env[value.value.id], ir.Var)):
+            return None
+        child = trees.child_kind(self.env[value.value.id].tree, value.attr)
+        if isinstance(child, tuple) and child[0] == "static":
+            return ir.Global(self.namer.fresh(_identifier(child[1], value.attr)), child[1], child[1], ())
+        return None
+
+    def property_call(self, prop: property, base):
+        if prop.fget is None or not isinstance(frontend._unwrap(prop.fget), types.FunctionType):
+            raise CompileError("a property without a Python getter cannot be differentiated", self.loc(self.current_stmt))
+        return prop.fget, [base], {}, None
+
+    def method(self, receiver, name: str, args: list, kwargs: dict, at):
+        """`obj.name(...)` on a structure of a user's class: its function (a method, a staticmethod,
+        a classmethod), inlined; a field holding a function known at compile time is called. None
+        for anything else (an ndarray method)."""
+        tree = receiver.tree if isinstance(receiver, ir.Var) else None
+        if tree is None or tree[1] == "dict":
+            return None
+        child = trees.child_kind(tree, name)
+        if child is not None:
+            if isinstance(child, tuple) and child[0] == "static":
+                return child[1], args, kwargs, ir.Global(_identifier(child[1], name), child[1], child[1], ())
+            return None
+        if tree[1] == "namedtuple" and name == "_replace":
+            return None  # (a new named tuple: see `replaced`)
+        cls = tree[2]
+        frontend.note_class_read(cls, name)
+        found = inspect.getattr_static(cls, name, None)
+        if isinstance(found, staticmethod):
+            return found.__func__, args, kwargs, None
+        if isinstance(found, classmethod):
+            return found.__func__, [ir.Global(self.namer.fresh(_identifier(cls, "cls")), cls, cls, ())] + args, kwargs, None
+        if isinstance(found, types.FunctionType):
+            return found, [receiver] + args, kwargs, None
+        return None
+
+    def bound_object(self, callee: ir.Global) -> ir.Global:
+        """The object a bound method read as a global path (`model.loss`) is bound to, as a global."""
+        obj = callee.value.__self__
+        path, _, _ = callee.path.rpartition(".")
+        if path:
+            return ir.Global(path, obj, callee.root_value, callee.origin)
+        return ir.Global(self.namer.fresh(_identifier(obj, "obj")), obj, obj, ())
 
     def operand_or_none(self, e):
         try:
@@ -280,6 +687,9 @@ class SSABuilder:
             if isinstance(holder, ir.Var) and holder.kind != "num" and not holder.is_buffer and out \
                     and isinstance(out[-1], ir.Assign) and out[-1].target is self.env[s.targets[0].id]:
                 out[-1].item_of = holder  # `xs[i] op= v` on a list updates the item in place (mutation)
+        elif isinstance(s, gast.Expr) and isinstance(s.value, gast.Call) and isinstance(s.value.func, gast.Name) \
+                and s.value.func.id == SET_FIELD_NAME:
+            self.set_field(s.value, s)
         elif isinstance(s, gast.Expr) and self.is_write_call(s.value):
             self.write_call(s.value, s, out)
         elif isinstance(s, gast.Expr):
@@ -290,6 +700,11 @@ class SSABuilder:
                 self.refuse_function_arguments(args, kwargs, callee, s)
                 out.append(ir.Assign(None, prim, args, kwargs, self.loc(s), callee))
         elif isinstance(s, gast.Return):
+            if isinstance(s.value, gast.Name) and isinstance(self.env_value(s.value.id), _Dict):
+                s = gast.Return(value=_Operand(self.materialize(s.value.id, s, out)))
+            elif self.parent is None and isinstance(s.value, gast.Name) \
+                    and isinstance(self.env_value(s.value.id), _Object):
+                s = gast.Return(value=_Operand(self.materialize_object(s.value.id, s, out)))
             self.env[RETURN] = self.returned_value(s)
         elif isinstance(s, gast.Delete):
             self.unbind([t.id for t in s.targets], s)
@@ -324,10 +739,12 @@ class SSABuilder:
                        for key, item in v.items.items() if item is old]  # a dict holds the same array
             others += [f"{t.display}[{k}]" for t, items in builder.tuples.items()
                        for k, item in enumerate(items) if item is old]  # so does a tuple display
+            others += [path for k, v in builder.env.items() if isinstance(v, _Object)
+                       for path in _paths_to(v, old, k)]  # and an object made here (its fields, nested)
             builder = builder.parent
         if isinstance(old, ir.Var) and others:
             written = {n.id for n in gast.walk(self.source.node) if isinstance(n, gast.Name)}
-            users = [k for k in others if k.split("[")[0] in written]  # the user's names, not temporaries
+            users = [k for k in others if k.split("[")[0].split(".")[0] in written]  # the user's names
             self.shared_updates.append((old, name, users[0] if users else None, self.loc(at)))
         return followers
 
@@ -386,6 +803,9 @@ class SSABuilder:
         into a view writes its base (`through`: known at run time to be a view, True, or a copy)."""
         base = self.operand(base_expr)
         loc = self.loc(at)
+        if isinstance(base, ir.Var) and base.tree is not None:
+            raise MutationError(f"cannot write into an item of `{base.display}`, a structure (dict, named tuple, "
+                                "dataclass or object): build a new one instead", loc)
         if isinstance(base, ir.Global):
             raise MutationError(f"cannot write into `{base.path}`, which is not local to the differentiated "
                                 "function; copy it first (`a = np.array(...)` or `Buffer(...)`)", loc)
@@ -602,11 +1022,53 @@ class SSABuilder:
             builder = builder.parent
 
     def assign(self, name: str, value, at, out: list) -> None:
+        self.pending_tree = None  # (set by `construct` for this statement's target)
         if isinstance(value, FunctionNode):  # `def g(...)` / `g = lambda ...`: a compile-time value
             self.env[name] = self.make_closure(value, name, at)
             return
         if self.is_atom(value):
             self.env[name] = self.operand(value, allow_function=True)  # a copy: no statement
+            return
+        if isinstance(value, gast.Attribute) and isinstance(value.value, gast.Name) \
+                and isinstance(self.env_value(value.value.id), _Object):
+            obj = self.env_value(value.value.id)
+            if value.attr in obj.items:  # a field of an object made here: what was assigned to it
+                item = obj.items[value.attr]
+                if isinstance(item, ir.Var) and not self.current(item):
+                    raise MutationError(f"`{value.value.id}.{value.attr}` holds an array that was written after it was "
+                                        "assigned to the field: the gradient cannot follow it; read it through its "
+                                        "own name", self.loc(at))
+                self.env[name] = item
+                return
+            found = inspect.getattr_static(obj.cls, value.attr, None)
+            frontend.note_class_read(obj.cls, value.attr)
+            if isinstance(found, property) and isinstance(frontend._unwrap(found.fget), types.FunctionType):
+                self.env[name] = self.inline(found.fget, [obj], {}, None, at, out)
+                return
+            if found is not None and not hasattr(found, "__get__"):
+                self.env[name] = ir.Global(self.namer.fresh(value.attr), found, found, ())
+                return
+            raise UnsupportedSyntaxError(f"`{value.value.id}.{value.attr}`: the object made here has no field "
+                                         f"`{value.attr}` (or it is a method read as a value)", self.loc(at))
+        if isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and value.func.id == "super" \
+                and not value.args and not value.keywords and "super" not in self.env:
+            made = self.zero_argument_super()
+            if made is not None:  # `super()` in a method: its class and object known here
+                self.env[name] = made
+                return
+        static = self.static_field(value)
+        if static is not None:  # a function a structure holds (`f = self.activation`)
+            self.env[name] = static
+            return
+        if isinstance(value, gast.Subscript) and getattr(value, "by_position", False) \
+                and isinstance(value.value, gast.Name) and isinstance(self.env.get(value.value.id), ir.Var) \
+                and getattr(self.env[value.value.id].tree, "__getitem__", None) and self.env[value.value.id].tree[1] == "dict":
+            # `for k in p` over a dict: its keys, in order
+            value = gast.Subscript(value=_Operand(ir.Const(tuple(self.env[value.value.id].tree[3]))),
+                                   slice=value.slice, ctx=gast.Load())
+        view = self.dict_view(value, name, at, out)
+        if view is not None:  # `p.values()`, `p.items()`, `p.keys()` of a dict of known keys
+            self.env[name] = view
             return
         if isinstance(value, gast.Dict):
             self.env[name] = _Dict({k.value: self.operand(v, allow_function=True) for k, v in zip(value.keys, value.values)})
@@ -624,7 +1086,27 @@ class SSABuilder:
                                     "gradient cannot follow it; read it through its own name", self.loc(at))
             self.env[name] = item
             return
+        if isinstance(value, (gast.Tuple, gast.List)) and any(
+                isinstance(v, gast.Name) and isinstance(self.env_value(v.id), _Dict) for v in value.elts):
+            value = type(value)(elts=[_Operand(self.materialize(v.id, at, out)) if isinstance(v, gast.Name)
+                                      and isinstance(self.env_value(v.id), _Dict) else v for v in value.elts],
+                                ctx=gast.Load())
+        if self.parent is None and isinstance(value, (gast.Tuple, gast.List)) and any(
+                isinstance(v, gast.Name) and isinstance(self.env_value(v.id), _Object) for v in value.elts):
+            value = type(value)(elts=[_Operand(self.materialize_object(v.id, at, out)) if isinstance(v, gast.Name)
+                                      and isinstance(self.env_value(v.id), _Object) else v for v in value.elts],
+                                ctx=gast.Load())
         prim, args, kwargs, callee = self.operation(value)
+        replaced = self.replaced(prim, args, kwargs, at, out)
+        if replaced is not None:  # `dataclasses.replace(p, b=...)`, `p._replace(b=...)`: a new structure
+            prim, args, kwargs, callee = replaced
+        elif isinstance(prim, type) and callee is not None and trees.constructible(prim):
+            prim, args, kwargs, callee = self.construct(prim, args, kwargs, callee, at)
+        elif isinstance(prim, type) and callee is not None and _made_by_init(prim):
+            made = self.make_object(prim, args, kwargs, at, out)
+            if made is not None:  # `Gaussian(mu, sigma)`: its `__init__` inlined, its fields known here
+                self.env[name] = made
+                return
         if prim is functools.partial:
             self.env[name] = self.make_partial(args, kwargs, value, at)
             return
@@ -646,7 +1128,19 @@ class SSABuilder:
             "num" if _numeric_result(prim) else "any")
         if prim is operator.getitem and isinstance(args[0], ir.Var) and args[0].kind != "num":
             kind = "any"
+        child = _child_kind(prim, args)
+        if getattr(self, "pending_tree", None) is not None:  # a structure built here (construct)
+            child, self.pending_tree = self.pending_tree, None
+        if child is not None:  # an item of a structure: its kind from the argument's
+            kind = "seq" if child == "seq" or (trees.is_tree_kind(child) and child[1] in ("namedtuple", "seq")) else (
+                "num" if isinstance(child, str) and child != "any" else "any")
         target = self.version(name, kind)
+        if trees.is_tree_kind(child):
+            target.tree = child
+        if trees.is_tree_kind(child) and child[1] == "mixed":  # a field holding structures of several kinds
+            out.append(ir.Assign(target, prim, args, kwargs, self.loc(at), callee))
+            self.env[name] = self.mixed_items(target, self.loc(at), out)
+            return
         if _makes_buffer(prim):  # its gradient may be an object array: accumulate with rt.accum
             target.is_buffer, target.kind = True, "any"
         if prim is ir.BUILD_TUPLE:
@@ -686,6 +1180,8 @@ class SSABuilder:
             kind = a.kind if isinstance(a, ir.Var) and isinstance(b, ir.Var) and a.kind == b.kind else (
                 "num" if _numeric(a) and _numeric(b) else "any")
             out_var = ir.Var(self.namer.fresh("result"), kind) if name == RETURN else self.version(name, kind)
+            if isinstance(a, ir.Var) and isinstance(b, ir.Var) and a.tree is not None and a.tree == b.tree:
+                out_var.tree = a.tree  # (two structures of one kind)
             outputs.append(out_var)
             body_results.append(a)
             orelse_results.append(b)
@@ -786,6 +1282,8 @@ class SSABuilder:
             params.append(self.version(n, init.kind if isinstance(init, ir.Var) else
                                        ("num" if _numeric(init) else "any")))
             params[-1].is_buffer = getattr(init, "is_buffer", False)
+            if isinstance(init, ir.Var) and init.tree is not None and n not in assigned:
+                params[-1].tree = init.tree  # (a structure the loop does not rebind keeps its kind)
         inits = [before.get(n, ir.Const(None)) for n in carried]
 
         def bind(env, values):
@@ -1265,6 +1763,125 @@ def _certain(stmts, assigned: set) -> set:
     return got
 
 
+_DICT_VIEWS = {"values": lambda rt: rt.dict_values_list, "items": lambda rt: rt.dict_items_list,
+               "keys": lambda rt: rt.dict_keys_list}
+
+
+def _getattr_global() -> ir.Global:
+    """The builtin `getattr` as a callee (a new Global at each use: bind_globals may rename one)."""
+    return ir.Global("getattr", getattr, getattr, ())
+
+
+def _operand_kind(op):
+    """The structure kind (trees.py) of an item put into a structure built in the function."""
+    if isinstance(op, ir.Var):
+        return op.tree if op.tree is not None else ("seq" if op.kind == "seq" else "num" if op.kind == "num" else "any")
+    return "num"
+
+
+def _child_kind(prim, args):
+    """The kind of `getattr(obj, 'name')` or `obj[key]` for a structure `obj` of known kind."""
+    if not (prim is getattr or prim is operator.getitem) or len(args) != 2:
+        return None
+    obj, key = args
+    if not (isinstance(obj, ir.Var) and obj.tree is not None):
+        return None
+    if obj.tree[1] == "seq":  # a list of structures of one kind: an item by an integer index
+        if prim is operator.getitem and (isinstance(key, ir.Var) and key.kind == "num" or isinstance(
+                key, ir.Const) and isinstance(key.value, int) and not isinstance(key.value, bool)):
+            return obj.tree[4][0]
+        return None
+    if not isinstance(key, ir.Const):
+        return None
+    key = key.value
+    if obj.tree[1] == "namedtuple" and prim is operator.getitem:
+        keys = obj.tree[3]
+        if not (isinstance(key, int) and not isinstance(key, bool) and -len(keys) <= key < len(keys)):
+            return None
+        key = keys[key]
+    elif (obj.tree[1] == "dict") != (prim is operator.getitem):
+        return None
+    return trees.child_kind(obj.tree, key)
+
+
+def _identifier(value, fallback: str) -> str:
+    name = getattr(value, "__name__", None)
+    return name if isinstance(name, str) and name.isidentifier() else fallback
+
+
+def _class_of(op):
+    """The user's class of a structure operand (or of a global object), else None."""
+    if isinstance(op, ir.Var):
+        return op.tree[2] if op.tree is not None and op.tree[1] != "dict" else None
+    if isinstance(op, ir.Global) and not isinstance(op.value, (type, types.ModuleType)) \
+            and trees.record_fields(op.value) is not None:
+        return type(op.value)
+    return None
+
+
+def _user_method(value) -> bool:
+    """A method of a user's class bound to an object or (a classmethod) to the class."""
+    if not (isinstance(value, types.MethodType) and isinstance(value.__func__, types.FunctionType)):
+        return False
+    module = value.__func__.__module__ or ""
+    return not is_library_module(module) and not module.startswith("adjoint_compiler") \
+        and not frontend.is_derivative(value.__func__) and registry.lookup(value) is None \
+        and registry.lookup(value.__func__) is None
+
+
+class _Super(FunctionValue):
+    """`super()` in a method compiled here: the class defining the method, the object, its class."""
+
+    def __init__(self, owner: type, receiver, cls: type):
+        self.owner, self.receiver, self.cls = owner, receiver, cls
+        self.display = "super()"
+
+
+def _nothing():
+    """`object.__init__(self)` (through `super().__init__()`): does nothing."""
+
+
+_OBJECT_INIT = _nothing
+
+
+class _Object(FunctionValue):
+    """An object of a user's class made in the differentiated function (`Gaussian(mu, sigma)`):
+    resolved at compile time like a dict display, its fields the operands its `__init__` assigned;
+    its methods and properties are inlined. (A FunctionValue for the plumbing: it is no IR value,
+    and a loop or `if` that rebinds it makes it unusable after them, with a located error.)"""
+
+    def __init__(self, cls: type):
+        self.cls = cls
+        self.items: dict = {}
+        self.constructing = False
+        self.builder, self.nesting = None, 0  # where it was made (its fields may be set in that block)
+        self.display = f"the {cls.__name__} object made here"
+
+
+def _paths_to(obj, value, prefix: str, depth: int = 0) -> list:
+    """The field paths (`g.mu`, `outer.inner.mu`) by which an object made here holds `value`."""
+    out = []
+    for field, item in obj.items.items():
+        if item is value:
+            out.append(f"{prefix}.{field}")
+        elif isinstance(item, _Object) and depth < 8:
+            out += _paths_to(item, value, f"{prefix}.{field}", depth + 1)
+    return out
+
+
+def _made_by_init(cls: type) -> bool:
+    """A user's class whose objects `make_object` can build: a Python `__init__`, the default
+    `__new__`, no `__slots__`, no custom attribute hooks."""
+    init = getattr(cls, "__init__", None)
+    if not isinstance(init, types.FunctionType) or is_library_module(init.__module__) \
+            or init.__module__.startswith("adjoint_compiler") or is_library_module(cls.__module__):
+        return False
+    if cls.__new__ is not object.__new__ or issubclass(cls, BaseException):
+        return False
+    return not any("__slots__" in k.__dict__ or "__setattr__" in k.__dict__ or "__getattr__" in k.__dict__
+                   or "__getattribute__" in k.__dict__ for k in cls.__mro__[:-1])
+
+
 class _Dict:
     """A dict display: resolved statically, it never reaches the IR."""
 
@@ -1329,15 +1946,26 @@ def build(source: Source, normalized: gast.FunctionDef, namer: Namer, kinds: dic
     param_names = [a.id for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]
     builder = SSABuilder(source, namer, normalized)
     params = []
+    entry: list = []  # the items of a list of structures of several kinds, read on entry
     for p in param_names:
-        var = builder.version(p, kinds.get(p, "num"))
-        builder.env[p] = var
+        kind = kinds.get(p, "num")
+        if isinstance(kind, tuple):  # a structure (trees.py), or a class baked in
+            var = builder.version(p, "seq" if kind[0] == "tree" and kind[1] in ("namedtuple", "seq") else "any")
+            if kind[0] == "tree":
+                var.tree = kind
+            builder.env[p] = var if kind[0] == "tree" else ir.Global(namer.fresh(_identifier(kind[1], p)), kind[1],
+                                                                       kind[1], ())
+            if kind[0] == "tree" and kind[1] == "mixed":
+                builder.env[p] = builder.mixed_items(var, source.loc(fn), entry)
+        else:
+            var = builder.version(p, kind)
+            builder.env[p] = var
         params.append(var)
     if track_arguments:  # a name no user code can read, bound to the argument's array (rebound by writes)
         for p, var in zip(param_names, params):
             builder.env[ARGUMENT + p] = var
             builder.seen.add(ARGUMENT + p)  # (an `if` output for it is a fresh name, `argument_du`)
-    body = builder.block(normalized.body)
+    body = entry + builder.block(normalized.body)
     result = builder.env[RETURN]
     after = [builder.env[ARGUMENT + p] for p in param_names] if track_arguments else None
     # An argument the function writes into is copied on entry: the caller's array never changes.
@@ -1348,7 +1976,7 @@ def build(source: Source, normalized: gast.FunctionDef, namer: Namer, kinds: dic
     copies = {}
     for p in params:
         if arrays.find(p) in written:
-            copies[p] = ir.Var(p.name, p.kind, None, p.is_buffer, p.user)
+            copies[p] = ir.Var(p.name, p.kind, None, p.is_buffer, p.user, p.tree)
     if copies:
         ir.substitute(body, copies)
         for s in ir.walk(body):

@@ -5,36 +5,78 @@ in float64, so a gradient is never checked against the compiler itself.
 """
 from __future__ import annotations
 
+import copy
 import inspect
 
 import numpy as np
 
+from . import trees
 from .api import _bind, grad
 from .buffer import Buffer
 from .frontend import _unwrap
+from .runtime import _rebuild
 
 
 def _fresh(value):
     if isinstance(value, (np.ndarray, Buffer)):
         return value.copy() if isinstance(value, np.ndarray) else Buffer(value)
     if isinstance(value, (tuple, list)):
-        return type(value)(_fresh(v) for v in value)
+        return _rebuild(value, [_fresh(v) for v in value])
+    if trees.fields_of(value) is not None:
+        return _restructure(value, [_fresh(trees.item(value, k)) for k in trees.fields_of(value)[1]])
     return value
 
 
-def _flatten(value):
+def _restructure(like, items: list):
+    """A structure like `like` (a dict, named tuple, dataclass or object) holding `items`."""
+    tag, keys = trees.fields_of(like)
+    if tag == "dict":
+        return dict(zip(keys, items))
+    if tag == "namedtuple":
+        return type(like)._make(items)
+    out = copy.copy(like)
+    for k, v in zip(keys, items):
+        object.__setattr__(out, k, v)
+    return out
+
+
+def _flatten(value, like=None):
+    """The differentiable leaves of `value` in order: None leaves are skipped, and so are the
+    leaves of a structure whose counterpart in `like` (the argument, when `value` is its gradient)
+    is an integer (perturbing `n` in `range(p.n)` would not be a derivative)."""
+    like = value if like is None else like
+    if value is None:
+        return np.zeros(0)
+    if trees.fields_of(value) is not None:
+        parts = [_flatten(trees.item(value, k), trees.item(like, k)) for k in trees.fields_of(value)[1]
+                 if not _integer_field(trees.item(like, k))]
+        return np.concatenate(parts) if parts else np.zeros(0)
     if isinstance(value, (tuple, list)):
-        return np.concatenate([_flatten(v) for v in value]) if value else np.zeros(0)
+        return np.concatenate([_flatten(v, w) for v, w in zip(value, like)]) if value else np.zeros(0)
+    if not trees.differentiable_leaf(value):
+        return np.zeros(0)
     return np.asarray(value, dtype=float).ravel()
 
 
+def _integer_field(v) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
 def _unflatten(flat, like, offset=0):
-    if isinstance(like, (tuple, list)):
+    if isinstance(like, (tuple, list)) or trees.fields_of(like) is not None:
         out = []
-        for v in like:
+        structure = not (isinstance(like, (tuple, list)) and not trees.is_namedtuple(like))
+        for v in (like if not structure else [trees.item(like, k) for k in trees.fields_of(like)[1]]):
+            if structure and _integer_field(v):
+                out.append(v)
+                continue
             item, offset = _unflatten(flat, v, offset)
             out.append(item)
-        return type(like)(out), offset
+        if isinstance(like, (tuple, list)) and not trees.is_namedtuple(like):
+            return type(like)(out), offset
+        return _restructure(like, out), offset
+    if like is None or not trees.differentiable_leaf(like):
+        return like, offset
     size = np.size(like)
     chunk = flat[offset:offset + size]
     if isinstance(like, np.ndarray):
@@ -73,7 +115,7 @@ def check_grads(f, *args, wrt=0, rtol: float = 1e-5, atol: float = 1e-6, eps: fl
         keywords = {p.name: v for p, v in zip(params, a) if p.kind is p.KEYWORD_ONLY}
         return f(*positional, **keywords)
     for i, gi in zip(wrts, g):
-        flat_g = _flatten(gi)
+        flat_g = _flatten(gi, values[i])
         dirs, derivs = numerical_grad(plain, values, i, eps)
         for d, fd in zip(dirs, derivs):
             ad = float(flat_g @ d)

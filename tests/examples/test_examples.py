@@ -110,3 +110,12 @@ def test_gaussian_process(tmp_path):
     lengthscale, variance, noise = (float(exact.group(i)) for i in (4, 5, 6))
     assert 0.3 < lengthscale < 3.0 and 0.1 < variance < 3.0 and 0.003 < noise < 0.03  # data noise 0.1 ** 2
     assert "checked against finite differences" in out
+
+
+def test_class_model(tmp_path):
+    out = run_example("class_model.py", tmp_path)
+    assert "gradient type: Params with fields W1, b1, W2, b2" in out
+    assert "gradient matches finite differences" in out
+    losses = [row[1] for row in table_rows(out, 2)]
+    assert len(losses) >= 5 and all(b < a for a, b in zip(losses, losses[1:])), losses
+    assert losses[-1] < 0.1 * losses[0]

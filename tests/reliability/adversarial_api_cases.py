@@ -1039,7 +1039,7 @@ REFUSED = {
     'np_delete', 'add_at', 'add_reduce', 'average_plain', 'average_w',
     'convolve_v', 'copysign_v', 'cplx_abs_exp', 'cplx_astype', 'cplx_complex_builtin', 'cplx_conj_prod',
     'cplx_const', 'cplx_dtype_kw', 'cplx_exp', 'cplx_fft', 'cplx_imag_attr', 'cplx_j_mul_abs2',
-    'cplx_sqrt_neg', 'cplx_zeros', 'dict_comp', 'geom', 'heaviside_v',
+    'cplx_sqrt_neg', 'cplx_zeros', 'geom', 'heaviside_v',
     'lin_retstep', 'local_from_import', 'local_import', 'mT_flat', 'math_alias', 'mean_where',
     'meshgrid_v', 'min_initial', 'percentile_v',
     'ptp_v', 'put_method', 'quantile_v', 'real_v', 'sum_where', 'tolist',
