@@ -223,6 +223,8 @@ def lookup_tangent(prim):
             rule = TANGENTS.get(prim.__func__)
     except TypeError:  # unhashable callee
         return None
+    if rule is None and load_optional():  # an optional library's rules, loaded at their first lookup
+        return lookup_tangent(prim)
     if rule is None:
         adjoint_rule = lookup(prim)
         if adjoint_rule is not None and adjoint_rule.body is None:

@@ -14,7 +14,7 @@ import numpy as np
 
 from adjoint_compiler import runtime as rt
 from adjoint_compiler.aliasing import FRESH_FUNCTIONS
-from adjoint_compiler.registry import adjoint, alias
+from adjoint_compiler.registry import adjoint, alias, tangent
 
 FRESH_FUNCTIONS.update({np.trapezoid, np.sinc} if hasattr(np, "trapezoid") else {np.sinc})
 
@@ -25,12 +25,22 @@ def take(y, a, indices, axis=None, out=None, mode="raise"):
     a_bar += rt.take_adjoint(y_bar, a, indices, axis, mode)
 
 
-alias("take", np.take)
+@tangent(np.take)
+def take_dot(y, a, indices, axis=None, out=None, mode="raise"):
+    y_dot = np.take(a_dot, indices, axis=axis, mode=mode)
+
+
+alias("take", np.take)  # (its tangent rule too)
 
 
 @adjoint(np.take_along_axis)
 def take_along_axis(y, arr, indices, axis=-1):
     arr_bar += rt.take_along_axis_adjoint(y_bar, arr, indices, axis)
+
+
+@tangent(np.take_along_axis)
+def take_along_axis_dot(y, arr, indices, axis=-1):
+    y_dot = np.take_along_axis(arr_dot, indices, axis)
 
 
 @adjoint(np.pad)
@@ -40,10 +50,25 @@ def pad(y, array, pad_width, mode="constant", *, constant_values=0):
     constant_values_bar += parts[1]
 
 
+@tangent(np.pad)
+def pad_dot(y, array, pad_width, mode="constant", *, constant_values=0):
+    y_dot = rt.pad_tangent(array_dot, constant_values_dot, array, pad_width, mode)
+
+
 # -- splitting and joining ----------------------------------------------------------------------------
 @adjoint(np.split, np.array_split)
 def split(y, ary, indices_or_sections, axis=0):
     ary_bar += rt.split_adjoint(y_bar, ary, y, axis)
+
+
+@tangent(np.split)
+def split_dot(y, ary, indices_or_sections, axis=0):
+    y_dot = np.split(ary_dot, indices_or_sections, axis=axis)
+
+
+@tangent(np.array_split)
+def array_split_dot(y, ary, indices_or_sections, axis=0):
+    y_dot = np.array_split(ary_dot, indices_or_sections, axis=axis)
 
 
 @adjoint(np.hsplit)
@@ -51,14 +76,29 @@ def hsplit(y, ary, indices_or_sections):
     ary_bar += rt.split_adjoint(y_bar, ary, y, rt.hsplit_axis(ary))
 
 
+@tangent(np.hsplit)
+def hsplit_dot(y, ary, indices_or_sections):
+    y_dot = np.hsplit(ary_dot, indices_or_sections)
+
+
 @adjoint(np.vsplit)
 def vsplit(y, ary, indices_or_sections):
     ary_bar += rt.split_adjoint(y_bar, ary, y, 0)
 
 
+@tangent(np.vsplit)
+def vsplit_dot(y, ary, indices_or_sections):
+    y_dot = np.vsplit(ary_dot, indices_or_sections)
+
+
 @adjoint(np.dsplit)
 def dsplit(y, ary, indices_or_sections):
     ary_bar += rt.split_adjoint(y_bar, ary, y, 2)
+
+
+@tangent(np.dsplit)
+def dsplit_dot(y, ary, indices_or_sections):
+    y_dot = np.dsplit(ary_dot, indices_or_sections)
 
 
 @adjoint(np.append)
@@ -68,14 +108,29 @@ def append(y, arr, values, axis=None):
     values_bar += parts[1]
 
 
+@tangent(np.append)
+def append_dot(y, arr, values, axis=None):
+    y_dot = np.append(arr_dot, values_dot, axis=axis)
+
+
 @adjoint(np.column_stack)
 def column_stack(y, tup):
     tup_bar += rt.column_stack_adjoint(y_bar, tup)
 
 
+@tangent(np.column_stack)
+def column_stack_dot(y, tup):
+    y_dot = np.column_stack(tup_dot)
+
+
 @adjoint(np.dstack)
 def dstack(y, tup):
     tup_bar += rt.dstack_adjoint(y_bar, tup)
+
+
+@tangent(np.dstack)
+def dstack_dot(y, tup):
+    y_dot = np.dstack(tup_dot)
 
 
 # -- products -------------------------------------------------------------------------------------------
@@ -86,11 +141,21 @@ def kron(y, a, b):
     b_bar += parts[1]
 
 
+@tangent(np.kron)
+def kron_dot(y, a, b):
+    y_dot = np.kron(a_dot, b) + np.kron(a, b_dot)
+
+
 @adjoint(np.cross)
 def cross(c, a, b):
     parts = rt.cross_adjoint(c_bar, a, b)
     a_bar += parts[0]
     b_bar += parts[1]
+
+
+@tangent(np.cross)
+def cross_dot(c, a, b):
+    c_dot = np.cross(a_dot, b) + np.cross(a, b_dot)
 
 
 # -- interpolation, quadrature, polynomials -------------------------------------------------------------
@@ -104,6 +169,11 @@ def interp(y, x, xp, fp, left=None, right=None):
     right_bar += parts[4]
 
 
+@tangent(np.interp)
+def interp_dot(y, x, xp, fp, left=None, right=None):
+    y_dot = rt.interp_tangent(x_dot, xp_dot, fp_dot, left_dot, right_dot, x, xp, fp, left, right)
+
+
 if hasattr(np, "trapezoid"):
     @adjoint(np.trapezoid)
     def trapezoid(s, y, x=None, dx=1.0, axis=-1):
@@ -113,11 +183,21 @@ if hasattr(np, "trapezoid"):
         dx_bar += parts[2]
 
 
+    @tangent(np.trapezoid)
+    def trapezoid_dot(s, y, x=None, dx=1.0, axis=-1):
+        s_dot = rt.trapezoid_tangent(y_dot, x_dot, dx_dot, y, x, dx, axis)
+
+
 @adjoint(np.polyval)
 def polyval(y, p, x):
     parts = rt.polyval_adjoint(y_bar, p, x)
     p_bar += parts[0]
     x_bar += parts[1]
+
+
+@tangent(np.polyval)
+def polyval_dot(y, p, x):
+    y_dot = rt.polyval_tangent(p_dot, x_dot, p, x)
 
 
 # -- elementwise --------------------------------------------------------------------------------------------
@@ -126,9 +206,19 @@ def sinc(y, x):
     x_bar += y_bar * rt.sinc_derivative(x)
 
 
+@tangent(np.sinc)
+def sinc_dot(y, x):
+    y_dot = x_dot * rt.sinc_derivative(x)
+
+
 @adjoint(np.fabs)
 def fabs(y, x):
     x_bar += y_bar * np.sign(x)
+
+
+@tangent(np.fabs)
+def fabs_dot(y, x):
+    y_dot = x_dot * np.sign(x)
 
 
 @adjoint(np.nan_to_num)
@@ -139,10 +229,21 @@ def nan_to_num(y, x, *, nan=0.0, posinf=None, neginf=None):
     neginf_bar += rt.unbroadcast(np.where(np.isneginf(x), y_bar, 0.0), neginf)
 
 
+@tangent(np.nan_to_num)
+def nan_to_num_dot(y, x, *, nan=0.0, posinf=None, neginf=None):
+    y_dot = (np.where(np.isfinite(x), x_dot, 0.0) + np.where(np.isnan(x), nan_dot, 0.0)
+             + np.where(np.isposinf(x), posinf_dot, 0.0) + np.where(np.isneginf(x), neginf_dot, 0.0))
+
+
 # -- nan-aware reductions and the median -------------------------------------------------------------------
 @adjoint(np.nansum)
 def nansum(y, a, axis=None, dtype=None, out=None, keepdims=False):
     a_bar += rt.nan_reduction_adjoint(rt.through_dtype(y_bar, dtype=dtype), a, axis, keepdims)
+
+
+@tangent(np.nansum)
+def nansum_dot(y, a, axis=None, dtype=None, out=None, keepdims=False):
+    y_dot = rt.through_dtype(rt.nan_sum_tangent(a_dot, a, axis, keepdims), dtype=dtype)
 
 
 @adjoint(np.nanmean)
@@ -150,11 +251,26 @@ def nanmean(y, a, axis=None, dtype=None, out=None, keepdims=False):
     a_bar += rt.nan_reduction_adjoint(rt.through_dtype(y_bar, dtype=dtype), a, axis, keepdims, mean=True)
 
 
+@tangent(np.nanmean)
+def nanmean_dot(y, a, axis=None, dtype=None, out=None, keepdims=False):
+    y_dot = rt.through_dtype(rt.nan_sum_tangent(a_dot, a, axis, keepdims, mean=True), dtype=dtype)
+
+
 @adjoint(np.nanmax, np.nanmin)
 def nanmax(y, a, axis=None, out=None, keepdims=False):
     a_bar += rt.extremum_adjoint(y_bar, a, y, axis, keepdims)
 
 
+@tangent(np.nanmax, np.nanmin)
+def nanmax_dot(y, a, axis=None, out=None, keepdims=False):
+    y_dot = rt.nan_extremum_tangent(a_dot, a, y, axis, keepdims)
+
+
 @adjoint(np.median)
 def median(y, a, axis=None, out=None, *, keepdims=False):
     a_bar += rt.median_adjoint(y_bar, a, y, axis, keepdims)
+
+
+@tangent(np.median)
+def median_dot(y, a, axis=None, out=None, *, keepdims=False):
+    y_dot = rt.median_tangent(a_dot, a, y, axis, keepdims)
