@@ -200,7 +200,8 @@ class Normalizer(PythonLowering):
     def call(self, e, out):
         lowered = self.python_call(e, out)
         if lowered is None:
-            lowered = self.fill_call(e, out) or self.out_call(e, out)
+            lowered = self.fill_call(e, out) or self.inplace_call(e, out) or self.where_call(e, out) \
+                or self.out_call(e, out)
         if lowered is not None:
             return lowered
         func = e.func
@@ -410,6 +411,97 @@ class Normalizer(PythonLowering):
             return None
         out.append(self.write(f.value, gast.Constant(value=Ellipsis, kind=None), self.atom(e.args[0], out), e))
         return gast.Constant(value=None, kind=None)
+
+    def inplace_call(self, e, out):
+        """The in-place library calls on a local array, as a write of their pure form (they return
+        None): `a.sort(...)` is `a[...] = rt.sorted_copy(a, ...)`, likewise `a.partition(kth)`,
+        `a.put(ind, v)` and `np.put(a, ind, v)`, `np.add.at(a, idx, v)`, `np.subtract.at(a, idx, v)`."""
+        import numpy as np
+
+        from .python_lowering import ADDED_AT, PARTITIONED_COPY, PUT_COPY, SORTED_COPY, SUBTRACTED_AT
+        f = e.func
+        if any(isinstance(a, gast.Starred) for a in e.args) or any(k.arg is None for k in e.keywords):
+            return None
+        marker, base, args = None, None, list(e.args)
+        methods = {"sort": SORTED_COPY, "partition": PARTITIONED_COPY, "put": PUT_COPY}
+        if isinstance(f, gast.Attribute) and f.attr in methods and isinstance(f.value, gast.Name) \
+                and f.value.id in self.locals:
+            marker, base = methods[f.attr], f.value
+        else:
+            callee = self.callee_value(f)
+            found = {id(np.put): PUT_COPY}
+            try:
+                if callee == np.add.at:
+                    found[id(callee)] = ADDED_AT
+                elif callee == np.subtract.at:
+                    found[id(callee)] = SUBTRACTED_AT
+            except Exception:  # noqa: BLE001 (a callee whose == raises)
+                pass
+            if callee is None or id(callee) not in found or not args:
+                return None
+            marker = found[id(callee)]
+            base, args = args[0], args[1:]
+            if not (isinstance(base, gast.Name) and base.id in self.locals):
+                raise UnsupportedSyntaxError("this call writes into its first argument: pass a local array by "
+                                             "name (`b = ...; np.add.at(b, idx, v)`)", self.source.loc(e))
+        value = gast.Call(func=name(marker), args=[base] + args, keywords=e.keywords)
+        value = self.call(gast.copy_location(value, e), out)
+        tmp = self.temp(f"{base.id}_{'sorted' if marker == SORTED_COPY else 'written'}")
+        out.append(assign(tmp, value, e))
+        out.append(self.write(name(base.id), gast.Constant(value=Ellipsis, kind=None), name(tmp), e))
+        return gast.Constant(value=None, kind=None)
+
+    def where_call(self, e, out):
+        """A reduction with `where=` (`np.sum(a, where=m)`, `a.mean(axis=0, where=m)`; and max/min
+        with `initial=`) is `rt.where_reduce('sum', a, m, axis, dtype, keepdims, initial)`,
+        whose rule gives gradient to the selected entries only. Positional arguments as NumPy's."""
+        import numpy as np
+
+        from .python_lowering import WHERE_REDUCE
+        f = e.func
+        kw = {k.arg: k.value for k in e.keywords}
+        if None in kw or any(isinstance(a, gast.Starred) for a in e.args):
+            return None
+        names = {"sum": ("axis", "dtype", "out", "keepdims", "initial", "where"),
+                 "mean": ("axis", "dtype", "out", "keepdims", "where"),
+                 "max": ("axis", "out", "keepdims", "initial", "where"),
+                 "min": ("axis", "out", "keepdims", "initial", "where")}
+        callee = self.callee_value(f)
+        functions = {np.sum: "sum", np.mean: "mean", np.max: "max", np.min: "min", np.amax: "max", np.amin: "min"}
+        args = list(e.args)
+        try:
+            kind = functions.get(callee)
+        except TypeError:
+            kind = None
+        if kind is not None:
+            if not args:
+                return None
+            base, args = args[0], args[1:]
+        elif isinstance(f, gast.Attribute) and f.attr in names and not self.is_global_path(f):
+            kind, base = f.attr, f.value
+        else:
+            return None
+        params = names[kind]
+        if len(args) > len(params):
+            return None
+        bound = dict(zip(params, args))
+        if set(bound) & set(kw) or set(kw) - set(params):
+            return None
+        bound.update(kw)
+
+        def default(key, value) -> bool:
+            v = bound.get(key)
+            return v is None or (isinstance(v, gast.Constant) and v.value is value)
+        if default("where", True) and (kind in ("sum", "mean") or default("initial", None)):
+            return None
+        if not default("out", None):
+            raise UnsupportedSyntaxError(f"`{kind}` with `where=` (or `initial=`) and `out=` is not supported; "
+                                         "leave out `out=`", self.source.loc(e))
+        none = gast.Constant(value=None, kind=None)
+        operands = [gast.Constant(value=kind, kind=None), base, bound.get("where", gast.Constant(value=True, kind=None)),
+                    bound.get("axis", none), bound.get("dtype", none),
+                    bound.get("keepdims", gast.Constant(value=False, kind=None)), bound.get("initial", none)]
+        return self.call(gast.copy_location(gast.Call(func=name(WHERE_REDUCE), args=operands, keywords=[]), e), out)
 
     def out_call(self, e, out):
         """`r = f(args, out=y)` (a keyword, a ufunc's positional outputs past `nin`, or the

@@ -257,6 +257,7 @@ def expand_reduced(g, x, axis=None, keepdims=False):
 from .runtime_rules import *  # the rule templates' helpers, as rt.<name>
 from .runtime_tangents import *  # the tangent rules' helpers (forward mode), as rt.<name>
 from .runtime_tangents_more import *  # ... and those of issue 15's primitives
+from .runtime_numpy_more import *  # the rest of issue 15's NumPy list (rot90 ... np.add.at)
 
 
 def seq_head(g, y):

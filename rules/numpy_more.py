@@ -13,7 +13,7 @@ and are refused.
 import numpy as np
 
 from adjoint_compiler import runtime as rt
-from adjoint_compiler.aliasing import FRESH_FUNCTIONS
+from adjoint_compiler.aliasing import FRESH_FUNCTIONS, VIEW_FUNCTIONS
 from adjoint_compiler.registry import adjoint, alias, tangent
 
 FRESH_FUNCTIONS.update({np.trapezoid, np.sinc} if hasattr(np, "trapezoid") else {np.sinc})
@@ -274,3 +274,200 @@ def median(y, a, axis=None, out=None, *, keepdims=False):
 @tangent(np.median)
 def median_dot(y, a, axis=None, out=None, *, keepdims=False):
     y_dot = rt.median_tangent(a_dot, a, y, axis, keepdims)
+
+
+# -- the rest of the list: rot90, rollaxis, row_stack, vdot, meshgrid, choose, select,
+#    partition, gradient, quantile, percentile, tolist (helpers in runtime_numpy_more) ------------------
+VIEW_FUNCTIONS.add(np.rollaxis)  # (np.rot90 is a view already)
+FRESH_FUNCTIONS.update({np.partition, np.choose})
+
+
+@adjoint(np.rot90)
+def rot90(y, m, k=1, axes=None):
+    m_bar += rt.rot90_of(y_bar, -k, axes)
+
+
+@tangent(np.rot90)
+def rot90_dot(y, m, k=1, axes=None):
+    y_dot = rt.rot90_of(m_dot, k, axes)
+
+
+@adjoint(np.rollaxis)
+def rollaxis(y, a, axis, start=0):
+    a_bar += rt.rollaxis_adjoint(y_bar, a, axis, start)
+
+
+@tangent(np.rollaxis)
+def rollaxis_dot(y, a, axis, start=0):
+    y_dot = np.rollaxis(a_dot, axis, start)
+
+
+if hasattr(np, "row_stack") and np.row_stack is not np.vstack:  # (deprecated: vstack under another name)
+    alias(np.row_stack, np.vstack)
+
+
+@adjoint(np.vdot)
+def vdot(c, a, b):
+    a_bar += np.reshape(c_bar * np.ravel(b), np.shape(a))
+    b_bar += np.reshape(c_bar * np.ravel(a), np.shape(b))
+
+
+@tangent(np.vdot)
+def vdot_dot(c, a, b):
+    c_dot = np.vdot(a_dot, b) + np.vdot(a, b_dot)
+
+
+@adjoint(np.meshgrid)
+def meshgrid(y, *xi, sparse=False, indexing="xy"):
+    xi_bar += rt.meshgrid_adjoint(y_bar, xi, indexing, sparse)
+
+
+@tangent(np.meshgrid)
+def meshgrid_dot(y, *xi, sparse=False, indexing="xy"):
+    y_dot = rt.meshgrid_tangent(xi_dot, y, indexing, sparse)
+
+
+@adjoint(np.choose)
+def choose(y, a, choices, out=None, mode="raise"):
+    choices_bar += rt.choose_adjoint(y_bar, a, choices, mode)
+
+
+@tangent(np.choose)
+def choose_dot(y, a, choices, out=None, mode="raise"):
+    y_dot = np.choose(a, choices_dot, mode=mode)
+
+
+@adjoint(np.select)
+def select(y, condlist, choicelist, default=0):
+    parts = rt.select_adjoint(y_bar, condlist, choicelist, default)
+    choicelist_bar += parts[0]
+    default_bar += parts[1]
+
+
+@tangent(np.select)
+def select_dot(y, condlist, choicelist, default=0):
+    y_dot = rt.select_tangent(condlist, choicelist_dot, default_dot, y)
+
+
+@adjoint(np.partition)
+def partition(y, a, kth, axis=-1, kind="introselect", order=None):
+    a_bar += rt.partition_adjoint(y_bar, a, y, axis)
+
+
+@tangent(np.partition)
+def partition_dot(y, a, kth, axis=-1, kind="introselect", order=None):
+    y_dot = rt.partition_tangent(a_dot, a, y, axis)
+
+
+@adjoint(np.gradient)
+def gradient(y, f, *varargs, axis=None, edge_order=1):
+    f_bar += rt.gradient_adjoint(y_bar, f, varargs, axis, edge_order)
+    varargs_bar += rt.gradient_spacing_adjoint(y_bar, varargs)
+
+
+@tangent(np.gradient)
+def gradient_dot(y, f, *varargs, axis=None, edge_order=1):
+    y_dot = rt.gradient_tangent(f_dot, varargs_dot, f, varargs, axis, edge_order)
+
+
+# `overwrite_input` is not a parameter: True reorders `a` in place (refused, as for `median`)
+@adjoint(np.quantile)
+def quantile(y, a, q, axis=None, out=None, *, method="linear", keepdims=False):
+    parts = rt.quantile_adjoint(y_bar, a, q, y, axis, method, keepdims)
+    a_bar += parts[0]
+    q_bar += parts[1]
+
+
+@tangent(np.quantile)
+def quantile_dot(y, a, q, axis=None, out=None, *, method="linear", keepdims=False):
+    y_dot = rt.quantile_tangent(a_dot, q_dot, a, q, y, axis, method, keepdims)
+
+
+@adjoint(np.percentile)
+def percentile(y, a, q, axis=None, out=None, *, method="linear", keepdims=False):
+    parts = rt.quantile_adjoint(y_bar, a, q, y, axis, method, keepdims, 0.01)
+    a_bar += parts[0]
+    q_bar += parts[1]
+
+
+@tangent(np.percentile)
+def percentile_dot(y, a, q, axis=None, out=None, *, method="linear", keepdims=False):
+    y_dot = rt.quantile_tangent(a_dot, q_dot, a, q, y, axis, method, keepdims, 0.01)
+
+
+@adjoint("tolist")
+def tolist(y, a):
+    a_bar += rt.tolist_adjoint(y_bar, a)
+
+
+@tangent("tolist")
+def tolist_dot(y, a):
+    y_dot = rt.tolist_tangent(a_dot, a)
+
+
+# -- what normalize writes for a reduction with `where=` (max/min also for `initial=`), and the pure
+#    forms of the in-place calls it writes back (`a.sort()` is `a[...] = rt.sorted_copy(a)`) ------------
+@adjoint(rt.where_reduce)
+def where_reduce(y, name, a, where=True, axis=None, dtype=None, keepdims=False, initial=None):
+    parts = rt.where_reduce_adjoint(y_bar, name, a, where, y, axis, dtype, keepdims, initial)
+    a_bar += parts[0]
+    initial_bar += parts[1]
+
+
+@tangent(rt.where_reduce)
+def where_reduce_dot(y, name, a, where=True, axis=None, dtype=None, keepdims=False, initial=None):
+    y_dot = rt.where_reduce_tangent(a_dot, initial_dot, name, a, where, y, axis, dtype, keepdims, initial)
+
+
+@adjoint(rt.sorted_copy)
+def sorted_copy(y, a, axis=-1, kind=None, order=None):
+    a_bar += rt.partition_adjoint(y_bar, a, y, axis)
+
+
+@tangent(rt.sorted_copy)
+def sorted_copy_dot(y, a, axis=-1, kind=None, order=None):
+    y_dot = rt.partition_tangent(a_dot, a, y, axis)
+
+
+@adjoint(rt.partitioned_copy)
+def partitioned_copy(y, a, kth, axis=-1, kind="introselect", order=None):
+    a_bar += rt.partition_adjoint(y_bar, a, y, axis)
+
+
+@tangent(rt.partitioned_copy)
+def partitioned_copy_dot(y, a, kth, axis=-1, kind="introselect", order=None):
+    y_dot = rt.partition_tangent(a_dot, a, y, axis)
+
+
+@adjoint(rt.added_at)
+def added_at(y, a, indices, b):
+    a_bar += y_bar
+    b_bar += rt.at_adjoint(y_bar, indices, b)
+
+
+@tangent(rt.added_at)
+def added_at_dot(y, a, indices, b):
+    y_dot = rt.added_at(a_dot, indices, b_dot)
+
+
+@adjoint(rt.subtracted_at)
+def subtracted_at(y, a, indices, b):
+    a_bar += y_bar
+    b_bar += -rt.at_adjoint(y_bar, indices, b)
+
+
+@tangent(rt.subtracted_at)
+def subtracted_at_dot(y, a, indices, b):
+    y_dot = rt.subtracted_at(a_dot, indices, b_dot)
+
+
+@adjoint(rt.put_copy)
+def put_copy(y, a, ind, v, mode="raise"):
+    parts = rt.put_adjoint(y_bar, a, ind, v, mode)
+    a_bar += parts[0]
+    v_bar += parts[1]
+
+
+@tangent(rt.put_copy)
+def put_copy_dot(y, a, ind, v, mode="raise"):
+    y_dot = rt.put_copy(a_dot, ind, v_dot, mode)

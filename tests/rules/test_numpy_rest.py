@@ -1,0 +1,302 @@
+"""Finite-difference tests, in reverse and forward mode, of the rest of issue 15's NumPy list:
+rot90, rollaxis, row_stack, vdot, meshgrid, choose, select, partition, gradient, quantile,
+percentile, tolist, the reductions with `where=` (and max/min with `initial=`), and the in-place
+calls `ndarray.sort`, `ndarray.partition`, `ndarray.put`/`np.put`, `np.add.at`, `np.subtract.at`
+(writes: the array's old values get no gradient where they were overwritten)."""
+import numpy as np
+import pytest
+
+from adjoint_compiler import grad, jvp
+from adjoint_compiler.testing import check_grads, check_jvp
+
+rng = np.random.default_rng(153)
+
+
+def S(v):
+    """A scalar of `v` with weights that differ from entry to entry."""
+    v = np.asarray(v)
+    return np.sum(np.sin(1.3 * v) * (1.0 + np.arange(v.size).reshape(v.shape) / 7.0))
+
+
+def both(f, *args, wrt=0):
+    check_grads(f, *args, wrt=wrt)
+    check_jvp(f, *args, wrt=wrt, directions=1)
+
+
+# -- views and shapes ---------------------------------------------------------------------------------
+def rot_1(m): return S(np.rot90(m))
+def rot_k(m): return S(np.rot90(m, 3))
+def rot_axes(m): return S(np.rot90(m, k=2, axes=(1, 2)) if m.ndim == 3 else np.rot90(m, 2, (1, 0)))
+def roll_0(a): return S(np.rollaxis(a, 1))
+def roll_start(a): return S(np.rollaxis(a, -1, 1) if a.ndim == 3 else np.rollaxis(a, 0, 2))
+
+
+def row_stack_(a, b): return S(np.row_stack((a, b * 2.0)))
+
+
+@pytest.mark.parametrize("f", [rot_1, rot_k, rot_axes, roll_0, roll_start])
+@pytest.mark.parametrize("shape", [(2, 3), (2, 3, 4)])
+def test_rot90_rollaxis(f, shape):
+    both(f, rng.standard_normal(shape))
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_row_stack():
+    if not hasattr(np, "row_stack"):
+        pytest.skip("np.row_stack is gone from this NumPy")
+    both(row_stack_, rng.standard_normal(3), rng.standard_normal((2, 3)), wrt=(0, 1))
+
+
+def vdot_(a, b): return np.vdot(a, b) * 1.5
+
+
+@pytest.mark.parametrize("sa, sb", [((4,), (4,)), ((2, 3), (2, 3)), ((2, 3), (6,))])
+def test_vdot(sa, sb):
+    both(vdot_, rng.standard_normal(sa), rng.standard_normal(sb), wrt=(0, 1))
+
+
+def mesh_xy(x, y): return S(np.meshgrid(x, y)[0] * np.meshgrid(x, y)[1] + np.meshgrid(x, y)[0])
+def mesh_ij(x, y):
+    gx, gy = np.meshgrid(x, y, indexing="ij")
+    return S(gx * 2.0 + gy ** 2)
+def mesh_sparse(x, y):
+    gx, gy = np.meshgrid(x, y, sparse=True)
+    return S(gx + gy * gx)
+def mesh_three(x, y):
+    gx, gy, gz = np.meshgrid(x, y, x * 0.5)
+    return S(gx * gy + gz)
+def mesh_one(x, y): return S(np.meshgrid(x)[0] + y[0])
+
+
+@pytest.mark.parametrize("f", [mesh_xy, mesh_ij, mesh_sparse, mesh_three, mesh_one])
+def test_meshgrid(f):
+    both(f, rng.standard_normal(3), rng.standard_normal(4), wrt=(0, 1))
+
+
+# -- choose, select, partition --------------------------------------------------------------------------
+IDX = np.array([[0, 2, 1], [2, 2, 0]])
+
+
+def choose_list(a, b): return S(np.choose(IDX, [a, b, a * b]))
+def choose_broadcast(a, b): return S(np.choose(IDX, [a[0], b, 1.5]))
+def choose_wrap(a, b): return S(np.choose(IDX + 2, (a, b, a), mode="wrap"))
+def choose_array(a, b): return S(np.choose(IDX, np.stack([a, b, a - b])))
+
+
+@pytest.mark.parametrize("f", [choose_list, choose_broadcast, choose_wrap, choose_array])
+def test_choose(f):
+    both(f, rng.standard_normal((2, 3)), rng.standard_normal((2, 3)), wrt=(0, 1))
+
+
+def select_(a, b): return S(np.select([a > 0.5, b < 0.0], [a * 2.0, b], default=a[0] * 3.0))
+def select_default(a, b): return S(np.select([a > 0.0], [a * b]))
+def select_scalar_choice(a, b): return S(np.select([a > 0.0, b > 0.0], [1.0, b], -2.0))
+
+
+@pytest.mark.parametrize("f", [select_, select_default, select_scalar_choice])
+def test_select(f):
+    a, b = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+    a = np.where(np.abs(a) < 0.05, 0.3, a)
+    a = np.where(np.abs(a - 0.5) < 0.05, 0.8, a)
+    b = np.where(np.abs(b) < 0.05, 0.3, b)
+    both(f, a, b, wrt=(0, 1))
+
+
+def part_(a): return S(np.partition(a, 2))
+def part_axis0(a): return S(np.partition(a, (0, 1), axis=0))
+def part_none(a): return S(np.partition(a, 3, axis=None))
+
+
+@pytest.mark.parametrize("f", [part_, part_axis0, part_none])
+def test_partition(f):
+    both(f, rng.standard_normal((3, 5)))
+
+
+# -- gradient -----------------------------------------------------------------------------------------------
+def grad_1d(f): return S(np.gradient(f))
+def grad_spacing(f): return S(np.gradient(f, 0.3))
+def grad_coords(f): return S(np.gradient(f, np.cumsum(np.linspace(0.2, 1.0, f.shape[0])), axis=0))
+def grad_edge2(f): return S(np.gradient(f, edge_order=2, axis=-1))
+def grad_all(f):
+    parts = np.gradient(f)
+    return S(parts[0]) + 2.0 * S(parts[-1])
+
+
+@pytest.mark.parametrize("f", [grad_1d, grad_spacing, grad_coords, grad_edge2, grad_all])
+@pytest.mark.parametrize("shape", [(4,), (9,), (7, 3)])
+def test_gradient(f, shape):
+    both(f, rng.standard_normal(shape))
+
+
+def grad_spacing_varied(f, h): return S(np.gradient(f, h))
+
+
+def test_gradient_spacing_is_refused():
+    with pytest.raises(NotImplementedError, match="spacing"):
+        grad(grad_spacing_varied, wrt=1)(np.arange(4.0) ** 2, 0.5)
+    with pytest.raises(NotImplementedError, match="spacing"):
+        jvp(grad_spacing_varied, (np.arange(4.0) ** 2, 0.5), (np.zeros(4), 1.0))
+
+
+# -- quantile, percentile ---------------------------------------------------------------------------------
+def quant(a, q): return np.quantile(a, q)
+def quant_axis(a, q): return S(np.quantile(a, q, axis=1))
+def quant_keep(a, q): return S(np.quantile(a, q, axis=0, keepdims=True))
+def quant_many(a, q): return S(np.quantile(a, np.array([0.1, q, 0.9]), axis=-1))
+def quant_method(a, q): return S(np.quantile(a, q, axis=1, method="lower") + np.quantile(a, q, method="midpoint"))
+def quant_nearest(a, q): return S(np.quantile(a, q, method="higher", axis=0) * 2.0 + np.quantile(a, q, method="nearest"))
+def pct(a, q): return S(np.percentile(a, q * 100.0, axis=1))
+
+
+@pytest.mark.parametrize("f", [quant, quant_axis, quant_keep, quant_many, quant_method, quant_nearest, pct])
+@pytest.mark.parametrize("shape", [(3, 5), (4, 6)])
+def test_quantile(f, shape):
+    a = rng.standard_normal(shape)
+    both(f, a, 0.37, wrt=(0, 1) if f in (quant, quant_axis, quant_keep, quant_many, pct) else 0)
+
+
+def test_quantile_ties_share_and_a_kink_takes_the_mean_slope():
+    a = np.array([3.0, 1.0, 2.0, 2.0, 5.0])
+    np.testing.assert_allclose(grad(quant)(a, 0.5), [0, 0, 0.5, 0.5, 0])
+    dq = grad(quant, wrt=1)(np.array([0.0, 1.0, 3.0]), 0.5)  # v = 1 exactly: slopes 2 and 4, times n - 1
+    assert dq == pytest.approx(0.5 * (1.0 + 2.0) * 2)
+
+
+def quant_weird(a): return np.quantile(a, 0.3, method="hazen")
+def quant_overwrite(a): return np.quantile(a, 0.3, overwrite_input=True)
+
+
+def test_quantile_refusals():
+    from adjoint_compiler.errors import CompileError
+    with pytest.raises(NotImplementedError, match="hazen"):
+        grad(quant_weird)(np.arange(4.0))
+    with pytest.raises(CompileError, match="overwrite_input"):
+        grad(quant_overwrite)(np.arange(4.0))
+
+
+# -- tolist --------------------------------------------------------------------------------------------------
+def tolist_sum(x): return sum(v * v for v in x.tolist())
+def tolist_index(x):
+    rows = x.tolist()
+    return rows[0][1] * rows[1][0] + rows[1][2]
+
+
+def test_tolist():
+    both(tolist_sum, rng.standard_normal(4))
+    both(tolist_index, rng.standard_normal((2, 3)))
+
+
+# -- reductions with where= ------------------------------------------------------------------------------------
+M = np.array([[True, False, True, True], [False, False, True, False], [True, True, True, True]])
+
+
+def w_sum(a): return np.sum(a * a, where=M)
+def w_sum_axis(a): return S(np.sum(a, axis=1, where=M, keepdims=True))
+def w_sum_initial(a): return S(a.sum(axis=0, initial=a[0, 0], where=M))
+def w_mean(a): return np.mean(a ** 2, where=M)
+def w_mean_axis(a): return S(a.mean(1, where=M))
+def w_mean_row(a): return S(np.mean(a, axis=0, where=M[2]))
+def w_max(a): return S(np.max(a, axis=1, initial=-5.0, where=M))
+def w_min(a): return S(a.min(axis=0, initial=a[1, 1] + 3.0, where=M))
+def w_amax_initial(a): return S(np.amax(a, axis=0, initial=0.3))
+
+
+@pytest.mark.parametrize("f", [w_sum, w_sum_axis, w_sum_initial, w_mean, w_mean_axis, w_mean_row, w_max, w_min,
+                               w_amax_initial])
+def test_where_reductions(f):
+    a = rng.standard_normal((3, 4))
+    both(f, a)
+
+
+def w_mask_arg(a, m): return np.sum(a, where=m)
+def w_max_plain(a): return np.sum(np.max(a, axis=1, initial=-5.0, where=M))
+
+
+def test_masked_entries_get_no_gradient():
+    a = np.arange(12.0).reshape(3, 4)
+    np.testing.assert_array_equal(grad(w_mask_arg)(a, M), M.astype(float))
+    np.testing.assert_allclose(grad(w_max_plain)(np.ones((3, 4)) * 0.5), M / M.sum(1, keepdims=True))
+    np.testing.assert_allclose(grad(w_max_plain)(np.full((3, 4), -5.0)), M / (M.sum(1, keepdims=True) + 1.0))
+
+
+# -- in-place calls ------------------------------------------------------------------------------------------
+def sort_inplace(x):
+    y = x * 1.0
+    y.sort()
+    return S(y)
+
+
+def sort_axis0(x):
+    y = np.sin(x)
+    y.sort(axis=0)
+    return S(y) + S(x)
+
+
+def sort_argument(x):
+    x.sort()
+    return S(x)
+
+
+def partition_inplace(x):
+    y = x * 2.0
+    y.partition(1, axis=-1)
+    return S(y)
+
+
+def add_at(x, v):
+    y = x * 1.0
+    np.add.at(y, [0, 2, 2], v)
+    return S(y * x)
+
+
+def add_at_2d(x, v):
+    y = np.zeros((3, 4))
+    np.add.at(y, (np.array([0, 2, 0]), np.array([1, 1, 1])), v[:3])
+    return S(y + x)
+
+
+def subtract_at(x, v):
+    y = x * 1.0
+    np.subtract.at(y, np.array([1, 1]), v[0])
+    return S(y)
+
+
+def put_(x, v):
+    y = x * 1.0
+    np.put(y, [0, 5, 0], v[:3])
+    return S(y)
+
+
+def put_method(x, v):
+    y = np.cos(x)
+    y.put(np.array([7, 1]), v[1], mode="clip")
+    return S(y) + S(v)
+
+
+@pytest.mark.parametrize("f", [sort_inplace, sort_axis0, sort_argument, partition_inplace])
+def test_sort_partition_in_place(f):
+    both(f, rng.standard_normal((3, 4)))
+
+
+@pytest.mark.parametrize("f, sx", [(add_at, (4,)), (add_at, (4, 2)), (add_at_2d, (3, 4)), (subtract_at, (3,)),
+                                   (put_, (2, 3)), (put_method, (2, 3))])
+def test_writes_at_indices(f, sx):
+    x = rng.standard_normal(sx)
+    v = rng.standard_normal(sx[1:] if f is add_at and len(sx) > 1 else (3,))
+    both(f, x, v, wrt=(0, 1))
+
+
+def test_put_last_write_wins():
+    v = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(grad(put_, wrt=1)(np.zeros((2, 3)), v),
+                                  grad(put_, wrt=1)(np.zeros((2, 3)), v) * np.array([0.0, 1.0, 1.0]))
+
+
+def fill_(x, a):
+    y = x * 2.0
+    y.fill(a)
+    return S(y * x)
+
+
+def test_fill():
+    both(fill_, rng.standard_normal((2, 3)), 0.7, wrt=(0, 1))
