@@ -14,6 +14,12 @@ from .errors import ArgumentError
 
 _SCALARS = (float, int, complex, bool, np.generic)
 
+# The globals user rules read (the user's own helpers a rule body calls): bound when the rule is
+# registered (template._bind_rule_global), read by generated code as `rt.rule_globals.<name>`.
+import types as _types  # noqa: E402
+
+rule_globals = _types.SimpleNamespace()
+
 
 def describe(value) -> str:
     if isinstance(value, np.ndarray):
