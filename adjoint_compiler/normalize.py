@@ -198,6 +198,9 @@ class Normalizer(PythonLowering):
         return name(result)
 
     def call(self, e, out):
+        lowered = self.vectorize_call(e, out)
+        if lowered is not None:
+            return lowered
         lowered = self.python_call(e, out)
         if lowered is None:
             lowered = self.fill_call(e, out) or self.inplace_call(e, out) or self.where_call(e, out) \
@@ -411,6 +414,42 @@ class Normalizer(PythonLowering):
             return None
         out.append(self.write(f.value, gast.Constant(value=Ellipsis, kind=None), self.atom(e.args[0], out), e))
         return gast.Constant(value=None, kind=None)
+
+    def vectorize_call(self, e, out):
+        """`np.vectorize(f)(x, y)` (or a module-level `g = np.vectorize(f)` called as `g(x, y)`, no
+        rule registered for `g`) of a Python function `f`: `f` compiled for each entry,
+        `rt.vectorize_result([f(u, v) for u, v in rt.vectorize_items(x, y)], x, y)`. `otypes` is
+        accepted; `excluded`, `signature` and keywords at the call are left to the rules (refused)."""
+        import numpy as np
+
+        from .python_lowering import VECTORIZE_ITEMS, VECTORIZE_RESULT
+        f = e.func
+        pyfunc = None
+        if isinstance(f, gast.Call) and self.callee_value(f.func) is np.vectorize and len(f.args) == 1 \
+                and all(k.arg == "otypes" for k in f.keywords):
+            pyfunc = f.args[0]
+        else:
+            callee = self.callee_value(f)
+            if isinstance(callee, np.vectorize):
+                from . import registry
+                if registry.lookup(callee) is not None or callee.signature is not None or callee.excluded:
+                    return None
+                pyfunc = gast.Attribute(value=f, attr="pyfunc", ctx=gast.Load())
+        if pyfunc is None or not e.args or e.keywords or any(isinstance(a, gast.Starred) for a in e.args):
+            return None
+        args = [self.atom(a, out) for a in e.args]
+        if isinstance(pyfunc, gast.Lambda):
+            held = self.temp("vectorized")
+            self.stmt(assign(held, pyfunc, e), out)
+            pyfunc = name(held)
+        entries = [self.temp("v") for _ in args]
+        target = name(entries[0], True) if len(args) == 1 else \
+            gast.Tuple(elts=[name(v, True) for v in entries], ctx=gast.Store())
+        comp = gast.ListComp(elt=gast.Call(func=pyfunc, args=[name(v) for v in entries], keywords=[]),
+                             generators=[gast.comprehension(target=target, iter=gast.Call(
+                                 func=name(VECTORIZE_ITEMS), args=list(args), keywords=[]), ifs=[], is_async=0)])
+        whole = gast.Call(func=name(VECTORIZE_RESULT), args=[gast.copy_location(comp, e)] + list(args), keywords=[])
+        return self.call(gast.copy_location(whole, e), out)
 
     def inplace_call(self, e, out):
         """The in-place library calls on a local array, as a write of their pure form (they return

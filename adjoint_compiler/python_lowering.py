@@ -44,6 +44,8 @@ PARTITIONED_COPY = "__partitioned_copy__"
 ADDED_AT = "__added_at__"  # np.add.at(a, i, v) is a[...] = rt.added_at(a, i, v)
 SUBTRACTED_AT = "__subtracted_at__"
 PUT_COPY = "__put_copy__"  # np.put(a, i, v) is a[...] = rt.put_copy(a, i, v)
+VECTORIZE_ITEMS = "__vectorize_items__"  # np.vectorize(f)(x): [f(v) for v in rt.vectorize_items(x)]
+VECTORIZE_RESULT = "__vectorize_result__"
 
 
 @functools.lru_cache(maxsize=None)
@@ -54,7 +56,8 @@ def runtime_markers() -> dict:
             ERRSTATE_ENTER: runtime.set_errstate, ERRSTATE_EXIT: runtime.restore_errstate,
             WHERE_REDUCE: runtime.where_reduce, SORTED_COPY: runtime.sorted_copy,
             PARTITIONED_COPY: runtime.partitioned_copy, ADDED_AT: runtime.added_at,
-            SUBTRACTED_AT: runtime.subtracted_at, PUT_COPY: runtime.put_copy}
+            SUBTRACTED_AT: runtime.subtracted_at, PUT_COPY: runtime.put_copy,
+            VECTORIZE_ITEMS: runtime.vectorize_items, VECTORIZE_RESULT: runtime.vectorize_result}
 
 
 STREAMS = {

@@ -539,3 +539,63 @@ __all__ = [
     "where_reduce_adjoint",
     "where_reduce_tangent",
 ]
+
+
+# -- np.vectorize of a Python function: normalize writes `rt.vectorize_result([f(v) for v in
+#    rt.vectorize_items(x)], x)`, so the function is compiled (inlined) for each entry ----------------
+
+def _broadcast_shape(args) -> tuple:
+    return np.broadcast_shapes(*(np.shape(a) for a in args))
+
+
+def vectorize_items(*args):
+    """The entries of the arguments broadcast together, in C order, as Python numbers: a list of
+    numbers for one argument, of tuples for several."""
+    shape = _broadcast_shape(args)
+    flat = [np.broadcast_to(np.asarray(a), shape).ravel().tolist() for a in args]
+    return flat[0] if len(args) == 1 else list(zip(*flat))
+
+
+def vectorize_items_adjoint(g, args):
+    """The gradients of the arguments of `vectorize_items(*args)` from the list of the entries'
+    gradients (None for an entry without one)."""
+    rr = _rr()
+    shape = _broadcast_shape(args)
+    n = len(args)
+    size = int(np.prod(shape))
+    g = [None] * size if g is None else list(g)
+    out = []
+    for k, a in enumerate(args):
+        vals = np.zeros(size)
+        for i, gi in enumerate(g):
+            v = gi if n == 1 else (None if gi is None else gi[k])
+            if v is not None:
+                vals[i] = v
+        out.append(_scalar(np.asarray(rr._runtime.unbroadcast(vals.reshape(shape), np.asarray(a)))))
+    return tuple(out)
+
+
+def vectorize_items_tangent(ts, args):
+    """The tangent of `vectorize_items(*args)`: the tangents' entries in the same structure."""
+    shape = _broadcast_shape(args)
+    flat = [np.broadcast_to(np.asarray(_zero_or(t), dtype=float), shape).ravel().tolist() for t in ts]
+    return flat[0] if len(args) == 1 else list(zip(*flat))
+
+
+@_facts.fresh
+def vectorize_result(items, *args):
+    """The array np.vectorize makes from the entries' values: their broadcast shape, C order."""
+    shape = _broadcast_shape(args)
+    out = np.asarray(items)
+    if out.size == 0:
+        return np.zeros(shape)
+    return out.reshape(shape)
+
+
+def vectorize_result_adjoint(g, items):
+    """The gradient of the list `items` in `vectorize_result(items, ...)`: one number each."""
+    return [float(v) for v in np.ravel(np.asarray(g, dtype=float))]
+
+
+__all__ += ["vectorize_items", "vectorize_items_adjoint", "vectorize_items_tangent", "vectorize_result",
+            "vectorize_result_adjoint"]

@@ -471,3 +471,25 @@ def put_copy(y, a, ind, v, mode="raise"):
 @tangent(rt.put_copy)
 def put_copy_dot(y, a, ind, v, mode="raise"):
     y_dot = rt.put_copy(a_dot, ind, v_dot, mode)
+
+
+# np.vectorize(f)(x, ...) of a Python function (normalize.vectorize_call): the entries as numbers,
+# `f` compiled for each, the values put back in the broadcast shape
+@adjoint(rt.vectorize_items)
+def vectorize_items(y, *args):
+    args_bar += rt.vectorize_items_adjoint(y_bar, args)
+
+
+@tangent(rt.vectorize_items)
+def vectorize_items_dot(y, *args):
+    y_dot = rt.vectorize_items_tangent(args_dot, args)
+
+
+@adjoint(rt.vectorize_result)
+def vectorize_result(y, items, *args):
+    items_bar += rt.vectorize_result_adjoint(y_bar, items)
+
+
+@tangent(rt.vectorize_result)
+def vectorize_result_dot(y, items, *args):
+    y_dot = rt.vectorize_result(items_dot, *args)

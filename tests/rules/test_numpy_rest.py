@@ -3,6 +3,8 @@ rot90, rollaxis, row_stack, vdot, meshgrid, choose, select, partition, gradient,
 percentile, tolist, the reductions with `where=` (and max/min with `initial=`), and the in-place
 calls `ndarray.sort`, `ndarray.partition`, `ndarray.put`/`np.put`, `np.add.at`, `np.subtract.at`
 (writes: the array's old values get no gradient where they were overwritten)."""
+import math
+
 import numpy as np
 import pytest
 
@@ -300,3 +302,43 @@ def fill_(x, a):
 
 def test_fill():
     both(fill_, rng.standard_normal((2, 3)), 0.7, wrt=(0, 1))
+
+
+# -- np.vectorize of a differentiable Python function ------------------------------------------------------
+def _bump(t, s):
+    if t > 0.0:
+        return math.sin(t) * s
+    return t * t + s
+
+
+vbump = np.vectorize(_bump)
+
+
+@np.vectorize
+def vsquare(t):
+    return t * t + math.cos(t)
+
+
+def vec_lambda(x, y): return S(np.vectorize(lambda t: t * t * 3.0)(x) + y)
+def vec_global(x, y): return S(vbump(x, y))
+def vec_decorated(x, y): return S(vsquare(x) * y)
+def vec_broadcast(x, y): return S(np.vectorize(_bump, otypes=[float])(x, y[0]))
+def vec_local_def(x, y):
+    def h(t):
+        return t * np.ravel(y)[0] + math.exp(0.2 * t)
+    return S(np.vectorize(h)(x))
+
+
+@pytest.mark.parametrize("f", [vec_lambda, vec_global, vec_decorated, vec_broadcast, vec_local_def])
+@pytest.mark.parametrize("shape", [(4,), (2, 3)])
+def test_vectorize(f, shape):
+    x = rng.standard_normal(shape)
+    x = np.where(np.abs(x) < 0.05, 0.3, x)
+    both(f, x, rng.standard_normal(shape), wrt=(0, 1))
+
+
+def vec_scalar(x): return np.vectorize(lambda t: t ** 3)(x) * 1.0
+
+
+def test_vectorize_of_a_number():
+    both(vec_scalar, 0.7)
