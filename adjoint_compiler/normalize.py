@@ -198,7 +198,7 @@ class Normalizer(PythonLowering):
         return name(result)
 
     def call(self, e, out):
-        lowered = self.vectorize_call(e, out)
+        lowered = self.vectorize_call(e, out) or self.piecewise_call(e, out)
         if lowered is not None:
             return lowered
         lowered = self.python_call(e, out)
@@ -450,6 +450,43 @@ class Normalizer(PythonLowering):
                                  func=name(VECTORIZE_ITEMS), args=list(args), keywords=[]), ifs=[], is_async=0)])
         whole = gast.Call(func=name(VECTORIZE_RESULT), args=[gast.copy_location(comp, e)] + list(args), keywords=[])
         return self.call(gast.copy_location(whole, e), out)
+
+    def piecewise_call(self, e, out):
+        """`np.piecewise(x, [c0, c1, ...], [f0, f1, ...(, otherwise)])` with list (or tuple) displays:
+        NumPy's loop, written out: `y = zeros like x; y[m0] = f0(x[m0]); y[m1] = v1; ...` (a later
+        condition overwrites an earlier one; the extra function or value, where none holds), each
+        `f` compiled where it is called. Extra arguments to the functions are refused."""
+        import numpy as np
+
+        from .python_lowering import PIECEWISE_MASK, PIECEWISE_OTHERWISE, PIECEWISE_ZEROS
+        if self.callee_value(e.func) is not np.piecewise or len(e.args) != 3 or e.keywords:
+            return None
+        x, conds, funcs = e.args
+        if not (isinstance(conds, (gast.List, gast.Tuple)) and isinstance(funcs, (gast.List, gast.Tuple))):
+            return None
+        n = len(conds.elts)
+        if len(funcs.elts) not in (n, n + 1) or n == 0:
+            return None
+        x = self.atom(x, out)
+        masks = []
+        for c in conds.elts:
+            m = self.temp("mask")
+            self.stmt(assign(m, gast.Call(func=name(PIECEWISE_MASK), args=[x, c], keywords=[]), e), out)
+            masks.append(name(m))
+        if len(funcs.elts) == n + 1:
+            m = self.temp("otherwise")
+            self.stmt(assign(m, gast.Call(func=name(PIECEWISE_OTHERWISE), args=[x] + masks, keywords=[]), e), out)
+            masks.append(name(m))
+        y = self.temp("piecewise")
+        self.stmt(assign(y, gast.Call(func=name(PIECEWISE_ZEROS), args=[x], keywords=[]), e), out)
+        for m, f in zip(masks, funcs.elts):
+            if isinstance(f, gast.Constant) or (isinstance(f, gast.UnaryOp) and isinstance(f.operand, gast.Constant)):
+                value = f
+            else:
+                value = gast.Call(func=f, args=[gast.Subscript(value=x, slice=m, ctx=gast.Load())], keywords=[])
+            self.stmt(gast.copy_location(gast.Assign(targets=[gast.Subscript(value=name(y), slice=m, ctx=gast.Store())],
+                                                     value=value, type_comment=None), e), out)
+        return name(y)
 
     def inplace_call(self, e, out):
         """The in-place library calls on a local array, as a write of their pure form (they return

@@ -46,6 +46,9 @@ SUBTRACTED_AT = "__subtracted_at__"
 PUT_COPY = "__put_copy__"  # np.put(a, i, v) is a[...] = rt.put_copy(a, i, v)
 VECTORIZE_ITEMS = "__vectorize_items__"  # np.vectorize(f)(x): [f(v) for v in rt.vectorize_items(x)]
 VECTORIZE_RESULT = "__vectorize_result__"
+PIECEWISE_ZEROS = "__piecewise_zeros__"  # np.piecewise(x, [c0, c1], [f0, f1]): y[c0] = f0(x[c0]), ...
+PIECEWISE_MASK = "__piecewise_mask__"
+PIECEWISE_OTHERWISE = "__piecewise_otherwise__"
 
 
 @functools.lru_cache(maxsize=None)
@@ -57,7 +60,9 @@ def runtime_markers() -> dict:
             WHERE_REDUCE: runtime.where_reduce, SORTED_COPY: runtime.sorted_copy,
             PARTITIONED_COPY: runtime.partitioned_copy, ADDED_AT: runtime.added_at,
             SUBTRACTED_AT: runtime.subtracted_at, PUT_COPY: runtime.put_copy,
-            VECTORIZE_ITEMS: runtime.vectorize_items, VECTORIZE_RESULT: runtime.vectorize_result}
+            VECTORIZE_ITEMS: runtime.vectorize_items, VECTORIZE_RESULT: runtime.vectorize_result,
+            PIECEWISE_ZEROS: runtime.piecewise_zeros, PIECEWISE_MASK: runtime.piecewise_mask,
+            PIECEWISE_OTHERWISE: runtime.piecewise_otherwise}
 
 
 STREAMS = {

@@ -599,3 +599,26 @@ def vectorize_result_adjoint(g, items):
 
 __all__ += ["vectorize_items", "vectorize_items_adjoint", "vectorize_items_tangent", "vectorize_result",
             "vectorize_result_adjoint"]
+
+
+@_facts.fresh
+def piecewise_zeros(x):
+    """The array np.piecewise starts from (zeros like `x`, its dtype), and the mask of each
+    condition as np.piecewise reads it."""
+    return np.zeros_like(np.asarray(x))
+
+
+def piecewise_mask(x, cond):
+    """A condition of np.piecewise as the boolean mask it applies (broadcast to `x`)."""
+    return np.broadcast_to(np.asarray(cond, dtype=bool), np.shape(x))
+
+
+def piecewise_otherwise(x, *conds):
+    """The entries no condition of np.piecewise selects."""
+    taken = np.zeros(np.shape(x), dtype=bool)
+    for c in conds:
+        taken = taken | piecewise_mask(x, c)
+    return ~taken
+
+
+__all__ += ["piecewise_mask", "piecewise_otherwise", "piecewise_zeros"]

@@ -14,7 +14,7 @@ import numpy as np
 
 from adjoint_compiler import runtime as rt
 from adjoint_compiler.aliasing import FRESH_FUNCTIONS, VIEW_FUNCTIONS
-from adjoint_compiler.registry import adjoint, alias, tangent
+from adjoint_compiler.registry import adjoint, alias, nondifferentiable, tangent
 
 FRESH_FUNCTIONS.update({np.trapezoid, np.sinc} if hasattr(np, "trapezoid") else {np.sinc})
 
@@ -493,3 +493,7 @@ def vectorize_result(y, items, *args):
 @tangent(rt.vectorize_result)
 def vectorize_result_dot(y, items, *args):
     y_dot = rt.vectorize_result(items_dot, *args)
+
+
+# np.piecewise (normalize.piecewise_call): its starting zeros and its masks pass no gradient
+nondifferentiable(rt.piecewise_zeros, rt.piecewise_mask, rt.piecewise_otherwise)

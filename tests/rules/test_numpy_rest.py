@@ -342,3 +342,22 @@ def vec_scalar(x): return np.vectorize(lambda t: t ** 3)(x) * 1.0
 
 def test_vectorize_of_a_number():
     both(vec_scalar, 0.7)
+
+
+# -- np.piecewise ---------------------------------------------------------------------------------------------
+def _cube(t):
+    return t ** 3
+
+
+def pw_two(x, y): return S(np.piecewise(x, [x < 0.0, x >= 0.0], [lambda t: t * y[0], _cube]))
+def pw_otherwise(x, y): return S(np.piecewise(x, [x < -0.5, x > 0.5], [np.sin, 2.0, lambda t: t * t]))
+def pw_overlap(x, y): return S(np.piecewise(x * y, (x < 0.3, x < 0.0), (np.cos, _cube)))
+
+
+@pytest.mark.parametrize("f", [pw_two, pw_otherwise, pw_overlap])
+@pytest.mark.parametrize("shape", [(6,), (2, 3)])
+def test_piecewise(f, shape):
+    x = rng.uniform(-1.5, 1.5, shape)
+    x = np.where(np.min(np.abs(np.subtract.outer(x, [-0.5, 0.0, 0.3, 0.5])), axis=-1) < 0.05, 0.8, x)
+    y = rng.standard_normal(shape) if f is pw_overlap else rng.standard_normal(3)
+    both(f, x, y, wrt=(0, 1))
