@@ -361,3 +361,36 @@ def test_piecewise(f, shape):
     x = np.where(np.min(np.abs(np.subtract.outer(x, [-0.5, 0.0, 0.3, 0.5])), axis=-1) < 0.05, 0.8, x)
     y = rng.standard_normal(shape) if f is pw_overlap else rng.standard_normal(3)
     both(f, x, y, wrt=(0, 1))
+
+
+# -- complex values are refused, located, in both modes (no complex rules yet) -------------------------------
+def c_quantile(x): return np.abs(np.quantile(x * 1j, 0.3))  # <- HERE
+
+
+def c_add_at(x):
+    y = np.zeros(3, dtype=complex)  # <- HERE
+    np.add.at(y, [0, 1], x[:2])
+    return np.abs(np.sum(y))
+
+
+def c_vectorize(x): return np.sum(np.vectorize(lambda t: t * 1j)(x)).real  # <- HERE
+
+
+def c_eigh_of_a_constant(x): return np.sum(np.abs(np.linalg.eigh(x * ZC)[1]))  # <- HERE
+
+
+ZC = np.array([[1.0, 1j], [-1j, 2.0]])
+
+
+@pytest.mark.parametrize("f", [c_quantile, c_add_at, c_vectorize, c_eigh_of_a_constant])
+def test_complex_values_are_refused_at_their_line(f):
+    import inspect
+
+    from adjoint_compiler.errors import AdjointCompilerError
+    lines, first = inspect.getsourcelines(f)
+    line = first + next(i for i, text in enumerate(lines) if "# <- HERE" in text)
+    x = np.ones((2, 2)) if f is c_eigh_of_a_constant else np.ones(3)
+    for run in (lambda: grad(f)(x), lambda: jvp(f, (x,), (np.ones_like(x),))):
+        with pytest.raises(AdjointCompilerError, match="complex") as info:
+            run()
+        assert info.value.loc is not None and info.value.loc.line == line
