@@ -494,8 +494,9 @@ class Normalizer(PythonLowering):
         `a.put(ind, v)` and `np.put(a, ind, v)`, `np.add.at(a, idx, v)`, `np.subtract.at(a, idx, v)`."""
         import numpy as np
 
-        from .python_lowering import ADDED_AT, PARTITIONED_COPY, PUT_COPY, SORTED_COPY, SUBTRACTED_AT
+        from .python_lowering import ADDED_AT, PARTITIONED_COPY, PUT_COPY, SORTED_COPY, SUBTRACTED_AT, UFUNC_AT_COPY
         f = e.func
+        prefix = []  # the ufunc's name, for rt.ufunc_at_copy
         if any(isinstance(a, gast.Starred) for a in e.args) or any(k.arg is None for k in e.keywords):
             return None
         marker, base, args = None, None, list(e.args)
@@ -511,6 +512,11 @@ class Normalizer(PythonLowering):
                     found[id(callee)] = ADDED_AT
                 elif callee == np.subtract.at:
                     found[id(callee)] = SUBTRACTED_AT
+                else:
+                    for ufunc in (np.multiply, np.maximum, np.minimum):
+                        if callee == ufunc.at:
+                            found[id(callee)] = UFUNC_AT_COPY
+                            prefix = [gast.Constant(value=ufunc.__name__, kind=None)]
             except Exception:  # noqa: BLE001 (a callee whose == raises)
                 pass
             if callee is None or id(callee) not in found or not args:
@@ -520,7 +526,7 @@ class Normalizer(PythonLowering):
             if not (isinstance(base, gast.Name) and base.id in self.locals):
                 raise UnsupportedSyntaxError("this call writes into its first argument: pass a local array by "
                                              "name (`b = ...; np.add.at(b, idx, v)`)", self.source.loc(e))
-        value = gast.Call(func=name(marker), args=[base] + args, keywords=e.keywords)
+        value = gast.Call(func=name(marker), args=prefix + [base] + args, keywords=e.keywords)
         value = self.call(gast.copy_location(value, e), out)
         tmp = self.temp(f"{base.id}_{'sorted' if marker == SORTED_COPY else 'written'}")
         out.append(assign(tmp, value, e))

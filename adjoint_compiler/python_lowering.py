@@ -44,6 +44,7 @@ PARTITIONED_COPY = "__partitioned_copy__"
 ADDED_AT = "__added_at__"  # np.add.at(a, i, v) is a[...] = rt.added_at(a, i, v)
 SUBTRACTED_AT = "__subtracted_at__"
 PUT_COPY = "__put_copy__"  # np.put(a, i, v) is a[...] = rt.put_copy(a, i, v)
+UFUNC_AT_COPY = "__ufunc_at_copy__"  # np.maximum.at(a, i, v) is a[...] = rt.ufunc_at_copy('maximum', a, i, v)
 VECTORIZE_ITEMS = "__vectorize_items__"  # np.vectorize(f)(x): [f(v) for v in rt.vectorize_items(x)]
 VECTORIZE_RESULT = "__vectorize_result__"
 PIECEWISE_ZEROS = "__piecewise_zeros__"  # np.piecewise(x, [c0, c1], [f0, f1]): y[c0] = f0(x[c0]), ...
@@ -62,7 +63,7 @@ def runtime_markers() -> dict:
             SUBTRACTED_AT: runtime.subtracted_at, PUT_COPY: runtime.put_copy,
             VECTORIZE_ITEMS: runtime.vectorize_items, VECTORIZE_RESULT: runtime.vectorize_result,
             PIECEWISE_ZEROS: runtime.piecewise_zeros, PIECEWISE_MASK: runtime.piecewise_mask,
-            PIECEWISE_OTHERWISE: runtime.piecewise_otherwise}
+            PIECEWISE_OTHERWISE: runtime.piecewise_otherwise, UFUNC_AT_COPY: runtime.ufunc_at_copy}
 
 
 STREAMS = {

@@ -622,3 +622,79 @@ def piecewise_otherwise(x, *conds):
 
 
 __all__ += ["piecewise_mask", "piecewise_otherwise", "piecewise_zeros"]
+
+
+# -- np.multiply.at, np.maximum.at, np.minimum.at: normalize writes a[...] = rt.ufunc_at_copy(name, a, i, b) --
+
+_AT_UFUNCS = ("multiply", "maximum", "minimum")
+
+
+@_facts.fresh
+def ufunc_at_copy(name, a, indices, b):
+    """A copy of `a` after `np.<name>.at(a, indices, b)` (name: multiply, maximum, minimum)."""
+    if name not in _AT_UFUNCS:
+        raise NotImplementedError(f"no gradient for np.{name}.at")
+    out = np.array(a, copy=True)
+    getattr(np, name).at(out, indices, b)
+    return out
+
+
+def _at_occurrences(a, indices, b):
+    """(the flat slot of each occurrence, b at each occurrence, the shape of a[indices])."""
+    a = np.asarray(a)
+    ids = np.arange(a.size).reshape(a.shape)[indices if not isinstance(indices, list) else np.asarray(indices)]
+    ids = np.asarray(ids)
+    bv = np.broadcast_to(np.asarray(b, dtype=float), ids.shape)
+    return ids.ravel(), bv.ravel(), ids.shape
+
+
+def _at_weights(name, a, indices, b, y):
+    """(the weight of a's entry in its slot, the weight of each occurrence of b): for multiply the
+    products of the other factors, for maximum/minimum the share of a tie (1/count of the values
+    equal to the result among a's entry and the occurrences at that slot)."""
+    af = np.ravel(np.asarray(a, dtype=float))
+    yf = np.ravel(np.asarray(y, dtype=float))
+    slots, bv, shape = _at_occurrences(a, indices, b)
+    if name == "multiply":
+        total = np.ones(af.size)
+        np.multiply.at(total, slots, bv)
+        wb = np.zeros(bv.size)
+        order = np.argsort(slots, kind="stable")
+        for s in np.unique(slots):
+            ks = order[slots[order] == s]
+            vals = bv[ks]
+            before = np.concatenate([[1.0], np.cumprod(vals)[:-1]])
+            after = np.concatenate([np.cumprod(vals[::-1])[:-1][::-1], [1.0]])
+            wb[ks] = af[s] * before * after
+        return total, wb, slots, shape
+    hit_b = (bv == yf[slots]).astype(float)
+    count = (af == yf).astype(float)
+    np.add.at(count, slots, hit_b)
+    wa = np.where(count > 0, (af == yf) / np.where(count > 0, count, 1.0), 0.0)
+    wb = hit_b / np.where(count[slots] > 0, count[slots], 1.0)
+    return wa, wb, slots, shape
+
+
+def ufunc_at_adjoint(g, name, a, indices, b, y):
+    """The gradients `(a_bar, b_bar)` in `np.<name>.at(a, indices, b)` (a copy: `y`)."""
+    rr = _rr()
+    a = np.asarray(a)
+    wa, wb, slots, shape = _at_weights(name, a, indices, b, y)
+    gf = np.ravel(np.broadcast_to(np.asarray(g, dtype=float), a.shape))
+    a_bar = (gf * wa).reshape(a.shape)
+    b_bar = (gf[slots] * wb).reshape(shape)
+    return _scalar(a_bar), _scalar(np.asarray(rr._runtime.unbroadcast(b_bar, np.asarray(b))))
+
+
+def ufunc_at_tangent(a_t, b_t, name, a, indices, b, y):
+    """The tangent of `np.<name>.at(a, indices, b)` (a copy: `y`)."""
+    a = np.asarray(a)
+    wa, wb, slots, shape = _at_weights(name, a, indices, b, y)
+    ta = np.ravel(np.broadcast_to(np.asarray(_zero_or(a_t), dtype=float), a.shape))
+    tb = np.ravel(np.broadcast_to(np.asarray(_zero_or(b_t), dtype=float), shape))
+    out = ta * wa
+    np.add.at(out, slots, wb * tb)
+    return out.reshape(a.shape)
+
+
+__all__ += ["ufunc_at_adjoint", "ufunc_at_copy", "ufunc_at_tangent"]

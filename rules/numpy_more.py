@@ -497,3 +497,16 @@ def vectorize_result_dot(y, items, *args):
 
 # np.piecewise (normalize.piecewise_call): its starting zeros and its masks pass no gradient
 nondifferentiable(rt.piecewise_zeros, rt.piecewise_mask, rt.piecewise_otherwise)
+
+
+# np.multiply.at, np.maximum.at, np.minimum.at (normalize.inplace_call): a[...] = rt.ufunc_at_copy(...)
+@adjoint(rt.ufunc_at_copy)
+def ufunc_at_copy(y, name, a, indices, b):
+    parts = rt.ufunc_at_adjoint(y_bar, name, a, indices, b, y)
+    a_bar += parts[0]
+    b_bar += parts[1]
+
+
+@tangent(rt.ufunc_at_copy)
+def ufunc_at_copy_dot(y, name, a, indices, b):
+    y_dot = rt.ufunc_at_tangent(a_dot, b_dot, name, a, indices, b, y)

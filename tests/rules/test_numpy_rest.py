@@ -394,3 +394,36 @@ def test_complex_values_are_refused_at_their_line(f):
         with pytest.raises(AdjointCompilerError, match="complex") as info:
             run()
         assert info.value.loc is not None and info.value.loc.line == line
+
+
+def multiply_at(x, v):
+    y = x * 1.0
+    np.multiply.at(y, [0, 2, 2, 0, 1], v[:5])
+    return S(y)
+
+
+def maximum_at(x, v):
+    y = np.cos(x)
+    np.maximum.at(y, (np.array([0, 1, 1]), np.array([2, 0, 0])), v[:3])
+    return S(y)
+
+
+def minimum_at(x, v):
+    y = x * 2.0
+    np.minimum.at(y, np.array([1, 1, 3]), v[0])
+    return S(y * x)
+
+
+@pytest.mark.parametrize("f, sx", [(multiply_at, (5,)), (multiply_at, (4, 2)), (maximum_at, (2, 3)), (minimum_at, (4,))])
+def test_ufunc_at(f, sx):
+    x = rng.standard_normal(sx)
+    v = rng.standard_normal((5,) + sx[1:] if f is multiply_at else (5,))
+    both(f, x, v, wrt=(0, 1))
+
+
+def test_maximum_at_ties_share():
+    def tie(x, v):
+        b = x * 1.0
+        np.maximum.at(b, [0, 0], v)
+        return np.sum(b)
+    np.testing.assert_allclose(grad(tie, wrt=(0, 1))(np.array([1.0, 0.0]), np.array([1.0, 0.5]))[1], [0.5, 0.0])
