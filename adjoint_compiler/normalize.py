@@ -524,13 +524,14 @@ class Normalizer(PythonLowering):
             marker = found[id(callee)]
             base, args = args[0], args[1:]
             if not (isinstance(base, gast.Name) and base.id in self.locals):
-                raise UnsupportedSyntaxError("this call writes into its first argument: pass a local array by "
-                                             "name (`b = ...; np.add.at(b, idx, v)`)", self.source.loc(e))
+                raise UnsupportedSyntaxError("this call writes into its first argument: pass an array of the "
+                                             "function's by name (`b = ...; np.add.at(b, idx, v)`)", self.source.loc(e))
         value = gast.Call(func=name(marker), args=prefix + [base] + args, keywords=e.keywords)
         value = self.call(gast.copy_location(value, e), out)
         tmp = self.temp(f"{base.id}_{'sorted' if marker == SORTED_COPY else 'written'}")
         out.append(assign(tmp, value, e))
         out.append(self.write(name(base.id), gast.Constant(value=Ellipsis, kind=None), name(tmp), e))
+        out[-1].inplace_call = f.attr if isinstance(f, gast.Attribute) else "at"  # (ssa: not into a list)
         return gast.Constant(value=None, kind=None)
 
     def where_call(self, e, out):

@@ -359,6 +359,7 @@ def tolist_tangent(t, a):
 
 # -- reductions with `where=` (and max/min with `initial=`) ----------------------------------------------
 
+@_facts.fresh
 def where_reduce(name, a, where=True, axis=None, dtype=None, keepdims=False, initial=None):
     """`np.<name>(a, axis, dtype, keepdims=..., where=..., initial=...)` for name in sum, mean,
     max, min: what normalize calls for a reduction with `where=` (or a max/min with `initial=`)."""

@@ -427,3 +427,46 @@ def test_maximum_at_ties_share():
         np.maximum.at(b, [0, 0], v)
         return np.sum(b)
     np.testing.assert_allclose(grad(tie, wrt=(0, 1))(np.array([1.0, 0.0]), np.array([1.0, 0.5]))[1], [0.5, 0.0])
+
+
+# -- in-place calls through views, on lists, and writes into the new results ---------------------------------
+def sort_through_view(x):
+    y = x * 1.0
+    v = y[1:4]
+    v.sort()
+    return S(y)
+
+
+def write_after_where(x):
+    y = np.sum(x.reshape(2, 3), axis=0, where=np.array([True, False]))
+    y[0] = 5.0 * x[0]
+    return S(y * y)
+
+
+def test_sort_through_a_view_and_a_write_into_a_where_reduction():
+    both(sort_through_view, rng.standard_normal(5))
+    both(write_after_where, rng.standard_normal(6))
+
+
+def list_sort(x):
+    xs = [x[0], x[1]]
+    xs.sort()  # <- HERE
+    return xs[0]
+
+
+def put_into_expression(x):
+    y = np.zeros((2, 3))
+    np.put(y[0], [0, 2], x[:2])  # <- HERE
+    return S(y)
+
+
+@pytest.mark.parametrize("f", [list_sort, put_into_expression])
+def test_in_place_calls_that_are_refused_at_their_line(f):
+    import inspect
+
+    from adjoint_compiler.errors import UnsupportedSyntaxError
+    lines, first = inspect.getsourcelines(f)
+    line = first + next(i for i, text in enumerate(lines) if "# <- HERE" in text)
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        grad(f)(np.array([2.0, 1.0]))
+    assert info.value.loc.line == line
