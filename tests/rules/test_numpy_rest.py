@@ -438,7 +438,7 @@ def sort_through_view(x):
 
 
 def write_after_where(x):
-    y = np.sum(x.reshape(2, 3), axis=0, where=np.array([True, False]))
+    y = np.sum(x.reshape(2, 3), axis=0, where=np.array([True, False, True]))
     y[0] = 5.0 * x[0]
     return S(y * y)
 
