@@ -549,8 +549,10 @@ def test_scipy_normalizations(f):
 SC_LINALG = [] if SC is None else (
     [(f, sa, sb) for f in (SC.st, SC.st_lower, SC.st_trans, SC.st_trans_t, SC.st_unit, SC.st_positional)
      for sa, sb in (((3, 3), (3,)), ((2, 3, 3), (2, 3, 2)))]
+    + [(SC.st, (2, 3, 3), (3,)), (SC.st_trans, (2, 3, 3), (3,))]
     + [(f, sa, sb) for f in (SC.cho, SC.cho_lower, SC.cho_unpacked, SC.cho_whole_factor)
-       for sa, sb in (((3, 3), (3,)), ((3, 3), (3, 2)))])
+       for sa, sb in (((3, 3), (3,)), ((3, 3), (3, 2)))]
+    + [(SC.cho, (2, 3, 3), (2, 3, 2)), (SC.cho_lower, (2, 3, 3), (2, 3, 2))])
 
 
 @needs_scipy
@@ -562,7 +564,8 @@ def test_scipy_linalg(f, sa, sb):
     else:
         a = rng.standard_normal(sa) * 0.3 + 2.0 * np.eye(sa[-1])
     b = rng.standard_normal(sb)
-    w = rng.standard_normal(sb if len(sa) == 2 or len(sb) > 1 else sa[:-1] + sb)
+    w = rng.standard_normal(np.shape(f.__globals__["linalg"].solve_triangular(a, b)) if f in (SC.st, SC.st_trans)
+                            else sb)
     check_jvp(f, a, b, w, wrt=(0, 1), directions=1)
     check_jvp(f, a, b, w, wrt=1, directions=1)
 
