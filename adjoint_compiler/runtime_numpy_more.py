@@ -699,3 +699,22 @@ def ufunc_at_tangent(a_t, b_t, name, a, indices, b, y):
 
 
 __all__ += ["ufunc_at_adjoint", "ufunc_at_copy", "ufunc_at_tangent"]
+
+
+# -- transposes of the adjoint helpers above (their rules make a generated gradient differentiable) ----
+
+def where_reduce_transpose(h, name, a, where, y, axis=None, dtype=None, keepdims=False, initial=None):
+    """The transpose of `where_reduce_adjoint` in its cotangent: from the pair `h` of cotangents
+    of (a_bar, initial_bar) (either None), the reduction's tangent."""
+    ha, hi = (None, None) if h is None else (h[0], h[1])
+    return where_reduce_tangent(ha, hi, name, a, where, y, axis, dtype, keepdims, initial)
+
+
+def numbers_to_array(items, like):
+    """The list of numbers `items` (None for 0) as an array of the shape of `like`."""
+    vals = [0.0 if v is None else float(v) for v in (items or [])]
+    out = np.zeros(np.shape(like)) if not vals else np.asarray(vals).reshape(np.shape(like))
+    return _scalar(out)
+
+
+__all__ += ["numbers_to_array", "where_reduce_transpose"]

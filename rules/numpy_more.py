@@ -510,3 +510,96 @@ def ufunc_at_copy(y, name, a, indices, b):
 @tangent(rt.ufunc_at_copy)
 def ufunc_at_copy_dot(y, name, a, indices, b):
     y_dot = rt.ufunc_at_tangent(a_dot, b_dot, name, a, indices, b, y)
+
+
+# -- the adjoint helpers above, as generated gradients call them: linear in the cotangent (the
+#    permutations, masks and weights they read are piecewise constant), so each adjoint is the
+#    transpose and each tangent the helper of the tangent; a gradient through them differentiates again
+@adjoint(rt.partition_adjoint)
+def partition_adjoint(y, g, a, r, axis=-1):
+    g_bar += rt.partition_tangent(y_bar, a, r, axis)
+
+
+@tangent(rt.partition_adjoint)
+def partition_adjoint_dot(y, g, a, r, axis=-1):
+    y_dot = rt.partition_adjoint(g_dot, a, r, axis)
+
+
+@adjoint(rt.partition_tangent)
+def partition_tangent(y, t, a, r, axis=-1):
+    t_bar += rt.partition_adjoint(y_bar, a, r, axis)
+
+
+@tangent(rt.partition_tangent)
+def partition_tangent_dot(y, t, a, r, axis=-1):
+    y_dot = rt.partition_tangent(t_dot, a, r, axis)
+
+
+@adjoint(rt.rot90_of)
+def rot90_of(y, g, k=1, axes=None):
+    g_bar += rt.rot90_of(y_bar, -k, axes)
+
+
+@tangent(rt.rot90_of)
+def rot90_of_dot(y, g, k=1, axes=None):
+    y_dot = rt.rot90_of(g_dot, k, axes)
+
+
+@adjoint(rt.rollaxis_adjoint)
+def rollaxis_adjoint(y, g, a, axis, start=0):
+    g_bar += np.rollaxis(y_bar, axis, start)
+
+
+@tangent(rt.rollaxis_adjoint)
+def rollaxis_adjoint_dot(y, g, a, axis, start=0):
+    y_dot = rt.rollaxis_adjoint(g_dot, a, axis, start)
+
+
+@adjoint(rt.where_reduce_adjoint)
+def where_reduce_adjoint(y, g, name, a, where, r, axis=None, dtype=None, keepdims=False, initial=None):
+    g_bar += rt.where_reduce_transpose(y_bar, name, a, where, r, axis, dtype, keepdims, initial)
+
+
+@tangent(rt.where_reduce_adjoint)
+def where_reduce_adjoint_dot(y, g, name, a, where, r, axis=None, dtype=None, keepdims=False, initial=None):
+    y_dot = rt.where_reduce_adjoint(g_dot, name, a, where, r, axis, dtype, keepdims, initial)
+
+
+@adjoint(rt.at_adjoint)
+def at_adjoint(y, g, indices, b):
+    g_bar += rt.added_at(rt.zeros_like(g), indices, y_bar)
+
+
+@tangent(rt.at_adjoint)
+def at_adjoint_dot(y, g, indices, b):
+    y_dot = rt.at_adjoint(g_dot, indices, b)
+
+
+@adjoint(rt.tolist_adjoint)
+def tolist_adjoint(y, g, a):
+    g_bar += rt.tolist_tangent(y_bar, a)
+
+
+@tangent(rt.tolist_adjoint)
+def tolist_adjoint_dot(y, g, a):
+    y_dot = rt.tolist_adjoint(g_dot, a)
+
+
+@adjoint(rt.vectorize_items_adjoint)
+def vectorize_items_adjoint(y, g, args):
+    g_bar += rt.vectorize_items_tangent(y_bar, args)
+
+
+@tangent(rt.vectorize_items_adjoint)
+def vectorize_items_adjoint_dot(y, g, args):
+    y_dot = rt.vectorize_items_adjoint(g_dot, args)
+
+
+@adjoint(rt.vectorize_result_adjoint)
+def vectorize_result_adjoint(y, g, items):
+    g_bar += rt.numbers_to_array(y_bar, g)
+
+
+@tangent(rt.vectorize_result_adjoint)
+def vectorize_result_adjoint_dot(y, g, items):
+    y_dot = rt.vectorize_result_adjoint(g_dot, items)

@@ -470,3 +470,39 @@ def test_in_place_calls_that_are_refused_at_their_line(f):
     with pytest.raises(UnsupportedSyntaxError) as info:
         grad(f)(np.array([2.0, 1.0]))
     assert info.value.loc.line == line
+
+
+# -- second derivatives: the adjoint helpers have rules, so a gradient through them differentiates again --
+def h_sort(x):
+    y = x * 1.0
+    y.sort()
+    return np.sum(y ** 3 * np.arange(x.size))
+
+
+def h_partition(x): return np.sum(np.partition(x, 1) ** 3 * np.arange(x.size))
+def h_rot90(x): return np.sum(np.rot90(np.stack([x[:3], x[3:]]), axes=(0, 1)) ** 3 * np.arange(6.0).reshape(3, 2))
+def h_rollaxis(x): return np.sum(np.sin(np.rollaxis(np.outer(x, x), 1)) * np.arange(36.0).reshape(6, 6))
+def h_where(x): return np.sum(x ** 3, where=x > 0) + np.max(x ** 2, initial=-1.0, where=x < 0.5) ** 2
+def h_mean_where(x): return np.mean(np.sin(x), where=x > -0.5) ** 2
+
+
+def h_add_at(x):
+    y = np.zeros(3)
+    np.add.at(y, [0, 0, 2, 1], x[:4])
+    return np.sum(y ** 3)
+
+
+def h_tolist(x): return sum(v ** 3 for v in x.tolist())
+def h_vectorize(x): return np.sum(np.vectorize(lambda t: t ** 3 + math.sin(t))(x) ** 2)
+
+
+@pytest.mark.parametrize("f", [h_sort, h_partition, h_rot90, h_rollaxis, h_where, h_mean_where, h_add_at, h_tolist,
+                               h_vectorize])
+def test_second_derivatives(f):
+    from adjoint_compiler import hessian, jacfwd
+    x = np.array([0.3, -1.2, 0.8, 1.7, -0.4, 0.9])
+    eps = 1e-6
+    g = grad(f)
+    fd = np.array([(g(x + eps * e) - g(x - eps * e)) / (2 * eps) for e in np.eye(x.size)]).T
+    np.testing.assert_allclose(hessian(f)(x), fd, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(jacfwd(grad(f))(x), fd, rtol=1e-5, atol=1e-6)
