@@ -718,3 +718,40 @@ def numbers_to_array(items, like):
 
 
 __all__ += ["numbers_to_array", "where_reduce_transpose"]
+
+
+def choose_transpose(h, a, choices, mode, like):
+    """The transpose of `choose_adjoint` in its cotangent: np.choose of the choices' cotangents
+    (None for 0), in the shape of `like` (the gradient it was given)."""
+    parts = [np.zeros(np.shape(c)) if p is None else np.asarray(p, dtype=float)
+             for p, c in zip([None] * len(choices) if h is None else list(h), choices)]
+    idx = _choose_index(a, len(choices), mode)
+    return _scalar(np.array(np.broadcast_to(np.choose(idx, parts), np.shape(like)), dtype=float))
+
+
+def select_transpose(h, condlist, choicelist, default, like):
+    """The transpose of `select_adjoint` in its cotangent."""
+    parts, hd = (None, None) if h is None else (h[0], h[1])
+    parts = [None] * len(choicelist) if parts is None else list(parts)
+    return select_tangent(condlist, parts, hd, like)
+
+
+def put_transpose(h, a, ind, v, mode="raise"):
+    """The transpose of `put_adjoint` in its cotangent: the pair's first part with the second put
+    at the indices (as np.put writes them)."""
+    ha, hv = (None, None) if h is None else (h[0], h[1])
+    ha = np.zeros(np.shape(a)) if ha is None else np.asarray(ha, dtype=float)
+    hv = np.zeros(np.shape(v)) if hv is None else np.asarray(hv, dtype=float)
+    return put_copy(ha, ind, hv, mode)
+
+
+def meshgrid_transpose(h, xi, indexing="xy", sparse=False):
+    """The transpose of `meshgrid_adjoint` in its cotangent: each input's cotangent spread over the
+    grid (None for 0)."""
+    hs = [np.zeros(np.shape(x)) if p is None else np.asarray(p, dtype=float)
+          for p, x in zip([None] * len(xi) if h is None else list(h), xi)]
+    return tuple(np.array(v, dtype=float) for v in np.meshgrid(*[np.ravel(v) for v in hs], indexing=indexing,
+                                                                  sparse=sparse))
+
+
+__all__ += ["choose_transpose", "meshgrid_transpose", "put_transpose", "select_transpose"]

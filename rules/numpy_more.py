@@ -603,3 +603,53 @@ def vectorize_result_adjoint(y, g, items):
 @tangent(rt.vectorize_result_adjoint)
 def vectorize_result_adjoint_dot(y, g, items):
     y_dot = rt.vectorize_result_adjoint(g_dot, items)
+
+
+@adjoint(rt.choose_adjoint)
+def choose_adjoint(y, g, a, choices, mode="raise"):
+    g_bar += rt.choose_transpose(y_bar, a, choices, mode, g)
+
+
+@tangent(rt.choose_adjoint)
+def choose_adjoint_dot(y, g, a, choices, mode="raise"):
+    y_dot = rt.choose_adjoint(g_dot, a, choices, mode)
+
+
+@adjoint(rt.select_adjoint)
+def select_adjoint(y, g, condlist, choicelist, default=0):
+    g_bar += rt.select_transpose(y_bar, condlist, choicelist, default, g)
+
+
+@tangent(rt.select_adjoint)
+def select_adjoint_dot(y, g, condlist, choicelist, default=0):
+    y_dot = rt.select_adjoint(g_dot, condlist, choicelist, default)
+
+
+@adjoint(rt.put_adjoint)
+def put_adjoint(y, g, a, ind, v, mode="raise"):
+    g_bar += rt.put_transpose(y_bar, a, ind, v, mode)
+
+
+@tangent(rt.put_adjoint)
+def put_adjoint_dot(y, g, a, ind, v, mode="raise"):
+    y_dot = rt.put_adjoint(g_dot, a, ind, v, mode)
+
+
+@adjoint(rt.meshgrid_adjoint)
+def meshgrid_adjoint(y, g, xi, indexing="xy", sparse=False):
+    g_bar += rt.meshgrid_transpose(y_bar, xi, indexing, sparse)
+
+
+@tangent(rt.meshgrid_adjoint)
+def meshgrid_adjoint_dot(y, g, xi, indexing="xy", sparse=False):
+    y_dot = rt.meshgrid_adjoint(g_dot, xi, indexing, sparse)
+
+
+@adjoint(rt.gradient_adjoint)
+def gradient_adjoint(y, g, f, varargs, axis=None, edge_order=1):
+    g_bar += rt.gradient_tangent(y_bar, None, f, varargs, axis, edge_order)
+
+
+@tangent(rt.gradient_adjoint)
+def gradient_adjoint_dot(y, g, f, varargs, axis=None, edge_order=1):
+    y_dot = rt.gradient_adjoint(g_dot, f, varargs, axis, edge_order)

@@ -493,11 +493,23 @@ def h_add_at(x):
 
 
 def h_tolist(x): return sum(v ** 3 for v in x.tolist())
+def h_choose(x): return np.sum(np.choose(np.array([0, 1, 1, 0, 1, 0]), [x ** 2, np.sin(x)]) ** 2)
+def h_select(x): return np.sum(np.select([x > 1.0, x < 0.0], [x ** 3, np.cos(x)], x * x) ** 2)
+def h_meshgrid(x):
+    gx, gy = np.meshgrid(x[:2], x[2:5])
+    return np.sum(np.sin(gx * gy))
+def h_gradient(x): return np.sum(np.gradient(x ** 2, 0.5) ** 2)
+
+
+def h_put(x):
+    y = x ** 2
+    np.put(y, [0, 3, 0], x[1:4] ** 2)
+    return np.sum(y ** 2)
 def h_vectorize(x): return np.sum(np.vectorize(lambda t: t ** 3 + math.sin(t))(x) ** 2)
 
 
 @pytest.mark.parametrize("f", [h_sort, h_partition, h_rot90, h_rollaxis, h_where, h_mean_where, h_add_at, h_tolist,
-                               h_vectorize])
+                               h_vectorize, h_choose, h_select, h_meshgrid, h_gradient, h_put])
 def test_second_derivatives(f):
     from adjoint_compiler import hessian, jacfwd
     x = np.array([0.3, -1.2, 0.8, 1.7, -0.4, 0.9])
