@@ -755,3 +755,103 @@ def meshgrid_transpose(h, xi, indexing="xy", sparse=False):
 
 
 __all__ += ["choose_transpose", "meshgrid_transpose", "put_transpose", "select_transpose"]
+
+
+# -- ptp, average, delete, vander, copysign ------------------------------------------------------------
+
+def ptp_adjoint(g, a, axis=None, keepdims=False):
+    """The gradient of `a` in `np.ptp(a, axis)` = max - min (ties share, as for max and min; a
+    constant slice gets 0)."""
+    rr = _rr()
+    hi = np.max(a, axis=axis, keepdims=keepdims)
+    lo = np.min(a, axis=axis, keepdims=keepdims)
+    return rr.extremum_adjoint(g, a, hi, axis, keepdims) - rr.extremum_adjoint(g, a, lo, axis, keepdims)
+
+
+def ptp_tangent(t, a, axis=None, keepdims=False):
+    """The tangent of `np.ptp(a, axis)`."""
+    from .runtime_tangents import extremum_tangent
+    hi = np.max(a, axis=axis, keepdims=keepdims)
+    lo = np.min(a, axis=axis, keepdims=keepdims)
+    return extremum_tangent(t, a, hi, axis, keepdims) - extremum_tangent(t, a, lo, axis, keepdims)
+
+
+def _average_weights(a, axis, weights):
+    a = np.asarray(a, dtype=float)
+    if weights is None:
+        return a, np.ones(a.shape)
+    w = np.asarray(weights, dtype=float)
+    if w.shape != a.shape:
+        if axis is None or w.ndim != 1:
+            raise TypeError("np.average: weights of another shape than `a` need an axis and one dimension")
+        ax = int(axis) % a.ndim
+        w = np.broadcast_to(w.reshape([-1 if k == ax else 1 for k in range(a.ndim)]), a.shape)
+    return a, w
+
+
+def average_adjoint(g, a, y, axis=None, weights=None, returned=False, keepdims=False):
+    """The gradients `(a_bar, weights_bar)` in `y = np.average(a, axis, weights)`:
+    y = sum(w a) / sum(w), so a_bar = g w / sum(w), w_bar = g (a - y) / sum(w)."""
+    rr = _rr()
+    if returned:
+        raise NotImplementedError("np.average(returned=True): no gradient (use the average alone)")
+    a, w = _average_weights(a, axis, weights)
+    total = np.sum(w, axis=axis, keepdims=True)
+    ge = rr._expand(np.asarray(g, dtype=float), a, axis, keepdims) if a.ndim else np.asarray(g)
+    ye = rr._expand(np.asarray(y, dtype=float), a, axis, keepdims) if a.ndim else np.asarray(y)
+    a_bar = _scalar(np.asarray(ge * w / total))
+    if weights is None:
+        return a_bar, None
+    w_full = ge * (a - ye) / total
+    wt = np.asarray(weights)
+    if wt.shape != a.shape:
+        ax = int(axis) % a.ndim
+        w_full = np.sum(w_full, axis=tuple(k for k in range(a.ndim) if k != ax))
+    return a_bar, _scalar(np.asarray(w_full))
+
+
+def average_tangent(a_t, w_t, a, y, axis=None, weights=None, returned=False, keepdims=False):
+    """The tangent of `y = np.average(a, axis, weights)`."""
+    rr = _rr()
+    if returned:
+        raise NotImplementedError("np.average(returned=True): no tangent (use the average alone)")
+    a, w = _average_weights(a, axis, weights)
+    total = np.sum(w, axis=axis, keepdims=keepdims)
+    ta = np.broadcast_to(np.asarray(_zero_or(a_t), dtype=float), a.shape)
+    out = np.sum(w * ta, axis=axis, keepdims=keepdims) / total
+    if weights is not None and w_t is not None:
+        _, tw = _average_weights(a, axis, np.broadcast_to(np.asarray(w_t, dtype=float), np.shape(weights)))
+        ye = rr._expand(np.asarray(y, dtype=float), a, axis, keepdims) if a.ndim else np.asarray(y)
+        out = out + np.sum(tw * (a - ye), axis=axis, keepdims=keepdims) / total
+    return _scalar(np.asarray(out))
+
+
+@_facts.fresh
+def delete_adjoint(g, arr, obj, axis=None):
+    """The gradient of `arr` in `np.delete(arr, obj, axis)`: `g` back at the entries kept."""
+    arr = np.asarray(arr)
+    kept = np.delete(np.arange(arr.size).reshape(arr.shape), obj, axis)
+    out = np.zeros(arr.size)
+    out[np.ravel(kept)] = np.ravel(np.asarray(g, dtype=float))
+    return _scalar(out.reshape(arr.shape))
+
+
+def vander_derivative(x, N=None, increasing=False):
+    """d/dx of the columns of `np.vander(x, N, increasing)`: p x^(p - 1) (0 for p = 0)."""
+    x = np.asarray(x, dtype=float)
+    n = x.shape[0] if N is None else int(N)
+    p = np.arange(n, dtype=float) if increasing else np.arange(n - 1, -1, -1, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d = np.where(p == 0, 0.0, p * x[:, None] ** np.where(p == 0, 0.0, p - 1.0))
+    return d
+
+
+def copysign_derivative(x1, x2):
+    """d/dx1 of `np.copysign(x1, x2)` = |x1| with the sign of x2: +-1, and 0 at x1 = 0 (as abs)."""
+    x1 = np.asarray(x1, dtype=float)
+    flip = np.signbit(x1) ^ np.signbit(np.asarray(x2, dtype=float))
+    return _scalar(np.where(x1 == 0, 0.0, np.where(flip, -1.0, 1.0)))
+
+
+__all__ += ["average_adjoint", "average_tangent", "copysign_derivative", "delete_adjoint", "ptp_adjoint",
+            "ptp_tangent", "vander_derivative"]

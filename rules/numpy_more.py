@@ -653,3 +653,82 @@ def gradient_adjoint(y, g, f, varargs, axis=None, edge_order=1):
 @tangent(rt.gradient_adjoint)
 def gradient_adjoint_dot(y, g, f, varargs, axis=None, edge_order=1):
     y_dot = rt.gradient_adjoint(g_dot, f, varargs, axis, edge_order)
+
+
+# -- more of the programs people write: ptp, average, diagflat, delete, vander, copysign, heaviside,
+#    and predicates that pass no gradient ----------------------------------------------------------------
+FRESH_FUNCTIONS.update({np.ptp, np.diagflat, np.copysign, np.heaviside})
+nondifferentiable(np.argpartition, np.array_equiv, np.isneginf, np.isposinf, np.isreal, np.isrealobj,
+                  np.iscomplex, np.iscomplexobj, np.isscalar, np.result_type)
+
+
+@adjoint(np.ptp)
+def ptp(y, a, axis=None, out=None, keepdims=False):
+    a_bar += rt.ptp_adjoint(y_bar, a, axis, keepdims)
+
+
+@tangent(np.ptp)
+def ptp_dot(y, a, axis=None, out=None, keepdims=False):
+    y_dot = rt.ptp_tangent(a_dot, a, axis, keepdims)
+
+
+@adjoint(np.average)
+def average(y, a, axis=None, weights=None, returned=False, *, keepdims=False):
+    parts = rt.average_adjoint(y_bar, a, y, axis, weights, returned, keepdims)
+    a_bar += parts[0]
+    weights_bar += parts[1]
+
+
+@tangent(np.average)
+def average_dot(y, a, axis=None, weights=None, returned=False, *, keepdims=False):
+    y_dot = rt.average_tangent(a_dot, weights_dot, a, y, axis, weights, returned, keepdims)
+
+
+@adjoint(np.diagflat)
+def diagflat(y, v, k=0):
+    v_bar += np.reshape(np.diagonal(y_bar, k), np.shape(v))
+
+
+@tangent(np.diagflat)
+def diagflat_dot(y, v, k=0):
+    y_dot = np.diagflat(v_dot, k)
+
+
+@adjoint(np.delete)
+def delete(y, arr, obj, axis=None):
+    arr_bar += rt.delete_adjoint(y_bar, arr, obj, axis)
+
+
+@tangent(np.delete)
+def delete_dot(y, arr, obj, axis=None):
+    y_dot = np.delete(arr_dot, obj, axis)
+
+
+@adjoint(np.vander)
+def vander(y, x, N=None, increasing=False):
+    x_bar += np.sum(y_bar * rt.vander_derivative(x, N, increasing), axis=1)
+
+
+@tangent(np.vander)
+def vander_dot(y, x, N=None, increasing=False):
+    y_dot = np.expand_dims(x_dot, -1) * rt.vander_derivative(x, N, increasing)
+
+
+@adjoint(np.copysign)
+def copysign(y, x1, x2):
+    x1_bar += rt.unbroadcast(y_bar * rt.copysign_derivative(x1, x2), x1)
+
+
+@tangent(np.copysign)
+def copysign_dot(y, x1, x2):
+    y_dot = x1_dot * rt.copysign_derivative(x1, x2)
+
+
+@adjoint(np.heaviside)
+def heaviside(y, x1, x2):
+    x2_bar += rt.unbroadcast(np.where(x1 == 0, y_bar, 0.0), x2)
+
+
+@tangent(np.heaviside)
+def heaviside_dot(y, x1, x2):
+    y_dot = np.where(x1 == 0, x2_dot, 0.0)

@@ -518,3 +518,37 @@ def test_second_derivatives(f):
     fd = np.array([(g(x + eps * e) - g(x - eps * e)) / (2 * eps) for e in np.eye(x.size)]).T
     np.testing.assert_allclose(hessian(f)(x), fd, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(jacfwd(grad(f))(x), fd, rtol=1e-5, atol=1e-6)
+
+
+# -- ptp, average, diagflat, delete, vander, copysign, heaviside ------------------------------------------------
+def ptp_all(a): return np.ptp(a) * 2.0
+def ptp_axis(a): return S(np.ptp(a, axis=1))
+def avg_plain(a): return np.average(a ** 2)
+def avg_axis(a): return S(np.average(a, axis=0))
+def avg_w(a): return S(np.average(a, axis=1, weights=np.arange(1.0, a.shape[1] + 1.0)))
+def avg_w_full(a): return np.average(np.sin(a), weights=a * a + 0.5)
+def avg_keep(a): return S(np.average(a, axis=1, weights=a[0] ** 2 + 1.0, keepdims=True))
+def diagflat_(a): return S(np.diagflat(a[0]) + np.diagflat(a[1], 0)[:, :])
+def diagflat_k(a): return S(np.diagflat(a, 1))
+def delete_(a): return S(np.delete(a, 1))
+def delete_axis(a): return S(np.delete(a, [0, 2], axis=1))
+def vander_(a): return S(np.vander(a[0]))
+def vander_n(a): return S(np.vander(a[1], 5, increasing=True))
+def copysign_(a): return S(np.copysign(a, a[0] - 0.1) + np.copysign(2.0 * a, -1.0))
+def heaviside_(a): return S(np.heaviside(np.round(a), a * 3.0) * a)
+
+
+@pytest.mark.parametrize("f", [ptp_all, ptp_axis, avg_plain, avg_axis, avg_w, avg_w_full, avg_keep, diagflat_,
+                               diagflat_k, delete_, delete_axis, vander_, vander_n, copysign_, heaviside_])
+def test_more_functions(f):
+    a = rng.standard_normal((2, 4))
+    a = np.where(np.abs(a) < 0.05, 0.3, a)
+    a = np.where(np.abs(a - 0.5) < 0.05, 0.7, a)
+    a = np.where(np.abs(a + 0.5) < 0.05, -0.7, a)
+    both(f, a)
+
+
+def test_predicates_pass_no_gradient():
+    def p(a):
+        return np.sum(a * np.isposinf(a) + a * np.isneginf(-a) + a * np.isreal(a)) + np.argpartition(a, 1)[0]
+    np.testing.assert_allclose(grad(p)(np.array([0.3, -1.0, 2.0])), np.ones(3))
