@@ -855,3 +855,21 @@ def copysign_derivative(x1, x2):
 
 __all__ += ["average_adjoint", "average_tangent", "copysign_derivative", "delete_adjoint", "ptp_adjoint",
             "ptp_tangent", "vander_derivative"]
+
+
+def convolve_adjoint(g, a, v, mode="full"):
+    """The gradients `(a_bar, v_bar)` in `np.convolve(a, v, mode)`: the cotangent put where the
+    mode's output sits in the full convolution, correlated with the other operand."""
+    a, v = np.ravel(np.asarray(a, dtype=float)), np.ravel(np.asarray(v, dtype=float))
+    n, m = a.size, v.size
+    k = min(n, m)
+    start = {"full": 0, "same": (k - 1) // 2, "valid": k - 1}.get(mode)
+    if start is None:
+        raise ValueError(f"np.convolve: mode must be 'full', 'same' or 'valid', not {mode!r}")
+    g = np.ravel(np.asarray(g, dtype=float))
+    full = np.zeros(n + m - 1)
+    full[start:start + g.size] = g
+    return np.correlate(full, v, "valid"), np.correlate(full, a, "valid")
+
+
+__all__ += ["convolve_adjoint"]

@@ -657,7 +657,8 @@ def gradient_adjoint_dot(y, g, f, varargs, axis=None, edge_order=1):
 
 # -- more of the programs people write: ptp, average, diagflat, delete, vander, copysign, heaviside,
 #    and predicates that pass no gradient ----------------------------------------------------------------
-FRESH_FUNCTIONS.update({np.ptp, np.diagflat, np.copysign, np.heaviside})
+FRESH_FUNCTIONS.update({np.ptp, np.diagflat, np.copysign, np.heaviside, np.add.reduce, np.multiply.reduce,
+                        np.maximum.reduce, np.minimum.reduce})
 nondifferentiable(np.argpartition, np.array_equiv, np.isneginf, np.isposinf, np.isreal, np.isrealobj,
                   np.iscomplex, np.iscomplexobj, np.isscalar, np.result_type)
 
@@ -732,3 +733,46 @@ def heaviside(y, x1, x2):
 @tangent(np.heaviside)
 def heaviside_dot(y, x1, x2):
     y_dot = np.where(x1 == 0, x2_dot, 0.0)
+
+
+@adjoint(np.convolve)
+def convolve(y, a, v, mode="full"):
+    parts = rt.convolve_adjoint(y_bar, a, v, mode)
+    a_bar += np.reshape(parts[0], np.shape(a))
+    v_bar += np.reshape(parts[1], np.shape(v))
+
+
+@tangent(np.convolve)
+def convolve_dot(y, a, v, mode="full"):
+    y_dot = np.convolve(a_dot, v, mode) + np.convolve(a, v_dot, mode)
+
+
+# the reductions and accumulations of ufuncs: np.add.reduce(a) is np.sum(a, axis=0), ...
+@adjoint(np.add.reduce)
+def add_reduce(y, a, axis=0, dtype=None, out=None, *, keepdims=False):
+    a_bar += rt.expand_reduced(rt.through_dtype(y_bar, dtype=dtype), a, axis, keepdims)
+
+
+@tangent(np.add.reduce)
+def add_reduce_dot(y, a, axis=0, dtype=None, out=None, *, keepdims=False):
+    y_dot = rt.through_dtype(np.sum(a_dot, axis=axis, keepdims=keepdims), dtype=dtype)
+
+
+@adjoint(np.multiply.reduce)
+def multiply_reduce(y, a, axis=0, dtype=None, out=None, *, keepdims=False):
+    a_bar += rt.prod_adjoint(rt.through_dtype(y_bar, dtype=dtype), a, axis, keepdims)
+
+
+@tangent(np.multiply.reduce)
+def multiply_reduce_dot(y, a, axis=0, dtype=None, out=None, *, keepdims=False):
+    y_dot = rt.through_dtype(rt.prod_tangent(a_dot, a, y, axis, keepdims), dtype=dtype)
+
+
+@adjoint(np.maximum.reduce, np.minimum.reduce)
+def maximum_reduce(y, a, axis=0, dtype=None, out=None, *, keepdims=False):
+    a_bar += rt.extremum_adjoint(y_bar, a, y, axis, keepdims)
+
+
+@tangent(np.maximum.reduce, np.minimum.reduce)
+def maximum_reduce_dot(y, a, axis=0, dtype=None, out=None, *, keepdims=False):
+    y_dot = rt.extremum_tangent(a_dot, a, y, axis, keepdims)

@@ -552,3 +552,18 @@ def test_predicates_pass_no_gradient():
     def p(a):
         return np.sum(a * np.isposinf(a) + a * np.isneginf(-a) + a * np.isreal(a)) + np.argpartition(a, 1)[0]
     np.testing.assert_allclose(grad(p)(np.array([0.3, -1.0, 2.0])), np.ones(3))
+
+
+def conv_full(a, v): return S(np.convolve(a, v))
+def conv_same(a, v): return S(np.convolve(a, v, "same"))
+def conv_valid(a, v): return S(np.convolve(a, v, mode="valid"))
+def add_reduce_(a, v): return S(np.add.reduce(a * v[0]))
+def add_reduce_axis(a, v): return S(np.add.reduce(np.outer(a, v), axis=1, keepdims=True))
+def mul_reduce(a, v): return S(np.multiply.reduce(a) * v)
+def max_reduce(a, v): return S(np.maximum.reduce(np.outer(a, v), axis=None) + np.minimum.reduce(np.outer(a, v)))
+
+
+@pytest.mark.parametrize("f", [conv_full, conv_same, conv_valid, add_reduce_, add_reduce_axis, mul_reduce, max_reduce])
+@pytest.mark.parametrize("na, nv", [(5, 3), (3, 5), (4, 4), (6, 2)])
+def test_convolve_and_ufunc_reductions(f, na, nv):
+    both(f, rng.standard_normal(na), rng.standard_normal(nv), wrt=(0, 1))
