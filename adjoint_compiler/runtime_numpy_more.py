@@ -873,3 +873,57 @@ def convolve_adjoint(g, a, v, mode="full"):
 
 
 __all__ += ["convolve_adjoint"]
+
+
+def _geom_fractions(y, num, endpoint, axis):
+    if np.ndim(y) != 1:
+        raise NotImplementedError("np.geomspace: a gradient for scalar start and stop only")
+    return np.linspace(0.0, 1.0, int(num), endpoint=endpoint)
+
+
+def geomspace_adjoint(g, y, start, stop, num=50, endpoint=True, axis=0):
+    """The gradients `(start_bar, stop_bar)` in `y = np.geomspace(start, stop, num, endpoint)`:
+    y = start (stop / start)^t, so dy/dstart = y (1 - t) / start, dy/dstop = y t / stop."""
+    t = _geom_fractions(y, num, endpoint, axis)
+    gy = np.asarray(g, dtype=float) * np.asarray(y, dtype=float)
+    return float(np.sum(gy * (1.0 - t)) / start), float(np.sum(gy * t) / stop)
+
+
+def geomspace_tangent(start_t, stop_t, y, start, stop, num=50, endpoint=True, axis=0):
+    """The tangent of `y = np.geomspace(start, stop, num, endpoint)`."""
+    t = _geom_fractions(y, num, endpoint, axis)
+    return np.asarray(y, dtype=float) * ((1.0 - t) * (_zero_or(start_t) / start) + t * (_zero_or(stop_t) / stop))
+
+
+def insert_adjoint(g, arr, obj, values, axis=None):
+    """The gradients `(arr_bar, values_bar)` in `np.insert(arr, obj, values, axis)`: the entries'
+    positions found by inserting their numbers the same way (values broadcast to the inserted
+    slots accumulate; none when an integer `arr` truncated them)."""
+    arr = np.asarray(arr)
+    g = np.ravel(np.asarray(g, dtype=float))
+    ids = np.arange(1.0, arr.size + 1.0).reshape(arr.shape)
+    where_arr = np.ravel(np.insert(ids, obj, 0.0, axis=axis))
+    arr_bar = np.zeros(arr.size)
+    keep = where_arr > 0
+    arr_bar[(where_arr[keep] - 1).astype(np.intp)] = g[keep]
+    vals = np.asarray(values)
+    values_bar = np.zeros(vals.size)
+    if arr.dtype.kind == "f":
+        vid = np.arange(1.0, vals.size + 1.0).reshape(vals.shape)
+        where_val = np.ravel(np.insert(np.zeros(arr.shape), obj, vid, axis=axis))
+        hit = where_val > 0
+        values_bar = np.bincount((where_val[hit] - 1).astype(np.intp), weights=g[hit], minlength=vals.size)
+    return _scalar(arr_bar.reshape(arr.shape)), _scalar(values_bar.reshape(vals.shape))
+
+
+def insert_tangent(arr_t, values_t, arr, obj, values, axis=None):
+    """The tangent of `np.insert(arr, obj, values, axis)` (none from values an integer `arr` truncates)."""
+    arr = np.asarray(arr)
+    ta = np.broadcast_to(np.asarray(_zero_or(arr_t), dtype=float), arr.shape)
+    tv = np.broadcast_to(np.asarray(_zero_or(values_t), dtype=float), np.shape(values))
+    if arr.dtype.kind != "f":
+        tv = np.zeros(np.shape(values))
+    return np.insert(ta, obj, tv, axis=axis)
+
+
+__all__ += ["geomspace_adjoint", "geomspace_tangent", "insert_adjoint", "insert_tangent"]

@@ -776,3 +776,30 @@ def maximum_reduce(y, a, axis=0, dtype=None, out=None, *, keepdims=False):
 @tangent(np.maximum.reduce, np.minimum.reduce)
 def maximum_reduce_dot(y, a, axis=0, dtype=None, out=None, *, keepdims=False):
     y_dot = rt.extremum_tangent(a_dot, a, y, axis, keepdims)
+
+
+FRESH_FUNCTIONS.update({np.geomspace, np.insert})
+
+
+@adjoint(np.geomspace)
+def geomspace(y, start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    parts = rt.geomspace_adjoint(y_bar, y, start, stop, num, endpoint, axis)
+    start_bar += parts[0]
+    stop_bar += parts[1]
+
+
+@tangent(np.geomspace)
+def geomspace_dot(y, start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    y_dot = rt.geomspace_tangent(start_dot, stop_dot, y, start, stop, num, endpoint, axis)
+
+
+@adjoint(np.insert)
+def insert(y, arr, obj, values, axis=None):
+    parts = rt.insert_adjoint(y_bar, arr, obj, values, axis)
+    arr_bar += parts[0]
+    values_bar += parts[1]
+
+
+@tangent(np.insert)
+def insert_dot(y, arr, obj, values, axis=None):
+    y_dot = rt.insert_tangent(arr_dot, values_dot, arr, obj, values, axis)

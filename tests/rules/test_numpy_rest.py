@@ -567,3 +567,29 @@ def max_reduce(a, v): return S(np.maximum.reduce(np.outer(a, v), axis=None) + np
 @pytest.mark.parametrize("na, nv", [(5, 3), (3, 5), (4, 4), (6, 2)])
 def test_convolve_and_ufunc_reductions(f, na, nv):
     both(f, rng.standard_normal(na), rng.standard_normal(nv), wrt=(0, 1))
+
+
+def geom_(a, b): return S(np.geomspace(a + 1.0, b + 2.0, 5))
+def geom_neg(a, b): return S(np.geomspace(-a - 1.0, -b - 2.0, 4, endpoint=False))
+def insert_one(a, b): return S(np.insert(a, 1, b[0] * 2.0))
+def insert_many(a, b): return S(np.insert(a, [0, 2, 2], b[:3]))
+def insert_axis(a, b): return S(np.insert(np.outer(a, b), 1, b, axis=0))
+def insert_scalar(a, b): return S(np.insert(np.outer(a, b), 2, b[1], axis=1))
+
+
+@pytest.mark.parametrize("f", [geom_, geom_neg])
+def test_geomspace(f):
+    both(f, 0.4, 1.7, wrt=(0, 1))
+
+
+@pytest.mark.parametrize("f", [insert_one, insert_many, insert_axis, insert_scalar])
+def test_insert(f):
+    both(f, rng.standard_normal(4), rng.standard_normal(3), wrt=(0, 1))
+
+
+def insert_int(a, b): return S(np.insert(np.arange(4), 1, b[0]) * a[0])
+
+
+def test_insert_into_an_integer_array_truncates():
+    g = grad(insert_int, wrt=1)(np.ones(4), np.array([2.5, 0.0, 0.0]))
+    np.testing.assert_array_equal(g, np.zeros(3))
