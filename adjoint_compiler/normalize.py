@@ -228,9 +228,13 @@ class Normalizer(PythonLowering):
         return name(result)
 
     def call(self, e, out):
+        lowered = self.vectorize_call(e, out) or self.piecewise_call(e, out)
+        if lowered is not None:
+            return lowered
         lowered = self.python_call(e, out)
         if lowered is None:
-            lowered = self.fill_call(e, out) or self.out_call(e, out)
+            lowered = self.fill_call(e, out) or self.inplace_call(e, out) or self.where_call(e, out) \
+                or self.out_call(e, out)
         if lowered is not None:
             return lowered
         func = e.func
@@ -444,6 +448,177 @@ class Normalizer(PythonLowering):
             return None
         out.append(self.write(f.value, gast.Constant(value=Ellipsis, kind=None), self.atom(e.args[0], out), e))
         return gast.Constant(value=None, kind=None)
+
+    def vectorize_call(self, e, out):
+        """`np.vectorize(f)(x, y)` (or a module-level `g = np.vectorize(f)` called as `g(x, y)`, no
+        rule registered for `g`) of a Python function `f`: `f` compiled for each entry,
+        `rt.vectorize_result([f(u, v) for u, v in rt.vectorize_items(x, y)], x, y)`. `otypes` is
+        accepted; `excluded`, `signature` and keywords at the call are left to the rules (refused)."""
+        import numpy as np
+
+        from .python_lowering import VECTORIZE_ITEMS, VECTORIZE_RESULT
+        f = e.func
+        pyfunc = None
+        if isinstance(f, gast.Call) and self.callee_value(f.func) is np.vectorize and len(f.args) == 1 \
+                and all(k.arg == "otypes" for k in f.keywords):
+            pyfunc = f.args[0]
+        else:
+            callee = self.callee_value(f)
+            if isinstance(callee, np.vectorize):
+                from . import registry
+                if registry.lookup(callee) is not None or callee.signature is not None or callee.excluded:
+                    return None
+                pyfunc = gast.Attribute(value=f, attr="pyfunc", ctx=gast.Load())
+        if pyfunc is None or not e.args or e.keywords or any(isinstance(a, gast.Starred) for a in e.args):
+            return None
+        args = [self.atom(a, out) for a in e.args]
+        if isinstance(pyfunc, gast.Lambda):
+            held = self.temp("vectorized")
+            self.stmt(assign(held, pyfunc, e), out)
+            pyfunc = name(held)
+        entries = [self.temp("v") for _ in args]
+        target = name(entries[0], True) if len(args) == 1 else \
+            gast.Tuple(elts=[name(v, True) for v in entries], ctx=gast.Store())
+        comp = gast.ListComp(elt=gast.Call(func=pyfunc, args=[name(v) for v in entries], keywords=[]),
+                             generators=[gast.comprehension(target=target, iter=gast.Call(
+                                 func=name(VECTORIZE_ITEMS), args=list(args), keywords=[]), ifs=[], is_async=0)])
+        whole = gast.Call(func=name(VECTORIZE_RESULT), args=[gast.copy_location(comp, e)] + list(args), keywords=[])
+        return self.call(gast.copy_location(whole, e), out)
+
+    def piecewise_call(self, e, out):
+        """`np.piecewise(x, [c0, c1, ...], [f0, f1, ...(, otherwise)])` with list (or tuple) displays:
+        NumPy's loop, written out: `y = zeros like x; y[m0] = f0(x[m0]); y[m1] = v1; ...` (a later
+        condition overwrites an earlier one; the extra function or value, where none holds), each
+        `f` compiled where it is called. Extra arguments to the functions are refused."""
+        import numpy as np
+
+        from .python_lowering import PIECEWISE_MASK, PIECEWISE_OTHERWISE, PIECEWISE_ZEROS
+        if self.callee_value(e.func) is not np.piecewise or len(e.args) != 3 or e.keywords:
+            return None
+        x, conds, funcs = e.args
+        if not (isinstance(conds, (gast.List, gast.Tuple)) and isinstance(funcs, (gast.List, gast.Tuple))):
+            return None
+        n = len(conds.elts)
+        if len(funcs.elts) not in (n, n + 1) or n == 0:
+            return None
+        x = self.atom(x, out)
+        masks = []
+        for c in conds.elts:
+            m = self.temp("mask")
+            self.stmt(assign(m, gast.Call(func=name(PIECEWISE_MASK), args=[x, c], keywords=[]), e), out)
+            masks.append(name(m))
+        if len(funcs.elts) == n + 1:
+            m = self.temp("otherwise")
+            self.stmt(assign(m, gast.Call(func=name(PIECEWISE_OTHERWISE), args=[x] + masks, keywords=[]), e), out)
+            masks.append(name(m))
+        y = self.temp("piecewise")
+        self.stmt(assign(y, gast.Call(func=name(PIECEWISE_ZEROS), args=[x], keywords=[]), e), out)
+        for m, f in zip(masks, funcs.elts):
+            if isinstance(f, gast.Constant) or (isinstance(f, gast.UnaryOp) and isinstance(f.operand, gast.Constant)):
+                value = f
+            else:
+                value = gast.Call(func=f, args=[gast.Subscript(value=x, slice=m, ctx=gast.Load())], keywords=[])
+            self.stmt(gast.copy_location(gast.Assign(targets=[gast.Subscript(value=name(y), slice=m, ctx=gast.Store())],
+                                                     value=value, type_comment=None), e), out)
+        return name(y)
+
+    def inplace_call(self, e, out):
+        """The in-place library calls on a local array, as a write of their pure form (they return
+        None): `a.sort(...)` is `a[...] = rt.sorted_copy(a, ...)`, likewise `a.partition(kth)`,
+        `a.put(ind, v)` and `np.put(a, ind, v)`, `np.add.at(a, idx, v)`, `np.subtract.at(a, idx, v)`."""
+        import numpy as np
+
+        from .python_lowering import ADDED_AT, PARTITIONED_COPY, PUT_COPY, SORTED_COPY, SUBTRACTED_AT, UFUNC_AT_COPY
+        f = e.func
+        prefix = []  # the ufunc's name, for rt.ufunc_at_copy
+        if any(isinstance(a, gast.Starred) for a in e.args) or any(k.arg is None for k in e.keywords):
+            return None
+        marker, base, args = None, None, list(e.args)
+        methods = {"sort": SORTED_COPY, "partition": PARTITIONED_COPY, "put": PUT_COPY}
+        if isinstance(f, gast.Attribute) and f.attr in methods and isinstance(f.value, gast.Name) \
+                and f.value.id in self.locals:
+            marker, base = methods[f.attr], f.value
+        else:
+            callee = self.callee_value(f)
+            found = {id(np.put): PUT_COPY}
+            try:
+                if callee == np.add.at:
+                    found[id(callee)] = ADDED_AT
+                elif callee == np.subtract.at:
+                    found[id(callee)] = SUBTRACTED_AT
+                else:
+                    for ufunc in (np.multiply, np.maximum, np.minimum):
+                        if callee == ufunc.at:
+                            found[id(callee)] = UFUNC_AT_COPY
+                            prefix = [gast.Constant(value=ufunc.__name__, kind=None)]
+            except Exception:  # noqa: BLE001 (a callee whose == raises)
+                pass
+            if callee is None or id(callee) not in found or not args:
+                return None
+            marker = found[id(callee)]
+            base, args = args[0], args[1:]
+            if not (isinstance(base, gast.Name) and base.id in self.locals):
+                raise UnsupportedSyntaxError("this call writes into its first argument: pass an array of the "
+                                             "function's by name (`b = ...; np.add.at(b, idx, v)`)", self.source.loc(e))
+        value = gast.Call(func=name(marker), args=prefix + [base] + args, keywords=e.keywords)
+        value = self.call(gast.copy_location(value, e), out)
+        tmp = self.temp(f"{base.id}_{'sorted' if marker == SORTED_COPY else 'written'}")
+        out.append(assign(tmp, value, e))
+        out.append(self.write(name(base.id), gast.Constant(value=Ellipsis, kind=None), name(tmp), e))
+        out[-1].inplace_call = f.attr if isinstance(f, gast.Attribute) else "at"  # (ssa: not into a list)
+        return gast.Constant(value=None, kind=None)
+
+    def where_call(self, e, out):
+        """A reduction with `where=` (`np.sum(a, where=m)`, `a.mean(axis=0, where=m)`; and max/min
+        with `initial=`) is `rt.where_reduce('sum', a, m, axis, dtype, keepdims, initial)`,
+        whose rule gives gradient to the selected entries only. Positional arguments as NumPy's."""
+        import numpy as np
+
+        from .python_lowering import WHERE_REDUCE
+        f = e.func
+        kw = {k.arg: k.value for k in e.keywords}
+        if None in kw or any(isinstance(a, gast.Starred) for a in e.args):
+            return None
+        names = {"sum": ("axis", "dtype", "out", "keepdims", "initial", "where"),
+                 "mean": ("axis", "dtype", "out", "keepdims", "where"),
+                 "max": ("axis", "out", "keepdims", "initial", "where"),
+                 "min": ("axis", "out", "keepdims", "initial", "where")}
+        callee = self.callee_value(f)
+        functions = {np.sum: "sum", np.mean: "mean", np.max: "max", np.min: "min", np.amax: "max", np.amin: "min"}
+        args = list(e.args)
+        try:
+            kind = functions.get(callee)
+        except TypeError:
+            kind = None
+        if kind is not None:
+            if not args:
+                return None
+            base, args = args[0], args[1:]
+        elif isinstance(f, gast.Attribute) and f.attr in names and not self.is_global_path(f):
+            kind, base = f.attr, f.value
+        else:
+            return None
+        params = names[kind]
+        if len(args) > len(params):
+            return None
+        bound = dict(zip(params, args))
+        if set(bound) & set(kw) or set(kw) - set(params):
+            return None
+        bound.update(kw)
+
+        def default(key, value) -> bool:
+            v = bound.get(key)
+            return v is None or (isinstance(v, gast.Constant) and v.value is value)
+        if default("where", True) and (kind in ("sum", "mean") or default("initial", None)):
+            return None
+        if not default("out", None):
+            raise UnsupportedSyntaxError(f"`{kind}` with `where=` (or `initial=`) and `out=` is not supported; "
+                                         "leave out `out=`", self.source.loc(e))
+        none = gast.Constant(value=None, kind=None)
+        operands = [gast.Constant(value=kind, kind=None), base, bound.get("where", gast.Constant(value=True, kind=None)),
+                    bound.get("axis", none), bound.get("dtype", none),
+                    bound.get("keepdims", gast.Constant(value=False, kind=None)), bound.get("initial", none)]
+        return self.call(gast.copy_location(gast.Call(func=name(WHERE_REDUCE), args=operands, keywords=[]), e), out)
 
     def out_call(self, e, out):
         """`r = f(args, out=y)` (a keyword, a ufunc's positional outputs past `nin`, or the

@@ -38,6 +38,18 @@ SORT_ORDER = "__sort_order__"
 EXTREME = "__extreme_index__"
 ERRSTATE_ENTER = "__set_errstate__"
 ERRSTATE_EXIT = "__restore_errstate__"
+WHERE_REDUCE = "__where_reduce__"  # np.sum(a, where=m) ... (see normalize.inplace_call)
+SORTED_COPY = "__sorted_copy__"  # a.sort() is a[...] = rt.sorted_copy(a)
+PARTITIONED_COPY = "__partitioned_copy__"
+ADDED_AT = "__added_at__"  # np.add.at(a, i, v) is a[...] = rt.added_at(a, i, v)
+SUBTRACTED_AT = "__subtracted_at__"
+PUT_COPY = "__put_copy__"  # np.put(a, i, v) is a[...] = rt.put_copy(a, i, v)
+UFUNC_AT_COPY = "__ufunc_at_copy__"  # np.maximum.at(a, i, v) is a[...] = rt.ufunc_at_copy('maximum', a, i, v)
+VECTORIZE_ITEMS = "__vectorize_items__"  # np.vectorize(f)(x): [f(v) for v in rt.vectorize_items(x)]
+VECTORIZE_RESULT = "__vectorize_result__"
+PIECEWISE_ZEROS = "__piecewise_zeros__"  # np.piecewise(x, [c0, c1], [f0, f1]): y[c0] = f0(x[c0]), ...
+PIECEWISE_MASK = "__piecewise_mask__"
+PIECEWISE_OTHERWISE = "__piecewise_otherwise__"
 
 
 @functools.lru_cache(maxsize=None)
@@ -45,7 +57,13 @@ def runtime_markers() -> dict:
     """marker name -> the runtime helper it stands for."""
     from . import runtime
     return {RAISE: runtime.raise_exception, SORT_ORDER: runtime.sort_order, EXTREME: runtime.extreme_index,
-            ERRSTATE_ENTER: runtime.set_errstate, ERRSTATE_EXIT: runtime.restore_errstate}
+            ERRSTATE_ENTER: runtime.set_errstate, ERRSTATE_EXIT: runtime.restore_errstate,
+            WHERE_REDUCE: runtime.where_reduce, SORTED_COPY: runtime.sorted_copy,
+            PARTITIONED_COPY: runtime.partitioned_copy, ADDED_AT: runtime.added_at,
+            SUBTRACTED_AT: runtime.subtracted_at, PUT_COPY: runtime.put_copy,
+            VECTORIZE_ITEMS: runtime.vectorize_items, VECTORIZE_RESULT: runtime.vectorize_result,
+            PIECEWISE_ZEROS: runtime.piecewise_zeros, PIECEWISE_MASK: runtime.piecewise_mask,
+            PIECEWISE_OTHERWISE: runtime.piecewise_otherwise, UFUNC_AT_COPY: runtime.ufunc_at_copy}
 
 
 STREAMS = {

@@ -22,6 +22,7 @@ from .template import Rule, nondiff_rule, parse_tangent, parse_template
 
 RULES: dict = {}
 TANGENTS: dict = {}  # primitive -> its tangent Rule (kind 'tangent'); a nondifferentiable one is in RULES
+ORIGIN: dict = {}  # primitive -> the module that registered its rule (the README's table groups by it)
 _loaded = False
 _loading = False  # while built-in rules load, they never replace a rule the user registered
 _lock = threading.RLock()
@@ -90,6 +91,7 @@ def adjoint(*funcs):
                 _check_arity(func, rule)
                 if not (_loading and _key(func) in RULES):
                     RULES[_key(func)] = rule
+                    ORIGIN[_key(func)] = getattr(template, "__module__", None)
                 if not _loading:
                     _registered(func, _template_text(template))
         return template
@@ -121,6 +123,7 @@ def nondifferentiable(*funcs, text: str | None = None):
             if not (_loading and _key(func) in RULES):
                 RULES[_key(func)] = nondiff_rule(_describe(func))
                 TANGENTS.pop(_key(func), None)
+                ORIGIN[_key(func)] = sys._getframe(1).f_globals.get("__name__")
             if not _loading:
                 _registered(func, "nondifferentiable")
         if text is not None:
@@ -170,6 +173,7 @@ def alias(target, source) -> None:
     with _lock:
         if not (_loading and _key(target) in RULES):
             RULES[_key(target)] = RULES[_key(source)]
+            ORIGIN[_key(target)] = sys._getframe(1).f_globals.get("__name__")
             if _key(source) in TANGENTS:
                 TANGENTS[_key(target)] = TANGENTS[_key(source)]
         if not _loading:
@@ -261,6 +265,8 @@ def lookup_tangent(prim):
             rule = TANGENTS.get(prim.__func__)
     except TypeError:  # unhashable callee
         return None
+    if rule is None and load_optional():  # an optional library's rules, loaded at their first lookup
+        return lookup_tangent(prim)
     if rule is None:
         adjoint_rule = lookup(prim)
         if adjoint_rule is not None and adjoint_rule.body is None:

@@ -15,6 +15,12 @@ from .errors import ArgumentError
 
 _SCALARS = (float, int, complex, bool, np.generic)
 
+# The globals user rules read (the user's own helpers a rule body calls): bound when the rule is
+# registered (template._bind_rule_global), read by generated code as `rt.rule_globals.<name>`.
+import types as _types  # noqa: E402
+
+rule_globals = _types.SimpleNamespace()
+
 
 def describe(value) -> str:
     if isinstance(value, np.ndarray):
@@ -267,6 +273,8 @@ def expand_reduced(g, x, axis=None, keepdims=False):
 
 from .runtime_rules import *  # the rule templates' helpers, as rt.<name>
 from .runtime_tangents import *  # the tangent rules' helpers (forward mode), as rt.<name>
+from .runtime_tangents_more import *  # ... and those of issue 15's primitives
+from .runtime_numpy_more import *  # the rest of issue 15's NumPy list (rot90 ... np.add.at)
 
 
 def push(xs, items):

@@ -665,6 +665,9 @@ class SSABuilder:
         self.current_stmt = s  # (where an error about a temporary of normalize's is reported)
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript):
             target = s.targets[0]
+            if getattr(s, "inplace_call", None) and _kind(self.operand(target.value)) == "seq":
+                raise UnsupportedSyntaxError(f"`{target.value.id}.{s.inplace_call}(...)` changes a list in place, "
+                                             "which is not supported; build a new list (`xs = sorted(xs)`)", self.loc(s))
             if getattr(s, "out_slots", False) and getattr(self.env.get(target.value.id), "is_buffer", False):
                 raise MutationError(f"`out={target.value.id}[...]` writes into a copy: a Buffer's reads are copies; "
                                     f"write `{target.value.id}[...] = ...` instead", self.loc(s))
@@ -1901,7 +1904,7 @@ def _kind(op) -> str:
 
 TUPLE_RESULTS = {np.linalg.slogdet, np.linalg.eig, np.linalg.eigh, np.linalg.svd, np.linalg.qr, np.linalg.lstsq, np.divmod,
                  np.modf, np.frexp, np.nonzero, np.shape, np.histogram, np.meshgrid, np.split, np.hsplit, np.vsplit, np.dsplit,
-                 np.array_split, np.unique, divmod, tuple, list, zip, enumerate, map, range}
+                 np.array_split, np.unique, np.gradient, divmod, tuple, list, zip, enumerate, map, range}
 
 
 def _numeric_result(prim) -> bool:

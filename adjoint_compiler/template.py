@@ -49,6 +49,7 @@ class Rule:
     locals: set = field(default_factory=set)
     kwonly: list = field(default_factory=list)  # keyword-only parameters (after `*args`), with defaults
     kind: str = "adjoint"  # or "tangent" (a forward-mode rule: `y_dot = ...`, see `parse_tangent`)
+    free: dict = field(default_factory=dict)  # a global the body reads -> its name in `rt.rule_globals`
 
     @property
     def differentiable(self) -> bool:
@@ -157,8 +158,8 @@ def parse_template(template, what: str) -> Rule:
                         root = root.value
                     if isinstance(root, gast.Name) and _bar_base(root.id) in set(params):
                         diff.add(_bar_base(root.id))
-    _check_free_names(body, known | local_names, what)
-    return Rule(what, result, params, defaults, varargs, body, diff, local_names, kwonly)
+    free = _check_free_names(body, known | local_names, what, scope=_scope(template))
+    return Rule(what, result, params, defaults, varargs, body, diff, local_names, kwonly, free=free)
 
 
 def _dot_base(name: str):
@@ -217,17 +218,46 @@ def parse_tangent(template, what: str) -> Rule:
                                     f"`{result}_dot` (or write into an argument's tangent)")
     if not assigns:
         raise RuleError(f"tangent rule for {what}: the body must assign `{result}_dot`")
-    _check_free_names(body, known | local_names, what, _dot_base)
-    return Rule(what, result, params, defaults, varargs, body, diff, local_names, kwonly, kind="tangent")
+    free = _check_free_names(body, known | local_names, what, _dot_base, scope=_scope(template))
+    return Rule(what, result, params, defaults, varargs, body, diff, local_names, kwonly, kind="tangent", free=free)
 
 
 _GENERATED_SCOPE = frozenset({"np", "rt"} | set(dir(builtins)))
 
 
-def _check_free_names(body: list, bound: set, what: str, suffix_base=None) -> None:
+def _scope(template) -> dict:
+    """The names a template function's body may read besides its parameters: its module's globals
+    and its closure cells (a rule registered inside a function)."""
+    scope = dict(getattr(template, "__globals__", {}))
+    code = getattr(template, "__code__", None)
+    for name, cell in zip(code.co_freevars if code else (), getattr(template, "__closure__", None) or ()):
+        try:
+            scope[name] = cell.cell_contents
+        except ValueError:  # an empty cell
+            pass
+    return scope
+
+
+def _bind_rule_global(name: str, value) -> str:
+    """The attribute of `rt.rule_globals` holding `value` (named after `name`; `name_2` when that
+    attribute holds another object): generated code reads a rule's helper through it."""
+    from . import runtime
+    space = runtime.rule_globals
+    attr, k = name, 1
+    while hasattr(space, attr) and getattr(space, attr) is not value:
+        k += 1
+        attr = f"{name}_{k}"
+    setattr(space, attr, value)
+    return attr
+
+
+def _check_free_names(body: list, bound: set, what: str, suffix_base=None, scope=None) -> dict:
     """Refuse a template that reads a name other than its parameters, their adjoints, its own
-    locals, `np`, `rt` and the builtins: the generated code that runs it has no other name, and a
-    global of the same name in the differentiated function's module would be another object."""
+    locals, `np`, `rt`, the builtins and the globals (or closure cells) of its own module: the
+    generated code reads those (the user's helpers a user rule calls) through `rt.rule_globals`,
+    bound when the rule is registered; a global of the same name in the differentiated
+    function's module may be another object. Returns {name: its attribute in rt.rule_globals}."""
+    free: dict = {}
     for s in body:
         for node in gast.walk(s):
             if isinstance(node, (gast.comprehension, gast.Lambda)):
@@ -235,12 +265,25 @@ def _check_free_names(body: list, bound: set, what: str, suffix_base=None) -> No
                                 "template; write the loop as NumPy operations or a runtime helper")
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
                 base = (suffix_base or _bar_base)(node.id)
-                if node.id in bound or base in bound or node.id in _GENERATED_SCOPE:
+                if node.id in bound or base in bound or node.id in _GENERATED_SCOPE or node.id in free:
+                    continue
+                if scope is not None and node.id in scope:
+                    free[node.id] = _bind_rule_global(node.id, scope[node.id])
                     continue
                 raise RuleError(f"rule for {what} reads `{node.id}`, which is none of its parameters: a rule "
-                                f"template sees only its parameters, their `_bar` adjoints (`_dot` tangents), its own locals, `np` "
-                                f"and the builtins. Compute `{node.id}` from the parameters, or make it a "
-                                "parameter of the primal function")
+                                f"template sees only its parameters, their `_bar` adjoints (`_dot` tangents), its own locals, `np`, "
+                                f"the builtins and the globals of its module. Compute `{node.id}` from the parameters, "
+                                "or make it a parameter of the primal function")
+    return free
+
+
+def _free_nodes(rule) -> dict:
+    """The template's free names as the generated code reads them: `rt.rule_globals.<attr>`."""
+    return {name: gast.Attribute(value=gast.Attribute(value=gast.Name(id="rt", ctx=gast.Load(), annotation=None,
+                                                                      type_comment=None),
+                                                      attr="rule_globals", ctx=gast.Load()),
+                                 attr=attr, ctx=gast.Load())
+            for name, attr in rule.free.items()}
 
 
 def nondiff_rule(what: str) -> Rule:
@@ -374,6 +417,7 @@ def instantiate(rule: Rule, stmt: ir.Assign, active: set, adjoint_name, temp_nam
             inactive_bars.add(p + "_bar")
     for name in sorted(rule.locals):
         mapping[name] = temp_name(f"{stmt.target.name}_{name}")
+    mapping.update(_free_nodes(rule))
     out = []
     drop = _DropUnbroadcast(shape_free, scalars)
     body = [drop.visit(copy.deepcopy(s)) for s in rule.body] if shape_free or scalars else rule.body
@@ -634,6 +678,7 @@ def instantiate_tangent(rule: Rule, stmt: ir.Assign, active: set, tangent_name, 
             names[p + "_dot"] = _Zero([op])
     for name in sorted(rule.locals):
         names[name] = _load(temp_name(f"{stmt.target.name}_{name}"))
+    names.update(_free_nodes(rule))
     at_default = _at_default(rule, stmt)
     body = rule.body
     if at_default:

@@ -186,6 +186,11 @@ def sign(y, result):
     result_bar += rt.field_adjoint(y_bar, result, "sign")
 
 
+@tangent(Attr("sign"))
+def sign_dot(y, result):
+    y_dot = rt.field_tangent(result_dot, result, "sign")
+
+
 @tangent(Attr("logabsdet"))
 def logabsdet_dot(y, result):
     y_dot = result_dot[1]
@@ -206,9 +211,19 @@ def cholesky(l, a, *, upper=False):
     a_bar += rt.cholesky_adjoint(l_bar, l, upper=upper)
 
 
+@tangent(np.linalg.cholesky)
+def cholesky_dot(l, a, *, upper=False):
+    l_dot = rt.cholesky_tangent(a_dot, l, upper=upper)
+
+
 @adjoint(np.linalg.eigh)
 def eigh(y, a, UPLO="L"):
     a_bar += rt.eigh_adjoint(y_bar, a, y, UPLO)
+
+
+@tangent(np.linalg.eigh)
+def eigh_dot(y, a, UPLO="L"):
+    y_dot = rt.eigh_tangent(a_dot, a, y, UPLO)
 
 
 @adjoint(np.linalg.eigvalsh)
@@ -216,9 +231,19 @@ def eigvalsh(w, a, UPLO="L"):
     a_bar += rt.eigvalsh_adjoint(w_bar, a, UPLO)
 
 
+@tangent(np.linalg.eigvalsh)
+def eigvalsh_dot(w, a, UPLO="L"):
+    w_dot = rt.eigvalsh_tangent(a_dot, a, UPLO)
+
+
 @adjoint(np.linalg.svd)
 def svd(y, a, full_matrices=True, compute_uv=True):
     a_bar += rt.svd_adjoint(y_bar, a, y, full_matrices, compute_uv)
+
+
+@tangent(np.linalg.svd)
+def svd_dot(y, a, full_matrices=True, compute_uv=True):
+    y_dot = rt.svd_tangent(a_dot, a, y, full_matrices, compute_uv)
 
 
 @adjoint(np.linalg.qr)
@@ -226,9 +251,19 @@ def qr(y, a, mode="reduced"):
     a_bar += rt.qr_adjoint(y_bar, a, y, mode)
 
 
+@tangent(np.linalg.qr)
+def qr_dot(y, a, mode="reduced"):
+    y_dot = rt.qr_tangent(a_dot, a, y, mode)
+
+
 @adjoint(np.linalg.pinv)
 def pinv(y, a, rcond=None):
     a_bar += rt.pinv_adjoint(y_bar, a, y, rcond)
+
+
+@tangent(np.linalg.pinv)
+def pinv_dot(y, a, rcond=None):
+    y_dot = rt.pinv_tangent(a_dot, a, y, rcond)
 
 
 @adjoint(np.linalg.lstsq)
@@ -238,9 +273,19 @@ def lstsq(y, a, b, rcond=None):
     b_bar += parts[1]
 
 
+@tangent(np.linalg.lstsq)
+def lstsq_dot(y, a, b, rcond=None):
+    y_dot = rt.lstsq_tangent(a_dot, b_dot, a, b, y, rcond)
+
+
 @adjoint(np.linalg.matrix_power)
 def matrix_power(y, a, n):
     a_bar += rt.matrix_power_adjoint(y_bar, a, n)
+
+
+@tangent(np.linalg.matrix_power)
+def matrix_power_dot(y, a, n):
+    y_dot = rt.matrix_power_tangent(a_dot, a, n)
 
 
 # The fields of the named results (`np.linalg.eigh(a).eigenvectors`): the gradient of the one
@@ -250,9 +295,19 @@ def eigenvalues(y, result):
     result_bar += rt.field_adjoint(y_bar, result, "eigenvalues")
 
 
+@tangent(Attr("eigenvalues"))
+def eigenvalues_dot(y, result):
+    y_dot = rt.field_tangent(result_dot, result, "eigenvalues")
+
+
 @adjoint(Attr("eigenvectors"))
 def eigenvectors(y, result):
     result_bar += rt.field_adjoint(y_bar, result, "eigenvectors")
+
+
+@tangent(Attr("eigenvectors"))
+def eigenvectors_dot(y, result):
+    y_dot = rt.field_tangent(result_dot, result, "eigenvectors")
 
 
 @adjoint(Attr("U"))
@@ -260,9 +315,19 @@ def U(y, result):
     result_bar += rt.field_adjoint(y_bar, result, "U")
 
 
+@tangent(Attr("U"))
+def U_dot(y, result):
+    y_dot = rt.field_tangent(result_dot, result, "U")
+
+
 @adjoint(Attr("S"))
 def S(y, result):
     result_bar += rt.field_adjoint(y_bar, result, "S")
+
+
+@tangent(Attr("S"))
+def S_dot(y, result):
+    y_dot = rt.field_tangent(result_dot, result, "S")
 
 
 @adjoint(Attr("Vh"))
@@ -270,14 +335,31 @@ def Vh(y, result):
     result_bar += rt.field_adjoint(y_bar, result, "Vh")
 
 
+@tangent(Attr("Vh"))
+def Vh_dot(y, result):
+    y_dot = rt.field_tangent(result_dot, result, "Vh")
+
+
 @adjoint(Attr("Q"))
 def Q(y, result):
     result_bar += rt.field_adjoint(y_bar, result, "Q")
 
 
+@tangent(Attr("Q"))
+def Q_dot(y, result):
+    y_dot = rt.field_tangent(result_dot, result, "Q")
+
+
 @adjoint(Attr("R"))
 def R(y, result):
     result_bar += rt.field_adjoint(y_bar, result, "R")
+
+
+@tangent(Attr("R"))
+def R_dot(y, result):
+    y_dot = rt.field_tangent(result_dot, result, "R")
+
+
 @tangent(np.linalg.norm)
 def norm_dot(y, x, ord=None, axis=None, keepdims=False):
     y_dot = rt.norm_tangent(x_dot, x, y, ord, axis, keepdims)

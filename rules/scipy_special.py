@@ -13,7 +13,7 @@ from scipy import special
 
 from adjoint_compiler import runtime as rt
 from adjoint_compiler.aliasing import FRESH_FUNCTIONS
-from adjoint_compiler.registry import adjoint
+from adjoint_compiler.registry import adjoint, tangent
 
 # results that share no memory with the arguments (the ufuncs' are known already)
 FRESH_FUNCTIONS.update({special.logsumexp, special.softmax, special.log_softmax, special.polygamma})
@@ -25,14 +25,29 @@ def expit(y, x):
     x_bar += y_bar * (y * (1.0 - y))
 
 
+@tangent(special.expit)
+def expit_dot(y, x):
+    y_dot = x_dot * (y * (1.0 - y))
+
+
 @adjoint(special.log_expit)
 def log_expit(y, x):
     x_bar += y_bar * -np.expm1(y)
 
 
+@tangent(special.log_expit)
+def log_expit_dot(y, x):
+    y_dot = x_dot * -np.expm1(y)
+
+
 @adjoint(special.logit)
 def logit(y, p):
     p_bar += rt.chain_div(y_bar, p * (1.0 - p))
+
+
+@tangent(special.logit)
+def logit_dot(y, p):
+    y_dot = rt.chain_div(p_dot, p * (1.0 - p))
 
 
 # -- normalizations along an axis -------------------------------------------------------------------
@@ -41,9 +56,19 @@ def softmax(y, x, axis=None):
     x_bar += y * (y_bar - np.sum(y_bar * y, axis=axis, keepdims=True))
 
 
+@tangent(special.softmax)
+def softmax_dot(y, x, axis=None):
+    y_dot = y * (x_dot - np.sum(x_dot * y, axis=axis, keepdims=True))
+
+
 @adjoint(special.log_softmax)
 def log_softmax(y, x, axis=None):
     x_bar += y_bar - np.exp(y) * np.sum(y_bar, axis=axis, keepdims=True)
+
+
+@tangent(special.log_softmax)
+def log_softmax_dot(y, x, axis=None):
+    y_dot = x_dot - np.sum(np.exp(y) * x_dot, axis=axis, keepdims=True)
 
 
 @adjoint(special.logsumexp)
@@ -53,10 +78,20 @@ def logsumexp(y, a, axis=None, b=None, keepdims=False, return_sign=False):
     b_bar += parts[1]
 
 
+@tangent(special.logsumexp)
+def logsumexp_dot(y, a, axis=None, b=None, keepdims=False, return_sign=False):
+    y_dot = rt.logsumexp_tangent(a_dot, b_dot, a, y, axis, b, keepdims, return_sign)
+
+
 # -- error functions and the normal distribution ------------------------------------------------------
 @adjoint(special.erf)
 def erf(y, x):
     x_bar += y_bar * (2.0 / np.sqrt(np.pi)) * np.exp(-x * x)
+
+
+@tangent(special.erf)
+def erf_dot(y, x):
+    y_dot = x_dot * (2.0 / np.sqrt(np.pi)) * np.exp(-x * x)
 
 
 @adjoint(special.erfc)
@@ -64,9 +99,19 @@ def erfc(y, x):
     x_bar += -y_bar * (2.0 / np.sqrt(np.pi)) * np.exp(-x * x)
 
 
+@tangent(special.erfc)
+def erfc_dot(y, x):
+    y_dot = -x_dot * (2.0 / np.sqrt(np.pi)) * np.exp(-x * x)
+
+
 @adjoint(special.erfinv)
 def erfinv(y, x):
     x_bar += rt.chain(y_bar, (np.sqrt(np.pi) / 2.0) * np.exp(y * y))
+
+
+@tangent(special.erfinv)
+def erfinv_dot(y, x):
+    y_dot = rt.chain(x_dot, (np.sqrt(np.pi) / 2.0) * np.exp(y * y))
 
 
 @adjoint(special.erfcinv)
@@ -74,9 +119,19 @@ def erfcinv(y, x):
     x_bar += rt.chain(y_bar, -(np.sqrt(np.pi) / 2.0) * np.exp(y * y))
 
 
+@tangent(special.erfcinv)
+def erfcinv_dot(y, x):
+    y_dot = rt.chain(x_dot, -(np.sqrt(np.pi) / 2.0) * np.exp(y * y))
+
+
 @adjoint(special.ndtr)
 def ndtr(y, x):
     x_bar += y_bar * np.exp(-0.5 * x * x) / np.sqrt(2.0 * np.pi)
+
+
+@tangent(special.ndtr)
+def ndtr_dot(y, x):
+    y_dot = x_dot * np.exp(-0.5 * x * x) / np.sqrt(2.0 * np.pi)
 
 
 @adjoint(special.log_ndtr)
@@ -84,9 +139,19 @@ def log_ndtr(y, x):
     x_bar += y_bar * np.exp(-0.5 * x * x - y) / np.sqrt(2.0 * np.pi)
 
 
+@tangent(special.log_ndtr)
+def log_ndtr_dot(y, x):
+    y_dot = x_dot * np.exp(-0.5 * x * x - y) / np.sqrt(2.0 * np.pi)
+
+
 @adjoint(special.ndtri)
 def ndtri(y, p):
     p_bar += rt.chain(y_bar, np.sqrt(2.0 * np.pi) * np.exp(0.5 * y * y))
+
+
+@tangent(special.ndtri)
+def ndtri_dot(y, p):
+    y_dot = rt.chain(p_dot, np.sqrt(2.0 * np.pi) * np.exp(0.5 * y * y))
 
 
 # -- gamma functions --------------------------------------------------------------------------------
@@ -95,9 +160,19 @@ def gammaln(y, x):
     x_bar += rt.chain(y_bar, rt.digamma(x))
 
 
+@tangent(special.gammaln)
+def gammaln_dot(y, x):
+    y_dot = rt.chain(x_dot, rt.digamma(x))
+
+
 @adjoint(special.gamma)
 def gamma(y, x):
     x_bar += rt.chain(y_bar, y * rt.digamma(x))
+
+
+@tangent(special.gamma)
+def gamma_dot(y, x):
+    y_dot = rt.chain(x_dot, y * rt.digamma(x))
 
 
 @adjoint(special.digamma)
@@ -105,9 +180,19 @@ def digamma(y, x):
     x_bar += rt.chain(y_bar, rt.polygamma(1, x))
 
 
+@tangent(special.digamma, rt.digamma)
+def digamma_dot(y, x):
+    y_dot = rt.chain(x_dot, rt.polygamma(1, x))
+
+
 @adjoint(special.polygamma)
 def polygamma(y, n, x):
     x_bar += rt.chain(y_bar, rt.polygamma(n + 1, x))
+
+
+@tangent(special.polygamma, rt.polygamma)
+def polygamma_dot(y, n, x):
+    y_dot = rt.chain(x_dot, rt.polygamma(n + 1, x))
 
 
 # the helpers the rules above put in generated code (so a gradient differentiates again)
@@ -128,7 +213,17 @@ def xlogy(z, x, y):
     y_bar += rt.unbroadcast(z_bar * rt.ratio_or_zero(x, y), y)
 
 
+@tangent(special.xlogy)
+def xlogy_dot(z, x, y):
+    z_dot = rt.chain(x_dot, np.log(y)) + y_dot * rt.ratio_or_zero(x, y)
+
+
 @adjoint(special.xlog1py)
 def xlog1py(z, x, y):
     x_bar += rt.unbroadcast(rt.chain(z_bar, np.log1p(y)), x)
     y_bar += rt.unbroadcast(z_bar * rt.ratio_or_zero(x, 1.0 + y), y)
+
+
+@tangent(special.xlog1py)
+def xlog1py_dot(z, x, y):
+    z_dot = rt.chain(x_dot, np.log1p(y)) + y_dot * rt.ratio_or_zero(x, 1.0 + y)

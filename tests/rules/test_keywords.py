@@ -119,7 +119,7 @@ def r_out_array(x):
     return np.sum(y)
 
 
-def r_where_mask(x): return np.sum(x, where=x > 0)
+def r_where_mask(x): return np.prod(x, where=x > 0)  # (sum, mean, max, min take `where=`)
 def r_linspace_retstep(a): return np.sum(np.linspace(0.0, a, 4, retstep=True)[0])
 
 

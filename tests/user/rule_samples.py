@@ -3,7 +3,7 @@ import math
 
 import numpy as np
 
-from adjoint_compiler import adjoint, nondifferentiable
+from adjoint_compiler import adjoint, nondifferentiable, tangent
 
 W = np.array([0.5, -1.0, 2.0, 0.25])
 
@@ -55,3 +55,37 @@ def uses_staircase(x):
 def singular(A, x):
     B = np.linalg.inv(A)
     return np.sum(B @ x)
+
+
+# -- a user rule whose body calls the user's own helpers (and reads a module constant) -------------
+SCALE = 3.0
+
+
+def _logistic(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def _twice(v):
+    return 2.0 * v
+
+
+def smooth_relu(x):
+    """Source the compiler cannot compile (`try`): the user rule below is its only derivative."""
+    try:
+        return np.log1p(np.exp(SCALE * x)) / SCALE
+    except FloatingPointError:
+        raise
+
+
+@adjoint(smooth_relu)
+def _smooth_relu_adjoint(y, x):
+    x_bar += _twice(0.5 * y_bar) * _logistic(SCALE * x)
+
+
+def uses_smooth_relu(x):
+    return np.sum(smooth_relu(x) ** 2 * W)
+
+
+@tangent(smooth_relu)
+def _smooth_relu_tangent(y, x):
+    y_dot = x_dot * _logistic(SCALE * x)

@@ -30,6 +30,33 @@ def test_nondifferentiable_passes_no_gradient():
     np.testing.assert_allclose(g, s.staircase(X) * s.W, rtol=1e-12)
 
 
+def test_a_user_rule_calls_the_users_own_helpers():
+    """The rule body reads `_twice`, `_logistic` and `SCALE` from its own module: generated code
+    reads them through `rt.rule_globals` (they were a NameError at run time)."""
+    from adjoint_compiler import jvp, hessian
+    from adjoint_compiler.testing import check_jvp
+    expected = 2.0 * s.smooth_relu(X) * s.W / (1.0 + np.exp(-s.SCALE * X))
+    np.testing.assert_allclose(check_grads(s.uses_smooth_relu, X), expected, rtol=1e-10)
+    assert "rt.rule_globals._logistic(" in adjoint_source(s.uses_smooth_relu)
+    check_jvp(s.uses_smooth_relu, X)
+    _, t = jvp(s.uses_smooth_relu, (X,), (np.ones(4),))
+    assert t == pytest.approx(np.sum(expected))
+    h = hessian(s.uses_smooth_relu)(X)  # the generated gradient (it calls the helpers) differentiates again
+    eps = 1e-6
+    fd = (grad(s.uses_smooth_relu)(X + eps * np.eye(4)[1]) - grad(s.uses_smooth_relu)(X - eps * np.eye(4)[1])) / (2 * eps)
+    np.testing.assert_allclose(h[:, 1], fd, rtol=1e-5, atol=1e-7)
+
+
+def test_a_rule_reading_a_name_its_module_does_not_have_is_refused():
+    def f(x):
+        return x
+
+    with pytest.raises(RuleError, match="not_defined_anywhere"):
+        @adjoint(f)
+        def _(y, x):
+            x_bar += y_bar * not_defined_anywhere(x)  # noqa: F821
+
+
 def test_rule_with_unknown_bar_name_fails_at_registration():
     def f(x):
         return x
