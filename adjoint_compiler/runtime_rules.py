@@ -1347,6 +1347,9 @@ def field_tangent(t, result, name: str):
         return t.fields.get(name, 0.0)
     if type(t) is dict:
         return t.get(name, 0.0)
+    fields = getattr(type(result), "_fields", None)
+    if type(t) is tuple and fields is not None:  # a library's named tuple (`np.linalg.eigh(a)`), its
+        return t[fields.index(name)]  # tangent a plain tuple of the fields' tangents
     return getattr(t, name)
 
 

@@ -327,18 +327,6 @@ def matrix_power_tangent(t, a, n):
     return sum(powers[i] @ dbase @ powers[k - 1 - i] for i in range(k))
 
 
-def field_tangent(t, result, name: str):
-    """The tangent of the field `name` of a named tuple `result` (`np.linalg.eigh(a).eigenvectors`),
-    from the tangent `t` of the whole tuple."""
-    fields = getattr(type(result), "_fields", None)
-    if fields is None or name not in fields:
-        raise TypeError(f"reading `.{name}` of a {type(result).__name__}: only the fields of named tuples "
-                        "(such as the results of np.linalg.eigh, svd, qr, slogdet) have a tangent rule")
-    if t is None:
-        return None
-    return t[fields.index(name)]
-
-
 # -- scipy ---------------------------------------------------------------------------------------------
 
 def logsumexp_tangent(a_t, b_t, a, y, axis=None, b=None, keepdims=False, return_sign=False):
@@ -448,7 +436,6 @@ __all__ = [
     "eigh_tangent",
     "eigvalsh_tangent",
     "expm_tangent",
-    "field_tangent",
     "interp_tangent",
     "logsumexp_tangent",
     "lstsq_tangent",
