@@ -27,7 +27,7 @@ _loaded = False
 _loading = False  # while built-in rules load, they never replace a rule the user registered
 _lock = threading.RLock()
 BUILTIN_MODULES = ("arithmetic", "ufuncs", "reductions", "linalg", "shape", "indexing", "writes", "nondiff", "numpy_more",
-                   "composites", "runtime_helpers", "python", "structures")
+                   "composites", "runtime_helpers", "python", "structures", "numpy_twins")
 
 
 def _key(func):

@@ -95,6 +95,8 @@ class SSABuilder:
     def inlinable(self, prim) -> bool:
         if isinstance(prim, FunctionValue):
             return isinstance(prim, Closure)
+        if _twinned(prim):  # a library function differentiated as its twin (rules/numpy_twins.py)
+            return True
         func = frontend._unwrap(prim) if callable(prim) else prim
         return (isinstance(func, types.FunctionType) and registry.lookup(prim) is None
                 and registry.lookup(func) is None
@@ -104,7 +106,7 @@ class SSABuilder:
         """Splice the IR of a called user function in place of the call; returns its result."""
         if isinstance(prim, Closure):
             return self.inline_closure(prim, args, kwargs, at, out)
-        func = frontend._unwrap(prim)
+        func = prim if _twinned(prim) else frontend._unwrap(prim)
         name = callee.path if callee else func.__name__
         if func in self.inlining or func is frontend._unwrap(self.source.func):
             raise CompileError(f"the recursive call to `{name}` cannot be differentiated; write the "
@@ -1680,6 +1682,14 @@ class _Operand(gast.AST):
     def __init__(self, op):
         super().__init__()
         self.op = op
+
+
+def _twinned(prim) -> bool:
+    """Whether `prim` is a library function the compiler differentiates as a twin of its own."""
+    try:
+        return registry.twin_of(prim) is not prim and registry.lookup(prim) is None
+    except TypeError:  # unhashable
+        return False
 
 
 def _loads(node) -> dict:

@@ -8,7 +8,8 @@ Every primitive with a built-in rule whose object is reachable under a public Nu
 `scipy.linalg.*`, `scipy.stats.norm.*`), plus the ndarray methods and attributes, is listed under
 the family of the rules module that registered it, in one of three columns: adjoint and tangent
 (reverse and forward mode), adjoint only (forward mode raises a located MissingRuleError), or
-declared to pass no gradient. The README's other text is left as it is.
+declared to pass no gradient; and the NumPy functions differentiated as their twins
+(`rules/numpy_twins.py`, both modes). The README's other text is left as it is.
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ FAMILIES = [  # rules module -> the family's name in the table, in this order
     ("indexing", "indexing"),
     ("writes", "writes"),
     ("numpy_more", "more NumPy (gathers, splits, interpolation, nan-aware)"),
+    ("numpy_twins", "as their twins (written in the subset the compiler follows)"),
     ("composites", "composites"),
     ("nondiff", "no gradient"),
     ("runtime_helpers", "runtime helpers"),
@@ -119,6 +121,15 @@ def collect() -> dict:
         column = "none" if rule.body is None else ("both" if registry.lookup_tangent(key) is not None else "adjoint")
         family = table.setdefault(origin, {"both": set(), "adjoint": set(), "none": set()})
         family[column].add(" = ".join(f"`{n}`" for n in sorted(shown, key=lambda n: (len(n), n))))
+    for key, twin in registry.TWINS.items():  # inlined as their twins: both modes, from their parts
+        try:
+            shown = names.get(key)
+        except TypeError:
+            shown = None
+        if shown:
+            family = table.setdefault(twin.__module__.rsplit(".", 1)[-1], {"both": set(), "adjoint": set(),
+                                                                          "none": set()})
+            family["both"].add(" = ".join(f"`{n}`" for n in sorted(shown, key=lambda n: (len(n), n))))
     return table
 
 
