@@ -119,6 +119,7 @@ def _number_text(f: Fraction) -> str:
 
 
 _NUMBERS: dict = {}
+_F0, _F1, _F_MINUS_1 = Fraction(0), Fraction(1), Fraction(-1)  # (immutable: shared)
 
 
 def num(value) -> Term:
@@ -212,7 +213,7 @@ def _split_coefficient(t: Term):
     if t.op == "mul" and t.args[0].op == "num":
         rest = t.args[1:]
         return t.args[0].args, (rest[0] if len(rest) == 1 else _make("mul", rest, ()))
-    return Fraction(1), t
+    return _F1, t
 
 
 def _scaled(c: Fraction, r: Term) -> Term:
@@ -224,7 +225,7 @@ def _scaled(c: Fraction, r: Term) -> Term:
 
 
 def add(*terms: Term) -> Term:
-    total = Fraction(0)
+    total = _F0
     groups: dict = {}
     ghosts: set = set()
     for t in _flat("add", terms):
@@ -255,7 +256,7 @@ def _is_call(t: Term, name: str) -> bool:
 
 
 def mul(*terms: Term) -> Term:
-    coef = Fraction(1)
+    coef = _F1
     bases: dict = {}
     exps: list = []
     ghosts: set = set()
@@ -266,7 +267,7 @@ def mul(*terms: Term) -> Term:
             coef *= t.args
             continue
         everything.append(t)
-        base, e = (t.args[0], t.args[1]) if t.op == "pow" else (t, Fraction(1))
+        base, e = (t.args[0], t.args[1]) if t.op == "pow" else (t, _F1)
         if _is_call(base, "exp"):
             exps.append(_scaled_term(e, base.args[1][0]))
         elif base.key in bases:
@@ -297,7 +298,7 @@ def mul(*terms: Term) -> Term:
             inverse = exp(mul(num(-1), exp_factor.args[1][0]))
             denominator = add(*(mul(t, inverse) for t in s.args[0].args))
             rest = [f for f in factors if f is not s]
-            return _with_ghosts(mul(num(coef), *rest, power(denominator, Fraction(-1))),
+            return _with_ghosts(mul(num(coef), *rest, power(denominator, _F_MINUS_1)),
                                 ghosts | exp_factor.ghosts)
         factors.append(exp_factor)
     if coef != 1 and len(factors) == 1 and factors[0].op == "add":
@@ -315,7 +316,7 @@ def _scaled_term(e: Fraction, t: Term) -> Term:
 
 
 def power(base: Term, e) -> Term:
-    e = Fraction(e)
+    e = e if type(e) is Fraction else Fraction(e)
     if e == 0:
         return _with_ghosts(ONE, {base} | set(base.ghosts))
     if e == 1:

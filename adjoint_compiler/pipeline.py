@@ -26,6 +26,7 @@ import numpy as np
 
 from . import (
     activity,
+    astwalk,
     codegen,
     composite,
     copies,
@@ -634,7 +635,7 @@ def written_params(fn: ir.Function, node) -> tuple:
     call): those ssa copies on entry (`OWN`), and, conservatively, those that are the target of an
     augmented assignment (`out += u` updates `out` in place when it is an array)."""
     owned = {id(s.args[0]) for s in fn.body if isinstance(s, ir.Assign) and s.prim is ir.OWN and s.args}
-    augmented = {n.target.id for n in gast.walk(node) if isinstance(n, gast.AugAssign)
+    augmented = {n.target.id for n in astwalk.walk(node) if isinstance(n, gast.AugAssign)
                  and isinstance(n.target, gast.Name)}
     return tuple(i for i, p in enumerate(fn.params) if id(p) in owned or p.name in augmented)
 

@@ -19,7 +19,7 @@ import gast
 
 from . import rtcall, runtime
 from .printing import to_source
-from .simplify import assign_stmt, value_loads
+from .simplify import assign_stmt, load_sets
 
 INDENT = "    "
 
@@ -30,8 +30,7 @@ def _is_shape(expr) -> bool:
 
 def _reads_binds(stmt) -> tuple:
     """(names read, names read for their values, names bound by a plain assignment, is a return)."""
-    reads = {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
-    values = value_loads(stmt)
+    reads, values = load_sets(stmt)
     if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
         reads.add(stmt.target.id)
         values.add(stmt.target.id)

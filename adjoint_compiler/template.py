@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import gast
 
-from . import ir, rtcall, runtime
+from . import astwalk, ir, rtcall, runtime
 from .backward import (  # the structures instantiate makes (others re-exported)  # noqa: F401
     Accum,
     BIf,
@@ -136,7 +136,7 @@ def parse_template(template, what: str) -> Rule:
     body = [s for s in fn.body if not (isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant))]
     diff, local_names = set(), set()
     for s in body:
-        for node in gast.walk(s):
+        for node in astwalk.walk(s):
             if isinstance(node, gast.Name):
                 base = _bar_base(node.id)
                 if base is not None and base not in known:
@@ -149,7 +149,7 @@ def parse_template(template, what: str) -> Rule:
                     and _bar_base(s.target.id) in known - {result}):
                 raise RuleError(f"rule for {what}: augmented assignments must be `<arg>_bar += ...`")
             diff.add(_bar_base(s.target.id))
-        for node in gast.walk(s):
+        for node in astwalk.walk(s):
             if isinstance(node, (gast.Assign, gast.AugAssign)):
                 for t in getattr(node, "targets", None) or [node.target]:
                     root = t
@@ -188,7 +188,7 @@ def parse_tangent(template, what: str) -> Rule:
             raise RuleError(f"tangent rule for {what}: write `{result}_dot = a + b`, not an augmented assignment")
         if not isinstance(s, (gast.Assign, gast.Expr)):
             raise RuleError(f"tangent rule for {what}: the body is assignments (and calls) only")
-        for node in gast.walk(s):
+        for node in astwalk.walk(s):
             if isinstance(node, gast.Name):
                 if _bar_base(node.id) is not None:
                     raise RuleError(f"tangent rule for {what} uses `{node.id}`: a tangent rule reads "
@@ -201,7 +201,7 @@ def parse_tangent(template, what: str) -> Rule:
                     diff.add(base)
         if isinstance(s, gast.Expr):  # a helper writing into an argument's tangent (`rt.copyto(b_dot, ...)`)
             assigns = assigns or any(isinstance(n, gast.Name) and _dot_base(n.id) in known - {result}
-                                     for n in gast.walk(s))
+                                     for n in astwalk.walk(s))
         if isinstance(s, gast.Assign):
             for t in s.targets:
                 root = _store_root(t)
@@ -229,7 +229,7 @@ def _check_free_names(body: list, bound: set, what: str, suffix_base=None) -> No
     locals, `np`, `rt` and the builtins: the generated code that runs it has no other name, and a
     global of the same name in the differentiated function's module would be another object."""
     for s in body:
-        for node in gast.walk(s):
+        for node in astwalk.walk(s):
             if isinstance(node, (gast.comprehension, gast.Lambda)):
                 raise RuleError(f"rule for {what}: comprehensions and lambdas are not supported in a rule "
                                 "template; write the loop as NumPy operations or a runtime helper")
@@ -261,7 +261,7 @@ class _Substitute(gast.NodeTransformer):
             if isinstance(new, str):
                 return gast.copy_location(gast.Name(id=new, ctx=node.ctx, annotation=None,
                                                     type_comment=None), node)
-            return copy.deepcopy(new)  # every occurrence its own node (passes tell them apart)
+            return astwalk.clone(new)  # every occurrence its own node (passes tell them apart)
         return node
 
 
@@ -343,7 +343,7 @@ def _plain_matmul(body: list, stmt: ir.Assign, ndims: dict) -> list:
                 text = forms[helper].format(g=f"({g})", x=node.args[1].id, y=node.args[2].id)
                 return gast.parse(text, mode="eval").body
             return node
-    return [Plain().visit(copy.deepcopy(s)) for s in body]
+    return [Plain().visit(astwalk.clone(s)) for s in body]
 
 
 def printing_source(expr) -> str:
@@ -376,22 +376,22 @@ def instantiate(rule: Rule, stmt: ir.Assign, active: set, adjoint_name, temp_nam
         mapping[name] = temp_name(f"{stmt.target.name}_{name}")
     out = []
     drop = _DropUnbroadcast(shape_free, scalars)
-    body = [drop.visit(copy.deepcopy(s)) for s in rule.body] if shape_free or scalars else rule.body
+    body = [drop.visit(astwalk.clone(s)) for s in rule.body] if shape_free or scalars else rule.body
     at_default = _at_default(rule, stmt)
     if at_default:
-        body = [_DropDefaults(at_default).visit(copy.deepcopy(s)) for s in body]
+        body = [_DropDefaults(at_default).visit(astwalk.clone(s)) for s in body]
     body = _plain_matmul(body, stmt, ndims or {})
     result_bar = rule.result and rule.result + "_bar"
-    uses = sum(1 for s in body for n in gast.walk(s) if isinstance(n, gast.Name) and n.id == result_bar)
+    uses = sum(1 for s in body for n in astwalk.walk(s) if isinstance(n, gast.Name) and n.id == result_bar)
     for s in body:
         spread = isinstance(s, gast.AugAssign) and rule.varargs and _bar_base(s.target.id) == rule.varargs
-        if not spread and any(isinstance(n, gast.Name) and n.id in inactive_bars for n in gast.walk(s)):
+        if not spread and any(isinstance(n, gast.Name) and n.id in inactive_bars for n in astwalk.walk(s)):
             continue
         if spread:
             # `items_bar += e` over `*items`: item i receives `e[i]`
             for i, item in enumerate(stmt.bound[rule.varargs]):
                 if isinstance(item, ir.Var) and item in active:
-                    expr = _Substitute(mapping).visit(copy.deepcopy(s.value))
+                    expr = _Substitute(mapping).visit(astwalk.clone(s.value))
                     index = gast.Constant(value=i, kind=None)
                     pick = rtcall.call(runtime.item, expr, index, operand_expr(item))
                     out.append(Accum(item, pick, stmt.loc))
@@ -399,9 +399,9 @@ def instantiate(rule: Rule, stmt: ir.Assign, active: set, adjoint_name, temp_nam
             var = stmt.bound[_bar_base(s.target.id)]
             # `x_bar += y_bar` as the only use of y_bar: the array changes hands (y_bar is dead after)
             hands_over = uses == 1 and isinstance(s.value, gast.Name) and s.value.id == result_bar
-            out.append(Accum(var, _Substitute(mapping).visit(copy.deepcopy(s.value)), stmt.loc, hands_over))
+            out.append(Accum(var, _Substitute(mapping).visit(astwalk.clone(s.value)), stmt.loc, hands_over))
         else:
-            out.append(Raw(_Substitute(mapping).visit(copy.deepcopy(s)), stmt.loc))
+            out.append(Raw(_Substitute(mapping).visit(astwalk.clone(s)), stmt.loc))
     return out
 
 
@@ -456,7 +456,7 @@ class _Lower:
         self.dots = dots  # the template names that hold tangents (and the locals computed from them)
 
     def reads_dot(self, node) -> bool:
-        return any(isinstance(n, gast.Name) and n.id in self.dots for n in gast.walk(node))
+        return any(isinstance(n, gast.Name) and n.id in self.dots for n in astwalk.walk(node))
 
     def name(self, node):
         value = self.names.get(node.id)
@@ -466,7 +466,7 @@ class _Lower:
             return value
         if isinstance(value, list):
             return self.display([v for v in value], gast.Tuple, [True] * len(value))
-        return copy.deepcopy(value)
+        return astwalk.clone(value)
 
     def display(self, values: list, kind, reading: list):
         """A tuple or list display of lowered `values`: a known zero when every tangent in it is."""
@@ -480,7 +480,7 @@ class _Lower:
             if isinstance(e, gast.Starred) and isinstance(e.value, gast.Name) \
                     and isinstance(self.names.get(e.value.id), list):
                 for v in self.names[e.value.id]:  # `*items_dot`: each item's tangent in place
-                    values.append(v if isinstance(v, _Zero) else copy.deepcopy(v))
+                    values.append(v if isinstance(v, _Zero) else astwalk.clone(v))
                     reading.append(True)
                 continue
             values.append(self.lower(e))
@@ -530,7 +530,7 @@ class _Lower:
             return self.display(values, type(node), reading)
         if isinstance(node, gast.Constant):
             return node
-        out = copy.deepcopy(node)  # anything else: its parts as they are, known zeros made explicit
+        out = astwalk.clone(node)  # anything else: its parts as they are, known zeros made explicit
 
         class Sub(gast.NodeTransformer):
             def visit_Name(inner, n):
@@ -591,7 +591,7 @@ class _DropComplete(gast.NodeTransformer):
     def visit_Call(self, node):
         self.generic_visit(node)
         if rtcall.is_call(node, runtime.broadcast_tangent) and len(node.args) == 2:
-            read = [n.id for n in gast.walk(node.args[0]) if isinstance(n, gast.Name) and n.id in self.dots]
+            read = [n.id for n in astwalk.walk(node.args[0]) if isinstance(n, gast.Name) and n.id in self.dots]
             values = [self.names.get(r) for r in read]
             if any(not isinstance(v, _Zero) for v in values) and all(self.complete(v) for v in values):
                 return node.args[0]
@@ -637,17 +637,17 @@ def instantiate_tangent(rule: Rule, stmt: ir.Assign, active: set, tangent_name, 
     at_default = _at_default(rule, stmt)
     body = rule.body
     if at_default:
-        body = [_DropDefaults(at_default | {p + "_dot" for p in at_default}).visit(copy.deepcopy(s)) for s in body]
+        body = [_DropDefaults(at_default | {p + "_dot" for p in at_default}).visit(astwalk.clone(s)) for s in body]
     def scalar(op) -> bool:
         return isinstance(op, ir.Const) and isinstance(op.value, (bool, int, float)) or is_scalar(op)
-    body = [_DropComplete(names, dots, scalar).visit(copy.deepcopy(s)) for s in body]
+    body = [_DropComplete(names, dots, scalar).visit(astwalk.clone(s)) for s in body]
     lower = _Lower(names, dots)
 
     def surely_full(expr) -> bool:
         if stmt.target is not None and full_shape(stmt, stmt.target):
             return True  # (the result is a scalar)
         return any(isinstance(n, gast.Name) and n.id in dot_vars and full_shape(stmt, dot_vars[n.id])
-                   for n in gast.walk(expr))
+                   for n in astwalk.walk(expr))
     storage = stmt.target if stmt.prim in ir.WRITES else None
     simplify = _SimplifyTangent(lambda e: surely_full(e), storage is not None and (storage.is_buffer or float_storage))
     out = []

@@ -1,0 +1,108 @@
+"""The shortcuts that keep compilation fast change nothing it produces: `astwalk.walk` and
+`astwalk.clone` are `ast.walk` and `copy.deepcopy` for syntax trees, and composite matching,
+which skips values lacking a call every form needs (`composite.needed_calls`), finds the same
+composites as trying every form on every value."""
+import ast
+import copy
+import inspect
+import sys
+from pathlib import Path
+
+import gast
+import numpy as np
+import pytest
+
+from adjoint_compiler import astwalk, composite, registry, simplify
+from adjoint_compiler import canonicalize as cz
+from adjoint_compiler.pipeline import compile_gradient
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
+import test_composites as tc
+
+TREES = [gast.parse(inspect.getsource(simplify)), ast.parse(inspect.getsource(composite)),
+         gast.parse("def f(x, *a, k=1, **kw):\n    global g\n    y = [i for i in x if i]\n    return f'{y!r}'\n")]
+
+
+@pytest.mark.parametrize("tree", TREES, ids=["gast", "ast", "small"])
+def test_walk_is_ast_walk(tree):
+    mine, theirs = list(astwalk.walk(tree)), list(ast.walk(tree))
+    assert len(mine) == len(theirs)
+    assert all(a is b for a, b in zip(mine, theirs))
+
+
+def test_walk_reads_children_as_lazily():
+    # a node's children are read before the node is yielded: a child added to a yielded node is not seen
+    tree = gast.parse("a = b")
+    seen = []
+    for node in astwalk.walk(tree):
+        seen.append(type(node).__name__)
+        if isinstance(node, gast.Assign):
+            node.targets.append(gast.Name(id="c", ctx=gast.Store(), annotation=None, type_comment=None))
+    assert seen == [type(n).__name__ for n in ast.walk(gast.parse("a = b"))]
+
+
+def _same(a, b) -> bool:
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, ast.AST):
+        return a is not b and list(vars(a)) == list(vars(b)) and all(_same(vars(a)[k], vars(b)[k]) for k in vars(a))
+    if isinstance(a, list):
+        return a is not b and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+@pytest.mark.parametrize("tree", TREES, ids=["gast", "ast", "small"])
+def test_clone_is_deepcopy(tree):
+    assert _same(astwalk.clone(tree), copy.deepcopy(tree))
+    assert ast.dump(astwalk.clone(tree)) == ast.dump(tree)
+
+
+def test_clone_keeps_shared_nodes_shared_and_copies_other_values():
+    shared = gast.Name(id="x", ctx=gast.Load(), annotation=None, type_comment=None)
+    node = gast.BinOp(left=shared, op=gast.Add(), right=shared)
+    node.extra = {"k": [1, 2]}
+    new = astwalk.clone(node)
+    assert new.left is new.right and new.left is not shared
+    assert new.extra == node.extra and new.extra is not node.extra and new.extra["k"] is not node.extra["k"]
+
+
+# -- composite matching: the needed-calls shortcut against every form on every value ---------------
+FUNCTIONS = [(c[1], c[2], c[3]) for c in tc.CASES] \
+    + [(f, (tc.Z, tc.C), (0,)) for f in tc.SIGMOIDS] + [(f, (tc.Z, tc.C), (0,)) for f, _ in tc.SOFTPLUS] \
+    + [(f, (tc.Z, tc.C), (0,)) for f in (tc.near_sigmoid, tc.near_softplus, tc.tanh_without_halving, tc.exp_reused)] \
+    + [(f, (tc.LOGITS, tc.ONE_HOT), (0,)) for f in (tc.lsm_helper, tc.lsm_methods, tc.lsm_reused,
+                                                  tc.softmax_then_log, tc.softmax_squared, tc.reversed_log_softmax,
+                                                  tc.shift_along_another_axis, tc.softmax_broadcast_by_cancelling)] \
+    + [(f, (tc.W0, tc.X, tc.Y), (0,)) for f in (tc.eps_mean_loss, tc.eps_global_sum, tc.eps_mismatched, tc.nll_mean,
+                                              tc.nll_eps_sum)]
+
+
+def _fused(f, args, wrt) -> list:
+    kinds = tuple(f"r{np.ndim(a)}" for a in args)
+    fn = compile_gradient(f, wrt, kinds).ir
+    from adjoint_compiler import ir
+    return [(s.target.name, s.rule.name, sorted((k, repr(v)) for k, v in (s.bound or {}).items()))
+            for s in ir.walk(fn.body) if isinstance(s, ir.Assign) and s.target is not None
+            and getattr(s, "rule", None) is not None and s.rule.name.startswith("composite ")]
+
+
+@pytest.mark.parametrize("f, args, wrt", FUNCTIONS, ids=[f.__name__ for f, _, _ in FUNCTIONS])
+def test_needed_calls_shortcut_finds_what_every_form_finds(f, args, wrt, monkeypatch):
+    shortcut = _fused(f, args, wrt)
+    assert shortcut or f not in [c[1] for c in tc.CASES]  # (the cases do use composites)
+    monkeypatch.setattr(composite, "needed_calls", lambda: frozenset())  # try every form on every value
+    assert _fused(f, args, wrt) == shortcut
+
+
+def test_builtin_forms_all_need_exp():
+    registry.load_builtin_rules()
+    assert composite.needed_calls() == {"exp"}
+
+
+@pytest.mark.parametrize("f, args, wrt", FUNCTIONS[:12], ids=[f.__name__ for f, _, _ in FUNCTIONS[:12]])
+def test_negation_makes_no_call(f, args, wrt):
+    kinds = tuple(f"r{np.ndim(a)}" for a in args)
+    view = cz.view(compile_gradient(f, wrt, kinds).ir)
+    assert view.terms
+    for t in view.terms.values():
+        assert cz.negate(t).calls <= t.calls, t.key
