@@ -247,8 +247,17 @@ def nondiff_rule(what: str) -> Rule:
     return Rule(what, None, [], {}, "args", None)
 
 
+_PARSED: dict = {}  # operand text -> its expression node, parsed once (each use gets a copy)
+
+
 def operand_expr(op):
-    return gast.parse(operand_text(op), mode="eval").body
+    text = operand_text(op)
+    node = _PARSED.get(text)
+    if node is None:
+        if len(_PARSED) > 4096:
+            _PARSED.clear()
+        node = _PARSED[text] = gast.parse(text, mode="eval").body
+    return astwalk.clone(node)
 
 
 class _Substitute(gast.NodeTransformer):
@@ -333,6 +342,8 @@ def _plain_matmul(body: list, stmt: ir.Assign, ndims: dict) -> list:
         forms = {**forms, runtime.dot_left: forms[left], runtime.dot_right: forms[right]}
     if len(stmt.args) != 2 or forms is None:
         return body
+    if not any(rtcall.helper(n) in forms for s in body for n in astwalk.walk(s)):
+        return body  # (nothing to rewrite: the body as it came, uncopied, like any other)
 
     class Plain(gast.NodeTransformer):
         def visit_Call(self, node):
