@@ -98,6 +98,7 @@ class Normalizer(PythonLowering):
             namer.reserve(n)
         self.counters = _range_counters(fn, nodes)
         self.made_here = _made_here(fn, nodes)
+        self.callees: dict = {}  # id of a callee node -> (the node, the value it names)
 
     def temp(self, base: str) -> str:
         tmp = self.namer.fresh(base)
@@ -560,7 +561,14 @@ class Normalizer(PythonLowering):
         return name(held)
 
     def callee_value(self, func):
-        """The object a global path (`np.exp`, `exp`, `np.add.reduce`) names, or None."""
+        """The object a global path (`np.exp`, `exp`, `np.add.reduce`) names, or None. (Asked
+        several times per call node, by each lowering that may apply: looked up once per node.)"""
+        known = self.callees.get(id(func))
+        if known is None or known[0] is not func:
+            known = self.callees[id(func)] = (func, self._callee_value(func))
+        return known[1]
+
+    def _callee_value(self, func):
         if not self.is_global_path(func):
             return None
         parts = []
