@@ -218,7 +218,7 @@ def _split_coefficient(t: Term):
 
 def _scaled(c: Fraction, r: Term) -> Term:
     """c * r for r without a numeric factor and not a sum (no rewrite can apply)."""
-    if c == 1:
+    if c is _F1 or c == 1:
         return r
     parts = [num(c)] + (list(r.args) if r.op == "mul" else [r])
     return _make("mul", parts, r.ghosts)
@@ -240,11 +240,11 @@ def add(*terms: Term) -> Term:
             groups[r.key] = [r, c]
     parts = []
     for r, c in groups.values():
-        if c == 0:
+        if c is not _F1 and c == 0:
             ghosts.add(r)
         else:
             parts.append(_scaled(c, r))
-    if total != 0 or not parts:
+    if (total is not _F0 and total != 0) or not parts:
         parts.append(num(total))
     if len(parts) == 1:
         return _with_ghosts(parts[0], ghosts)
@@ -274,11 +274,13 @@ def mul(*terms: Term) -> Term:
             bases[base.key][1] += e
         else:
             bases[base.key] = [base, e]
-    if coef == 0:
+    if coef is not _F1 and coef == 0:
         return _with_ghosts(ZERO, ghosts | set(everything))
     factors = []
     for base, e in bases.values():
-        if e == 0:
+        if e is _F1:  # (the usual exponent: `power` would return the base)
+            factors.append(base)
+        elif e == 0:
             ghosts.add(base)
         else:
             factors.append(power(base, e))
@@ -414,11 +416,21 @@ def reduce(name: str, a: Term, axis: Term, keepdims: Term) -> Term:
     return call(name, (a,), (("axis", axis), ("keepdims", keepdims)))
 
 
-def negate(t: Term) -> Term:
-    """-t, with the minus inside a sum or mean (`-sum(x)` is `sum(-x)`)."""
+def negate(t: Term, memo: dict | None = None) -> Term:
+    """-t, with the minus inside a sum or mean (`-sum(x)` is `sum(-x)`). `memo` (id of a term ->
+    (the term, its negation)) keeps the negations made, for terms negated again (inside others)."""
+    if memo is not None:
+        hit = memo.get(id(t))
+        if hit is None:
+            hit = memo[id(t)] = (t, negate(t) if t.op != "call" else _negate(t, memo))
+        return hit[1]
+    return _negate(t, None)
+
+
+def _negate(t: Term, memo) -> Term:
     if t.op == "call" and t.args[0] in ("sum", "mean"):
         params = dict(t.args[2])
-        return reduce(t.args[0], negate(t.args[1][0]), params["axis"], params["keepdims"])
+        return reduce(t.args[0], negate(t.args[1][0], memo), params["axis"], params["keepdims"])
     return mul(MINUS_ONE, t)
 
 
@@ -430,21 +442,23 @@ def sigmoid(x: Term) -> Term:
     return power(add(ONE, exp(mul(num(-1), x))), -1)
 
 
-def rebuild(t: Term, env: dict) -> Term:
-    """`t` with its pattern variables replaced by the terms `env` binds them to, canonical."""
+def rebuild(t: Term, env: dict, part=None) -> Term:
+    """`t` with its pattern variables replaced by the terms `env` binds them to, canonical.
+    `part(sub, env)` rebuilds each part of `t` (by default `rebuild` itself)."""
     if not (t.vars & env.keys()):
         return t
     if t.op == "var":
         return env[t.args]
+    part = rebuild if part is None else part
     if t.op == "add":
-        return add(*(rebuild(p, env) for p in t.args))
+        return add(*(part(p, env) for p in t.args))
     if t.op == "mul":
-        return mul(*(rebuild(p, env) for p in t.args))
+        return mul(*(part(p, env) for p in t.args))
     if t.op == "pow":
-        return power(rebuild(t.args[0], env), t.args[1])
+        return power(part(t.args[0], env), t.args[1])
     name, operands, params = t.args
-    operands = [rebuild(o, env) for o in operands]
-    params = [(k, rebuild(v, env)) for k, v in params]
+    operands = [part(o, env) for o in operands]
+    params = [(k, part(v, env)) for k, v in params]
     if name == "exp":
         return exp(operands[0])
     if name == "log":

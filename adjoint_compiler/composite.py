@@ -112,6 +112,8 @@ class Matcher:
     def __init__(self):
         self.rebuilt: dict = {}
         self.combined: dict = {}  # (op, id of each part) -> (the parts, their combination)
+        self.parts: dict = {}  # see `rebuild_whole`
+        self.searches: dict = {}  # see `match`
 
     def combine(self, op: str, parts) -> cz.Term:
         """`_combine`, remembered: the forms of one function try the same parts again and again
@@ -137,10 +139,45 @@ class Matcher:
             t = self.rebuilt[key] = cz.rebuild(pattern, env)
         return t
 
+    def rebuild_whole(self, pattern: cz.Term, env: dict) -> cz.Term:
+        """`rebuild` of a whole form, to compare with a statement's term: its parts rebuilt once
+        for all the forms that share them (`F` and `mean(F)`), remembered by what a comparison
+        reads (each part's key, the keys and ghosts of the values bound in it)."""
+        key = (pattern.key,) + tuple(env[n].key for n in sorted(pattern.vars))
+        t = self.rebuilt.get(key)
+        if t is None:
+            t = self.rebuilt[key] = self._rebuild_part(pattern, env)
+        return t
+
+    def _rebuild_part(self, t: cz.Term, env: dict) -> cz.Term:
+        if not (t.vars & env.keys()):
+            return t
+        if t.op == "var":
+            return env[t.args]
+        key = (t.key,) + tuple((env[n].key, frozenset(g.key for g in env[n].ghosts)) for n in sorted(t.vars))
+        hit = self.parts.get(key)
+        if hit is None:
+            hit = self.parts[key] = cz.rebuild(t, env, self._rebuild_part)
+        return hit
+
     def match(self, pattern: cz.Term, subject: cz.Term, env: dict):
         """Every extension of `env` under which `pattern` may be `subject` (a generator of
         candidates, checked by the caller: sums and products are matched as multisets, and a
-        sum or product binds its one remaining name to whatever is left)."""
+        sum or product binds its one remaining name to whatever is left).
+
+        A search from nothing bound is remembered: forms share parts (`F` in `mean(F)`), so one
+        part is matched against one value again; the second search replays what the first
+        found and goes on from where it stopped. (What a search finds depends on the pattern's
+        structure, its key, and on the subject itself, the object.)"""
+        if env:
+            return self._match(pattern, subject, env)
+        key = (pattern.key, id(subject))
+        entry = self.searches.get(key)
+        if entry is None:  # [the search (None when done), what it found so far, the subject]
+            entry = self.searches[key] = [self._match(pattern, subject, env), [], subject]
+        return _replay(entry)
+
+    def _match(self, pattern: cz.Term, subject: cz.Term, env: dict):
         if pattern.op == "var":
             name = pattern.args
             if name not in env:
@@ -207,6 +244,22 @@ class Matcher:
                 yield from self._parts(op, rest, others, found)
 
 
+def _replay(entry: list):
+    """What the remembered search `entry` found, then what it finds next (shared by every replay)."""
+    found, i = entry[1], 0
+    while True:
+        if i < len(found):
+            yield found[i]
+            i += 1
+        elif entry[0] is None:
+            return
+        else:
+            try:
+                found.append(next(entry[0]))
+            except StopIteration:
+                entry[0] = None
+
+
 def match(pattern: cz.Term, subject: cz.Term, env: dict):
     """`Matcher().match`: the bindings under which `pattern` may be `subject`."""
     return Matcher().match(pattern, subject, env)
@@ -239,6 +292,7 @@ def fuse(fn: ir.Function) -> None:
 
     needed = needed_calls()
     matcher = Matcher()
+    negations: dict = {}  # (cz.negate's memo)
     fused = []  # (statement, rule, bound): all found first, on the parts' own rules
     for s in ir.walk(fn.body):
         if not isinstance(s, ir.Assign) or s.target is None or s.prim in ir.WRITES:
@@ -256,7 +310,7 @@ def fuse(fn: ir.Function) -> None:
         passed = {view.term(a).key for a in s.args if isinstance(a, ir.Var)}
         if subject.key in passed:
             continue
-        negated = cz.negate(subject)
+        negated = cz.negate(subject, negations)
         for c in COMPOSITES:
             rule, bound = c.rule, _first_match(c, subject, s.target, view, matcher)
             if bound is None and c.negated is not None and negated.key not in passed:
@@ -291,7 +345,7 @@ def _first_match(c: Composite, subject: cz.Term, target: ir.Var, view: cz.View, 
         for tried, env in enumerate(matcher.match(form, subject, {})):
             if tried >= _MATCHES_TRIED:
                 break
-            whole = matcher.rebuild(form, env)
+            whole = matcher.rebuild_whole(form, env)
             if whole != subject or not cz.shape_safe(whole):
                 continue
             bound = {}

@@ -106,3 +106,62 @@ def test_negation_makes_no_call(f, args, wrt):
     assert view.terms
     for t in view.terms.values():
         assert cz.negate(t).calls <= t.calls, t.key
+
+
+class _Fresh(composite.Matcher):
+    """The matcher without what it remembers to be fast: every search, remainder and part of a
+    whole form made afresh (it keeps `rebuild`'s table, which the matching itself reads)."""
+
+    def match(self, pattern, subject, env):
+        return self._match(pattern, subject, env)
+
+    def combine(self, op, parts):
+        return composite._combine(op, parts)
+
+    def without(self, op, total, part):
+        return composite._without(op, total, part)
+
+    def rebuild_whole(self, pattern, env):
+        return self.rebuild(pattern, env)
+
+
+def _described(env: dict) -> dict:
+    return {k: (v.key, sorted(g.key for g in v.ghosts)) for k, v in env.items()}
+
+
+def _pairs():
+    """(form, value term) for every composite form and every value of the composites' test cases
+    whose term has the form's calls (what `_first_match` tries)."""
+    registry.load_builtin_rules()
+    out = []
+    for f, args, wrt in FUNCTIONS:
+        kinds = tuple(f"r{np.ndim(a)}" for a in args)
+        view = cz.view(compile_gradient(f, wrt, kinds).ir)
+        for t in view.terms.values():
+            for c in composite.COMPOSITES:
+                for form, _ in c.forms:
+                    if form.op == t.op and form.calls <= t.calls:
+                        out.append((form, t))
+    return out
+
+
+def test_remembered_searches_and_rebuilds_find_what_fresh_ones_find():
+    pairs = _pairs()
+    assert len(pairs) > 50
+    remembered = composite.Matcher()  # one for all, as `fuse` has one per function
+    for form, t in pairs:
+        fresh = _Fresh()
+        ours = [env for _, env in zip(range(composite._MATCHES_TRIED), remembered.match(form, t, {}))]
+        theirs = [env for _, env in zip(range(composite._MATCHES_TRIED), fresh.match(form, t, {}))]
+        assert [_described(e) for e in ours] == [_described(e) for e in theirs], (form.key, t.key)
+        for env in ours:
+            whole, plain = composite.Matcher().rebuild_whole(form, env), cz.rebuild(form, env)
+            assert whole.key == plain.key and whole.ghosts == plain.ghosts
+            assert cz.shape_safe(whole) == cz.shape_safe(plain)
+
+
+@pytest.mark.parametrize("f, args, wrt", FUNCTIONS, ids=[f.__name__ for f, _, _ in FUNCTIONS])
+def test_remembering_matcher_fuses_what_a_fresh_one_fuses(f, args, wrt, monkeypatch):
+    ours = _fused(f, args, wrt)
+    monkeypatch.setattr(composite, "Matcher", _Fresh)
+    assert _fused(f, args, wrt) == ours
