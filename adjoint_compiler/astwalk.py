@@ -1,11 +1,12 @@
-"""Syntax-tree utilities the passes call many times: `walk` and `clone`.
+"""Syntax-tree utilities the passes call many times: `walk`, `children` and `clone`.
 
 `walk(node)` yields the nodes `ast.walk` yields, in the same order and as lazily (a node's
 children are read just before the node is yielded), without the two generators per node
 `ast.walk` goes through. `clone(node)` is `copy.deepcopy` of a tree: the same new tree (every
 node and list new, shared nodes still shared, other values deep-copied), without `deepcopy`'s
-generic dispatch for each node. The passes walk and copy the generated code's trees many times;
-this is most of the time a compilation spends in the standard library's `ast` and `copy`.
+generic dispatch for each node; `children(node)` is `list(ast.iter_child_nodes(node))`. The
+passes walk and copy the generated code's trees many times; this is most of the time a
+compilation spends in the standard library's `ast` and `copy`.
 
     [type(n).__name__ for n in walk(gast.parse("x = a + 1").body[0])]
     -> ['Assign', 'Name', 'BinOp', 'Store', 'Name', 'Add', 'Constant', 'Load']
@@ -33,6 +34,18 @@ def walk(node):
             elif isinstance(value, list):
                 extend([item for item in value if isinstance(item, AST)])
         yield node
+
+
+def children(node) -> list:
+    """The child nodes of `node`, in `ast.iter_child_nodes`'s order."""
+    out = []
+    for field in node._fields:
+        value = getattr(node, field, _MISSING)
+        if isinstance(value, AST):
+            out.append(value)
+        elif isinstance(value, list):
+            out.extend([item for item in value if isinstance(item, AST)])
+    return out
 
 
 def clone(tree, memo: dict | None = None):

@@ -34,17 +34,18 @@ def scope_walk(fn):
     the functions defined in it. Their decorators and default values are evaluated in this scope
     and are included; so is each nested definition node itself."""
     todo = list(fn.body) if isinstance(fn.body, list) else [fn.body]
+    kinds = _function_kinds()
     while todo:
         node = todo.pop()
         yield node
-        if isinstance(node, _function_kinds()):
+        if isinstance(node, kinds):
             todo.extend(getattr(node, "decorator_list", []))
             todo.extend(node.args.defaults)
             todo.extend(d for d in node.args.kw_defaults if d is not None)
         elif isinstance(node, FunctionNode):
             continue  # (already normalized: its fields are this scope's reads)
         else:
-            todo.extend(gast.iter_child_nodes(node))
+            todo.extend(astwalk.children(node))
 
 
 def parameters(fn) -> list:

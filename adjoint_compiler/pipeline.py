@@ -58,13 +58,12 @@ from .release import release
 from .reverse import reverse
 from .simplify import (
     assign_stmt,
-    dtype_loads,
     forget_dtypes,
     forward_needed,
+    kept_loads,
     loads,
     shapes_from_params,
     simplify,
-    value_loads,
 )
 
 RESERVED = {"np", "rt"} | set(dir(builtins)) | set(keyword.kwlist)
@@ -370,8 +369,8 @@ def _needed(c: Context) -> None:
                for v in c.wrt_vars]
     result = set() if c.seeded else {v.name for v in ir.operand_vars(fn.result)}
     needed = set(c.live_in) | result
-    values = codegen.code_names(c.code, value_loads) | {n for g in c.grads for n in codegen.names_in(g)}
-    values |= codegen.code_names(c.code, dtype_loads)  # computed as they are, not rebuilt from shapes
+    # (dtype reads too: computed as they are, not rebuilt from shapes)
+    values = codegen.code_names(c.code, kept_loads) | {n for g in c.grads for n in codegen.names_in(g)}
     values |= result
     shaped = needed - values  # read only for their shapes
     c.needed = needed & values

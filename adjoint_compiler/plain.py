@@ -234,6 +234,8 @@ def _statement(stmt, facts: Facts) -> list:
         new = rewrite(stmt.value, facts) if rewrite else None
         if new is not None:
             stmt = gast.AugAssign(target=stmt.target, op=stmt.op, value=new)
+    if not any(_helper(n) in EXPRESSIONS for n in astwalk.walk(stmt)):
+        return [stmt]  # (no call to rewrite: the transformer would give it back as it is)
     return [_Expressions(facts).visit(stmt)]
 
 

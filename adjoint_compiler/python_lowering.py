@@ -122,7 +122,7 @@ class PythonLowering:
             self.loops_of[id(node)] = loops
             if isinstance(node, (gast.FunctionDef, gast.Lambda, FunctionNode)):
                 return
-            for child in gast.iter_child_nodes(node):
+            for child in astwalk.children(node):
                 self.parents[id(child)] = node
                 once = isinstance(node, gast.For) and child is node.iter  # (evaluated before the loop)
                 visit(child, loops + (id(node),) if isinstance(node, (gast.For, gast.While)) and not once else loops)

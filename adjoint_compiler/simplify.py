@@ -303,15 +303,15 @@ def _shape_args(node, dtypes: bool = False):
         yield from ((n, i) for i in _shape_positions(n, facts, dtypes))
 
 
-def _shape_positions(call, facts, dtypes: bool):
+def _shape_positions(call, facts, dtypes: bool, tree=gast):
     """The positions of `_shape_args` in one helper call, whose facts are `facts`."""
     at = facts.dtype_only
-    if dtypes and at is not None and len(call.args) > at and isinstance(call.args[at], gast.Name):
+    if dtypes and at is not None and len(call.args) > at and isinstance(call.args[at], tree.Name):
         yield at
     if facts.all_shapes:
-        yield from (i for i, a in enumerate(call.args) if isinstance(a, gast.Name))
+        yield from (i for i, a in enumerate(call.args) if isinstance(a, tree.Name))
     else:
-        yield from (i for i in facts.shape_only if len(call.args) > i and isinstance(call.args[i], gast.Name))
+        yield from (i for i in facts.shape_only if len(call.args) > i and isinstance(call.args[i], tree.Name))
 
 
 def shapes_from_params(backward: list, classes: dict, params: list, top: list = (), body: list = ()) -> None:
@@ -386,19 +386,31 @@ def value_loads(node) -> set:
     return load_sets(node)[1]
 
 
-def load_sets(node) -> tuple:
-    """(names `node` loads, names whose values it reads: `value_loads`), in one walk."""
+def load_sets(node, tree=gast) -> tuple:
+    """(names `node` loads, names whose values it reads: `value_loads`, the names `dtype_loads`
+    finds), in one walk. (`tree`: `gast`, or `ast` for a node of generated text parsed back.)"""
     skip: set = set()
     names: list = []
+    dtypes: set = set()
+    name_kind, load = tree.Name, tree.Load
     for n in astwalk.walk(node):
-        if isinstance(n, gast.Name):
-            if isinstance(n.ctx, gast.Load):
+        if isinstance(n, name_kind):
+            if isinstance(n.ctx, load):
                 names.append(n)
             continue
-        facts = rtcall.facts_of(n)
+        facts = rtcall.facts_of(n, tree)
         if facts is not NOTHING:
-            skip.update(id(n.args[i]) for i in _shape_positions(n, facts, True))
-    return {n.id for n in names}, {n.id for n in names if id(n) not in skip}
+            for i in _shape_positions(n, facts, True, tree):
+                skip.add(id(n.args[i]))
+                if i == facts.dtype_only:
+                    dtypes.add(n.args[i].id)
+    return {n.id for n in names}, {n.id for n in names if id(n) not in skip}, dtypes
+
+
+def kept_loads(node) -> set:
+    """`value_loads(node) | dtype_loads(node)`: the names read as they are (not for a shape)."""
+    _, values, dtypes = load_sets(node)
+    return values | dtypes
 
 
 def prune_restores(stmts, needed: set, views: dict) -> tuple:

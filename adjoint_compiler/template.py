@@ -260,9 +260,26 @@ def operand_expr(op):
     return astwalk.clone(node)
 
 
-class _Substitute(gast.NodeTransformer):
+class _Substitute:
+    """Each name of `names` in a tree becomes its new name (a str) or a copy of its expression;
+    `visit(tree)` changes the tree in place and returns it (or the replacement of a lone name),
+    as a `gast.NodeTransformer` with only `visit_Name` would, without one's dispatch per node."""
+
     def __init__(self, names: dict):
         self.names = names
+
+    def visit(self, node):
+        if type(node) is gast.Name:
+            return self.visit_Name(node)
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, list):
+                for i, item in enumerate(value):
+                    if isinstance(item, gast.AST):
+                        value[i] = self.visit(item)
+            elif isinstance(value, gast.AST):
+                setattr(node, field, self.visit(value))
+        return node
 
     def visit_Name(self, node):
         if node.id in self.names:

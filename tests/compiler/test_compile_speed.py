@@ -165,3 +165,54 @@ def test_remembering_matcher_fuses_what_a_fresh_one_fuses(f, args, wrt, monkeypa
     ours = _fused(f, args, wrt)
     monkeypatch.setattr(composite, "Matcher", _Fresh)
     assert _fused(f, args, wrt) == ours
+
+
+@pytest.mark.parametrize("tree", TREES, ids=["gast", "ast", "small"])
+def test_children_are_iter_child_nodes(tree):
+    for node in ast.walk(tree):
+        assert astwalk.children(node) == list(ast.iter_child_nodes(node))
+
+
+class _ReferenceSubstitute(gast.NodeTransformer):
+    """What `template._Substitute` did as a NodeTransformer."""
+
+    def __init__(self, names):
+        self.names = names
+
+    def visit_Name(self, node):
+        if node.id in self.names:
+            new = self.names[node.id]
+            if isinstance(new, str):
+                return gast.copy_location(gast.Name(id=new, ctx=node.ctx, annotation=None, type_comment=None), node)
+            return copy.deepcopy(new)
+        return node
+
+
+def test_template_substitution_is_the_transformer_it_replaced():
+    from adjoint_compiler import template
+
+    registry.load_builtin_rules()
+    bodies = [r.body for r in registry.RULES.values() if getattr(r, "body", None)]
+    assert len(bodies) > 100
+    expr = gast.parse("x_2[i] * 2.0", mode="eval").body
+    for body in bodies:
+        names = sorted({n.id for s in body for n in ast.walk(s) if isinstance(n, gast.Name)})
+        mapping = {n: (f"{n}_renamed" if k % 2 else expr) for k, n in enumerate(names)}
+        for s in body:
+            ours = template._Substitute(mapping).visit(astwalk.clone(s))
+            theirs = _ReferenceSubstitute(mapping).visit(copy.deepcopy(s))
+            assert ast.dump(ours, include_attributes=True) == ast.dump(theirs, include_attributes=True)
+
+
+def test_generated_text_read_as_ast_reads_what_gast_reads():
+    # release reads the generated module as `ast` parses it: the same names as its gast tree
+    from adjoint_compiler.simplify import load_sets
+
+    texts = [compile_gradient(f, wrt, tuple(f"r{np.ndim(a)}" for a in args)).source for f, args, wrt in FUNCTIONS[:15]]
+    checked = 0
+    for text in texts:
+        for g, a in zip(gast.parse(text).body, ast.parse(text).body):
+            for gs, as_ in zip(getattr(g, "body", []), getattr(a, "body", [])):
+                assert load_sets(gs) == load_sets(as_, ast)
+                checked += 1
+    assert checked > 100
