@@ -271,14 +271,14 @@ class _Substitute:
     def visit(self, node):
         if type(node) is gast.Name:
             return self.visit_Name(node)
-        for field in node._fields:
-            value = getattr(node, field, None)
+        for name in node._fields:
+            value = getattr(node, name, None)
             if isinstance(value, list):
                 for i, item in enumerate(value):
                     if isinstance(item, gast.AST):
                         value[i] = self.visit(item)
             elif isinstance(value, gast.AST):
-                setattr(node, field, self.visit(value))
+                setattr(node, name, self.visit(value))
         return node
 
     def visit_Name(self, node):
@@ -289,6 +289,39 @@ class _Substitute:
                                                     type_comment=None), node)
             return astwalk.clone(new)  # every occurrence its own node (passes tell them apart)
         return node
+
+    def copy(self, tree):
+        """`self.visit(astwalk.clone(tree))`, made in one pass over `tree`."""
+        return self._copy(tree, {})
+
+    def _copy(self, x, memo: dict):
+        kind = type(x)
+        if kind is gast.Name:
+            new = self.names.get(x.id, _NOT_COPIED)
+            if new is _NOT_COPIED:  # (copied whole: `visit` does not look inside a name)
+                return astwalk.clone(x, memo)
+            if isinstance(new, str):  # (the copy's own context node, as the clone would have it)
+                return gast.copy_location(gast.Name(id=new, ctx=astwalk.clone(x.ctx, memo), annotation=None,
+                                                    type_comment=None), x)
+            return astwalk.clone(new)
+        if not isinstance(x, gast.AST) and kind is not list:
+            return astwalk.clone(x, memo)
+        y = memo.get(id(x), _NOT_COPIED)
+        if y is not _NOT_COPIED:
+            return y
+        if kind is list:
+            y = memo[id(x)] = []
+            y.extend([self._copy(item, memo) for item in x])
+            return y
+        y = kind.__new__(kind)
+        memo[id(x)] = y
+        fields = y.__dict__
+        for name, value in x.__dict__.items():
+            fields[name] = self._copy(value, memo)
+        return y
+
+
+_NOT_COPIED = object()
 
 
 class _DropDefaults(gast.NodeTransformer):
@@ -328,6 +361,14 @@ class _DropUnbroadcast(gast.NodeTransformer):
     def __init__(self, shape_free: set, scalars: set):
         self.shape_free = shape_free
         self.scalars = scalars
+
+    def applies(self, body: list) -> bool:
+        """Whether a call in `body` is one to change (else the body stays as it is, uncopied)."""
+        return any(self._dropped(n) for s in body for n in astwalk.walk(s))
+
+    def _dropped(self, node) -> bool:
+        return rtcall.is_call(node, runtime.unbroadcast) and len(node.args) == 2 \
+            and isinstance(node.args[1], gast.Name) and node.args[1].id in self.shape_free | self.scalars
 
     def visit_Call(self, node):
         self.generic_visit(node)
@@ -404,7 +445,7 @@ def instantiate(rule: Rule, stmt: ir.Assign, active: set, adjoint_name, temp_nam
         mapping[name] = temp_name(f"{stmt.target.name}_{name}")
     out = []
     drop = _DropUnbroadcast(shape_free, scalars)
-    body = [drop.visit(astwalk.clone(s)) for s in rule.body] if shape_free or scalars else rule.body
+    body = [drop.visit(astwalk.clone(s)) for s in rule.body] if drop.applies(rule.body) else rule.body
     at_default = _at_default(rule, stmt)
     if at_default:
         body = [_DropDefaults(at_default).visit(astwalk.clone(s)) for s in body]
@@ -419,7 +460,7 @@ def instantiate(rule: Rule, stmt: ir.Assign, active: set, adjoint_name, temp_nam
             # `items_bar += e` over `*items`: item i receives `e[i]`
             for i, item in enumerate(stmt.bound[rule.varargs]):
                 if isinstance(item, ir.Var) and item in active:
-                    expr = _Substitute(mapping).visit(astwalk.clone(s.value))
+                    expr = _Substitute(mapping).copy(s.value)
                     index = gast.Constant(value=i, kind=None)
                     pick = rtcall.call(runtime.item, expr, index, operand_expr(item))
                     out.append(Accum(item, pick, stmt.loc))
@@ -427,9 +468,9 @@ def instantiate(rule: Rule, stmt: ir.Assign, active: set, adjoint_name, temp_nam
             var = stmt.bound[_bar_base(s.target.id)]
             # `x_bar += y_bar` as the only use of y_bar: the array changes hands (y_bar is dead after)
             hands_over = uses == 1 and isinstance(s.value, gast.Name) and s.value.id == result_bar
-            out.append(Accum(var, _Substitute(mapping).visit(astwalk.clone(s.value)), stmt.loc, hands_over))
+            out.append(Accum(var, _Substitute(mapping).copy(s.value), stmt.loc, hands_over))
         else:
-            out.append(Raw(_Substitute(mapping).visit(astwalk.clone(s)), stmt.loc))
+            out.append(Raw(_Substitute(mapping).copy(s), stmt.loc))
     return out
 
 

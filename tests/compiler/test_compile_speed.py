@@ -199,9 +199,10 @@ def test_template_substitution_is_the_transformer_it_replaced():
         names = sorted({n.id for s in body for n in ast.walk(s) if isinstance(n, gast.Name)})
         mapping = {n: (f"{n}_renamed" if k % 2 else expr) for k, n in enumerate(names)}
         for s in body:
-            ours = template._Substitute(mapping).visit(astwalk.clone(s))
             theirs = _ReferenceSubstitute(mapping).visit(copy.deepcopy(s))
-            assert ast.dump(ours, include_attributes=True) == ast.dump(theirs, include_attributes=True)
+            for ours in (template._Substitute(mapping).visit(astwalk.clone(s)), template._Substitute(mapping).copy(s)):
+                assert ast.dump(ours, include_attributes=True) == ast.dump(theirs, include_attributes=True)
+                assert not set(map(id, ast.walk(ours))) & set(map(id, ast.walk(s)))  # (a copy: nothing shared)
 
 
 def test_generated_text_read_as_ast_reads_what_gast_reads():
