@@ -87,6 +87,8 @@ class Term:
         if self._vars is None:
             if self.op == "var":
                 self._vars = frozenset({self.args})
+            elif self.op in _ATOMS:
+                self._vars = _NONE
             else:
                 self._vars = frozenset().union(*(c.vars for c in children(self)))
         return self._vars
@@ -95,9 +97,16 @@ class Term:
     def calls(self) -> frozenset:
         """The names of the calls in the term (a form needs its own in a value it matches)."""
         if self._calls is None:
-            own = frozenset({self.args[0]}) if self.op == "call" else frozenset()
-            self._calls = own.union(*(c.calls for c in children(self)))
+            if self.op in _ATOMS or self.op == "var":
+                self._calls = _NONE
+            else:
+                own = frozenset({self.args[0]}) if self.op == "call" else _NONE
+                self._calls = own.union(*(c.calls for c in children(self)))
         return self._calls
+
+
+_ATOMS = ("leaf", "num", "const")  # (terms without parts: no variables, no calls)
+_NONE = frozenset()
 
 
 def children(t: Term) -> list:
