@@ -87,6 +87,8 @@ class Term:
         if self._vars is None:
             if self.op == "var":
                 self._vars = frozenset({self.args})
+            elif self.op in _ATOMS:
+                self._vars = _NONE
             else:
                 self._vars = frozenset().union(*(c.vars for c in children(self)))
         return self._vars
@@ -95,9 +97,16 @@ class Term:
     def calls(self) -> frozenset:
         """The names of the calls in the term (a form needs its own in a value it matches)."""
         if self._calls is None:
-            own = frozenset({self.args[0]}) if self.op == "call" else frozenset()
-            self._calls = own.union(*(c.calls for c in children(self)))
+            if self.op in _ATOMS or self.op == "var":
+                self._calls = _NONE
+            else:
+                own = frozenset({self.args[0]}) if self.op == "call" else _NONE
+                self._calls = own.union(*(c.calls for c in children(self)))
         return self._calls
+
+
+_ATOMS = ("leaf", "num", "const")  # (terms without parts: no variables, no calls)
+_NONE = frozenset()
 
 
 def children(t: Term) -> list:
@@ -119,6 +128,7 @@ def _number_text(f: Fraction) -> str:
 
 
 _NUMBERS: dict = {}
+_F0, _F1, _F_MINUS_1 = Fraction(0), Fraction(1), Fraction(-1)  # (immutable: shared)
 
 
 def num(value) -> Term:
@@ -212,19 +222,19 @@ def _split_coefficient(t: Term):
     if t.op == "mul" and t.args[0].op == "num":
         rest = t.args[1:]
         return t.args[0].args, (rest[0] if len(rest) == 1 else _make("mul", rest, ()))
-    return Fraction(1), t
+    return _F1, t
 
 
 def _scaled(c: Fraction, r: Term) -> Term:
     """c * r for r without a numeric factor and not a sum (no rewrite can apply)."""
-    if c == 1:
+    if c is _F1 or c == 1:
         return r
     parts = [num(c)] + (list(r.args) if r.op == "mul" else [r])
     return _make("mul", parts, r.ghosts)
 
 
 def add(*terms: Term) -> Term:
-    total = Fraction(0)
+    total = _F0
     groups: dict = {}
     ghosts: set = set()
     for t in _flat("add", terms):
@@ -239,11 +249,11 @@ def add(*terms: Term) -> Term:
             groups[r.key] = [r, c]
     parts = []
     for r, c in groups.values():
-        if c == 0:
+        if c is not _F1 and c == 0:
             ghosts.add(r)
         else:
             parts.append(_scaled(c, r))
-    if total != 0 or not parts:
+    if (total is not _F0 and total != 0) or not parts:
         parts.append(num(total))
     if len(parts) == 1:
         return _with_ghosts(parts[0], ghosts)
@@ -255,7 +265,7 @@ def _is_call(t: Term, name: str) -> bool:
 
 
 def mul(*terms: Term) -> Term:
-    coef = Fraction(1)
+    coef = _F1
     bases: dict = {}
     exps: list = []
     ghosts: set = set()
@@ -266,18 +276,20 @@ def mul(*terms: Term) -> Term:
             coef *= t.args
             continue
         everything.append(t)
-        base, e = (t.args[0], t.args[1]) if t.op == "pow" else (t, Fraction(1))
+        base, e = (t.args[0], t.args[1]) if t.op == "pow" else (t, _F1)
         if _is_call(base, "exp"):
             exps.append(_scaled_term(e, base.args[1][0]))
         elif base.key in bases:
             bases[base.key][1] += e
         else:
             bases[base.key] = [base, e]
-    if coef == 0:
+    if coef is not _F1 and coef == 0:
         return _with_ghosts(ZERO, ghosts | set(everything))
     factors = []
     for base, e in bases.values():
-        if e == 0:
+        if e is _F1:  # (the usual exponent: `power` would return the base)
+            factors.append(base)
+        elif e == 0:
             ghosts.add(base)
         else:
             factors.append(power(base, e))
@@ -297,7 +309,7 @@ def mul(*terms: Term) -> Term:
             inverse = exp(mul(num(-1), exp_factor.args[1][0]))
             denominator = add(*(mul(t, inverse) for t in s.args[0].args))
             rest = [f for f in factors if f is not s]
-            return _with_ghosts(mul(num(coef), *rest, power(denominator, Fraction(-1))),
+            return _with_ghosts(mul(num(coef), *rest, power(denominator, _F_MINUS_1)),
                                 ghosts | exp_factor.ghosts)
         factors.append(exp_factor)
     if coef != 1 and len(factors) == 1 and factors[0].op == "add":
@@ -315,7 +327,7 @@ def _scaled_term(e: Fraction, t: Term) -> Term:
 
 
 def power(base: Term, e) -> Term:
-    e = Fraction(e)
+    e = e if type(e) is Fraction else Fraction(e)
     if e == 0:
         return _with_ghosts(ONE, {base} | set(base.ghosts))
     if e == 1:
@@ -413,11 +425,21 @@ def reduce(name: str, a: Term, axis: Term, keepdims: Term) -> Term:
     return call(name, (a,), (("axis", axis), ("keepdims", keepdims)))
 
 
-def negate(t: Term) -> Term:
-    """-t, with the minus inside a sum or mean (`-sum(x)` is `sum(-x)`)."""
+def negate(t: Term, memo: dict | None = None) -> Term:
+    """-t, with the minus inside a sum or mean (`-sum(x)` is `sum(-x)`). `memo` (id of a term ->
+    (the term, its negation)) keeps the negations made, for terms negated again (inside others)."""
+    if memo is not None:
+        hit = memo.get(id(t))
+        if hit is None:
+            hit = memo[id(t)] = (t, negate(t) if t.op != "call" else _negate(t, memo))
+        return hit[1]
+    return _negate(t, None)
+
+
+def _negate(t: Term, memo) -> Term:
     if t.op == "call" and t.args[0] in ("sum", "mean"):
         params = dict(t.args[2])
-        return reduce(t.args[0], negate(t.args[1][0]), params["axis"], params["keepdims"])
+        return reduce(t.args[0], negate(t.args[1][0], memo), params["axis"], params["keepdims"])
     return mul(MINUS_ONE, t)
 
 
@@ -429,21 +451,23 @@ def sigmoid(x: Term) -> Term:
     return power(add(ONE, exp(mul(num(-1), x))), -1)
 
 
-def rebuild(t: Term, env: dict) -> Term:
-    """`t` with its pattern variables replaced by the terms `env` binds them to, canonical."""
+def rebuild(t: Term, env: dict, part=None) -> Term:
+    """`t` with its pattern variables replaced by the terms `env` binds them to, canonical.
+    `part(sub, env)` rebuilds each part of `t` (by default `rebuild` itself)."""
     if not (t.vars & env.keys()):
         return t
     if t.op == "var":
         return env[t.args]
+    part = rebuild if part is None else part
     if t.op == "add":
-        return add(*(rebuild(p, env) for p in t.args))
+        return add(*(part(p, env) for p in t.args))
     if t.op == "mul":
-        return mul(*(rebuild(p, env) for p in t.args))
+        return mul(*(part(p, env) for p in t.args))
     if t.op == "pow":
-        return power(rebuild(t.args[0], env), t.args[1])
+        return power(part(t.args[0], env), t.args[1])
     name, operands, params = t.args
-    operands = [rebuild(o, env) for o in operands]
-    params = [(k, rebuild(v, env)) for k, v in params]
+    operands = [part(o, env) for o in operands]
+    params = [(k, part(v, env)) for k, v in params]
     if name == "exp":
         return exp(operands[0])
     if name == "log":

@@ -18,7 +18,7 @@ import os
 
 import gast
 
-from . import ir, rtcall, runtime
+from . import astwalk, ir, rtcall, runtime
 from .backward import BIf, BLoop, Code, counted
 from .forward import Tangent
 from .printing import expression, operand, to_source
@@ -210,7 +210,7 @@ def code_names(code, want, reads: bool = True) -> set:
 
 def names_in(expr) -> set:
     """The names an expression (gast) reads."""
-    return {n.id for n in gast.walk(expr) if isinstance(n, gast.Name)}
+    return {n.id for n in astwalk.walk(expr) if isinstance(n, gast.Name)}
 
 
 def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep: set, needed: set,

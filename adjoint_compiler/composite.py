@@ -32,14 +32,13 @@ keeps its own rule.
 """
 from __future__ import annotations
 
-import copy
 import dataclasses
 from dataclasses import dataclass
 
 import gast
 
+from . import astwalk, ir, registry
 from . import canonicalize as cz
-from . import ir, registry
 from .errors import RuleError
 from .mutation import same_arrays
 from .template import Rule, parse_template
@@ -58,7 +57,7 @@ def _negated(rule: Rule) -> Rule | None:
     """The template with `-s_bar` for `s_bar`: the adjoint of the negated form. None for a template
     that reads its result `s`, which is the form's value, not its negation."""
     result_bar = rule.result + "_bar"
-    names = [n for s in rule.body for n in gast.walk(s) if isinstance(n, gast.Name)]
+    names = [n for s in rule.body for n in astwalk.walk(s) if isinstance(n, gast.Name)]
     if any(n.id == rule.result for n in names):
         return None
 
@@ -68,7 +67,7 @@ def _negated(rule: Rule) -> Rule | None:
                 return gast.UnaryOp(op=gast.USub(), operand=node)
             return node
 
-    body = [Negate().visit(copy.deepcopy(s)) for s in rule.body]
+    body = [Negate().visit(astwalk.clone(s)) for s in rule.body]
     return dataclasses.replace(rule, name=rule.name + " (negated)", body=body)
 
 
@@ -112,6 +111,26 @@ class Matcher:
 
     def __init__(self):
         self.rebuilt: dict = {}
+        self.combined: dict = {}  # (op, id of each part) -> (the parts, their combination)
+        self.parts: dict = {}  # see `rebuild_whole`
+        self.searches: dict = {}  # see `match`
+
+    def combine(self, op: str, parts) -> cz.Term:
+        """`_combine`, remembered: the forms of one function try the same parts again and again
+        (a term is computed from its parts alone, so the same objects give the same term)."""
+        key = (op,) + tuple(map(id, parts))
+        hit = self.combined.get(key)
+        if hit is None:
+            hit = self.combined[key] = (parts, _combine(op, parts))  # (the parts kept: ids stay theirs)
+        return hit[1]
+
+    def without(self, op: str, total: cz.Term, part: cz.Term) -> cz.Term:
+        """`_without`, remembered like `combine`."""
+        key = (op, id(total), id(part), None)
+        hit = self.combined.get(key)
+        if hit is None:
+            hit = self.combined[key] = ((total, part), _without(op, total, part))
+        return hit[1]
 
     def rebuild(self, pattern: cz.Term, env: dict) -> cz.Term:
         key = (pattern.key,) + tuple(env[n].key for n in sorted(pattern.vars))
@@ -120,10 +139,45 @@ class Matcher:
             t = self.rebuilt[key] = cz.rebuild(pattern, env)
         return t
 
+    def rebuild_whole(self, pattern: cz.Term, env: dict) -> cz.Term:
+        """`rebuild` of a whole form, to compare with a statement's term: its parts rebuilt once
+        for all the forms that share them (`F` and `mean(F)`), remembered by what a comparison
+        reads (each part's key, the keys and ghosts of the values bound in it)."""
+        key = (pattern.key,) + tuple(env[n].key for n in sorted(pattern.vars))
+        t = self.rebuilt.get(key)
+        if t is None:
+            t = self.rebuilt[key] = self._rebuild_part(pattern, env)
+        return t
+
+    def _rebuild_part(self, t: cz.Term, env: dict) -> cz.Term:
+        if not (t.vars & env.keys()):
+            return t
+        if t.op == "var":
+            return env[t.args]
+        key = (t.key,) + tuple((env[n].key, frozenset(g.key for g in env[n].ghosts)) for n in sorted(t.vars))
+        hit = self.parts.get(key)
+        if hit is None:
+            hit = self.parts[key] = cz.rebuild(t, env, self._rebuild_part)
+        return hit
+
     def match(self, pattern: cz.Term, subject: cz.Term, env: dict):
         """Every extension of `env` under which `pattern` may be `subject` (a generator of
         candidates, checked by the caller: sums and products are matched as multisets, and a
-        sum or product binds its one remaining name to whatever is left)."""
+        sum or product binds its one remaining name to whatever is left).
+
+        A search from nothing bound is remembered: forms share parts (`F` in `mean(F)`), so one
+        part is matched against one value again; the second search replays what the first
+        found and goes on from where it stopped. (What a search finds depends on the pattern's
+        structure, its key, and on the subject itself, the object.)"""
+        if env:
+            return self._match(pattern, subject, env)
+        key = (pattern.key, id(subject))
+        entry = self.searches.get(key)
+        if entry is None:  # [the search (None when done), what it found so far, the subject]
+            entry = self.searches[key] = [self._match(pattern, subject, env), [], subject]
+        return _replay(entry)
+
+    def _match(self, pattern: cz.Term, subject: cz.Term, env: dict):
         if pattern.op == "var":
             name = pattern.args
             if name not in env:
@@ -168,7 +222,7 @@ class Matcher:
         if ground:
             p = ground[0]
             rest = [q for q in patterns if q is not p]
-            yield from self._parts(op, rest, _without(op, subject, self.rebuild(p, env)), env)
+            yield from self._parts(op, rest, self.without(op, subject, self.rebuild(p, env)), env)
             return
         structured = [p for p in patterns if p.op != "var"]
         if not structured:
@@ -186,8 +240,24 @@ class Matcher:
             others = None
             for found in self.match(p, part, env):
                 if others is None:
-                    others = _combine(op, parts[:i] + parts[i + 1:])
+                    others = self.combine(op, parts[:i] + parts[i + 1:])
                 yield from self._parts(op, rest, others, found)
+
+
+def _replay(entry: list):
+    """What the remembered search `entry` found, then what it finds next (shared by every replay)."""
+    found, i = entry[1], 0
+    while True:
+        if i < len(found):
+            yield found[i]
+            i += 1
+        elif entry[0] is None:
+            return
+        else:
+            try:
+                found.append(next(entry[0]))
+            except StopIteration:
+                entry[0] = None
 
 
 def match(pattern: cz.Term, subject: cz.Term, env: dict):
@@ -220,13 +290,16 @@ def fuse(fn: ir.Function) -> None:
     def unwritten(ops) -> bool:
         return all(arrays.find(v) not in written for op in ops for v in ir.operand_vars(op))
 
+    needed = needed_calls()
     matcher = Matcher()
+    negations: dict = {}  # (cz.negate's memo)
     fused = []  # (statement, rule, bound): all found first, on the parts' own rules
     for s in ir.walk(fn.body):
         if not isinstance(s, ir.Assign) or s.target is None or s.prim in ir.WRITES:
             continue
         subject = view.terms.get(s.target)
-        if subject is None or subject.op in ("leaf", "num", "const") or not cz.shape_safe(subject):
+        if subject is None or subject.op in ("leaf", "num", "const") or not needed <= subject.calls \
+                or not cz.shape_safe(subject):
             continue
         leaves = [t.operand for t in _leaves(subject)]
         if not unwritten(leaves):
@@ -237,7 +310,7 @@ def fuse(fn: ir.Function) -> None:
         passed = {view.term(a).key for a in s.args if isinstance(a, ir.Var)}
         if subject.key in passed:
             continue
-        negated = cz.negate(subject)
+        negated = cz.negate(subject, negations)
         for c in COMPOSITES:
             rule, bound = c.rule, _first_match(c, subject, s.target, view, matcher)
             if bound is None and c.negated is not None and negated.key not in passed:
@@ -248,6 +321,14 @@ def fuse(fn: ir.Function) -> None:
     for s, rule, bound in fused:
         s.rule = rule
         s.bound = bound
+
+
+def needed_calls() -> frozenset:
+    """The calls every form of every composite has (`exp`, for the built-in ones). A value whose
+    term lacks one matches no form (`_first_match` tries a form only on a value with all its
+    calls), nor does its negation: negating rescales a term, which makes no call it has not."""
+    calls = [form.calls for c in COMPOSITES for form, _ in c.forms]
+    return frozenset.intersection(*calls) if calls else frozenset()
 
 
 def _leaves(t: cz.Term) -> list:
@@ -264,7 +345,7 @@ def _first_match(c: Composite, subject: cz.Term, target: ir.Var, view: cz.View, 
         for tried, env in enumerate(matcher.match(form, subject, {})):
             if tried >= _MATCHES_TRIED:
                 break
-            whole = matcher.rebuild(form, env)
+            whole = matcher.rebuild_whole(form, env)
             if whole != subject or not cz.shape_safe(whole):
                 continue
             bound = {}

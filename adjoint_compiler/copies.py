@@ -26,7 +26,7 @@ import operator
 
 import gast
 
-from . import rtcall, runtime
+from . import astwalk, rtcall, runtime
 from .backward import BIf, BLoop, Code, Mark
 from .fixpoint import fixpoint
 from .simplify import whole_index
@@ -146,7 +146,7 @@ def _names(item, ctx) -> set:
     """Names `item`'s statements load (an augmented target too) or store."""
     if ctx is gast.Load:
         return {name for stmt in _statements(item) for name in _reads(stmt)}
-    return {n.id for stmt in _statements(item) for n in gast.walk(stmt)
+    return {n.id for stmt in _statements(item) for n in astwalk.walk(stmt)
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
 
 
@@ -154,7 +154,7 @@ def _count_stores(code: list) -> dict:
     counts: dict = {}
     for item in code:
         for stmt in _statements(item):
-            for n in gast.walk(stmt):
+            for n in astwalk.walk(stmt):
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                     counts[n.id] = counts.get(n.id, 0) + 1
     return counts
@@ -171,7 +171,7 @@ def _readers(code: list) -> dict:
 
 
 def _reads(stmt) -> set:
-    out = {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+    out = {n.id for n in astwalk.walk(stmt) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
     if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
         out.add(stmt.target.id)
     return out
@@ -248,13 +248,13 @@ def _fold_negation(items: list, i: int, adjoints: set, kept: set, stores: dict, 
     if t not in adjoints or t in kept or stores.get(t) != 1 or readers.get(t) != 1:
         return None
     stmt = items[after].stmt
-    if sum(1 for n in gast.walk(stmt) if isinstance(n, gast.Name) and n.id == t) != 1:
+    if sum(1 for n in astwalk.walk(stmt) if isinstance(n, gast.Name) and n.id == t) != 1:
         return None
     if isinstance(stmt, gast.AugAssign) and isinstance(stmt.op, gast.Add) and isinstance(stmt.value, gast.Name) \
             and stmt.value.id == t:
         stmt.op, stmt.value = gast.Sub(), _load(u)
         return after
-    for node in gast.walk(stmt):
+    for node in astwalk.walk(stmt):
         if isinstance(node, gast.BinOp) and isinstance(node.op, gast.Mult):
             for this, other in (("left", "right"), ("right", "left")):
                 side, k = getattr(node, this), _number(getattr(node, other))
@@ -280,7 +280,7 @@ def _total_without_zeroing(items, i, adjoints, kept, stores, readers, names) -> 
             return False  # b is read or rebound again: not dead
         if a in names.of(later)[0]:
             for stmt in _statements(later):
-                for node in gast.walk(stmt):
+                for node in astwalk.walk(stmt):
                     if rtcall.is_call(node, runtime.written_total) and isinstance(node.args[0], gast.Name) \
                             and node.args[0].id == a and whole_index(node.args[1]):
                         rtcall.retarget(node, runtime.total_after_zeroing)
@@ -320,6 +320,6 @@ def _renamable(items: list, i: int, a: str, b: str, readers: dict, names: _Names
 
 
 def _rename(stmt, a: str, b: str) -> None:
-    for n in gast.walk(stmt):
+    for n in astwalk.walk(stmt):
         if isinstance(n, gast.Name) and n.id == a and isinstance(n.ctx, gast.Load):
             n.id = b

@@ -102,8 +102,10 @@ def store(func, wrt, kinds, mode, compiled) -> None:
     """Keep `compiled` on disk when every value it baked in can be found again by name."""
     folder = directory()
     key = folder and _key(func, wrt, kinds, mode)
-    portable = compiled.guard.portable if compiled.guard is not None else None
-    if not key or compiled.ir is None or portable is None:
+    if not key or compiled.ir is None or compiled.guard is None:
+        return
+    portable = compiled.guard.portable
+    if portable is None:
         return
     recipe = {}
     reached_by = portable["reached_by"]

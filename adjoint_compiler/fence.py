@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gast
 
+from . import astwalk
 from .errors import UnsupportedSyntaxError
 from .frontend import Source
 
@@ -55,7 +56,7 @@ def check(source: Source) -> None:
         reject(source, fn, "`*args` and `**kwargs` parameters are not supported in a differentiated function")
     lowered = _lowered_stars(fn)
     for stmt in fn.body:
-        for node in gast.walk(stmt):
+        for node in astwalk.walk(stmt):
             kind = type(node)
             if kind in _REJECTED and node not in lowered:
                 reject(source, node, _REJECTED[kind])

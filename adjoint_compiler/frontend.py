@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 import gast
 
+from . import astwalk
 from .errors import AdjointCompilerError
 from .ir import Loc
 
@@ -280,7 +281,7 @@ def _free_paths(node) -> set:
 
     local = local_names(node)  # (the function's own scope: a nested function's reads of globals count)
     paths = set()
-    for n in gast.walk(node):
+    for n in astwalk.walk(node):
         parts = []
         while isinstance(n, gast.Attribute):
             parts.append(n.attr)
@@ -304,7 +305,7 @@ def _read_def(func) -> tuple:
     node = tree.body[0]
     if not isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
         raise SourceError(f"cannot find the definition of {func.__qualname__} in its source")
-    for sub in gast.walk(node):
+    for sub in astwalk.walk(node):
         if hasattr(sub, "lineno"):
             sub.lineno += first - 1
             sub.col_offset += indent
@@ -330,7 +331,7 @@ def _read_lambda(func) -> tuple:
     if tree is None:
         raise SourceError(f"cannot read the source of the lambda at {where}; define it with `def` instead")
     names = list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
-    found = [n for n in gast.walk(tree) if isinstance(n, gast.Lambda) and n.lineno == code.co_firstlineno
+    found = [n for n in astwalk.walk(tree) if isinstance(n, gast.Lambda) and n.lineno == code.co_firstlineno
              and not n.args.vararg and not n.args.kwarg and parameters(n) == names]
     if len(found) > 1 and hasattr(code, "co_positions"):
         starts = [(p[0], p[2]) for p in code.co_positions() if p[0] is not None and p[2] is not None and p[3]]
@@ -402,7 +403,7 @@ def _forward(source: Source) -> None:
             refuse("it passes `*args`/`**kwargs` on other than unchanged (`func(*args, **kwargs)`)", call)
         return True
 
-    body = [n for stmt in fn.body for n in gast.walk(stmt)]
+    body = [n for stmt in fn.body for n in astwalk.walk(stmt)]
     calls = [n for n in body if isinstance(n, gast.Call) and forwarding(n)]
     if not calls:
         refuse("it takes `*args`/`**kwargs` without forwarding them to the function it wraps")
@@ -442,7 +443,7 @@ def _forward(source: Source) -> None:
                              posonlyargs=[], vararg=None,
                              kwonlyargs=[gast.copy_location(name(k, gast.Param()), fn) for k in keyword_only],
                              kw_defaults=[None] * len(keyword_only), kwarg=None, defaults=[])
-    for n in (n for stmt in fn.body for n in gast.walk(stmt)):
+    for n in (n for stmt in fn.body for n in astwalk.walk(stmt)):
         if isinstance(n, gast.Name) and n.id in (star, double):
             refuse(f"it uses `{n.id}` other than to forward it", n)
     source.paths = _free_paths(fn)

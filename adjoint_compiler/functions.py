@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import gast
 
+from . import astwalk
 
 # -- scopes --------------------------------------------------------------------------------------
 
@@ -33,17 +34,18 @@ def scope_walk(fn):
     the functions defined in it. Their decorators and default values are evaluated in this scope
     and are included; so is each nested definition node itself."""
     todo = list(fn.body) if isinstance(fn.body, list) else [fn.body]
+    kinds = _function_kinds()
     while todo:
         node = todo.pop()
         yield node
-        if isinstance(node, _function_kinds()):
+        if isinstance(node, kinds):
             todo.extend(getattr(node, "decorator_list", []))
             todo.extend(node.args.defaults)
             todo.extend(d for d in node.args.kw_defaults if d is not None)
         elif isinstance(node, FunctionNode):
             continue  # (already normalized: its fields are this scope's reads)
         else:
-            todo.extend(gast.iter_child_nodes(node))
+            todo.extend(astwalk.children(node))
 
 
 def parameters(fn) -> list:
@@ -58,11 +60,11 @@ def parameters(fn) -> list:
     return names
 
 
-def local_names(fn) -> set:
+def local_names(fn, scoped=None) -> set:
     """The names local to `fn` in Python's sense: its parameters, every name it assigns or deletes,
-    and the names of the functions it defines."""
+    and the names of the functions it defines. `scoped`: `list(scope_walk(fn))`, if already made."""
     names = set(parameters(fn))
-    for node in scope_walk(fn):
+    for node in scope_walk(fn) if scoped is None else scoped:
         if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
             names.add(node.id)
         elif isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
@@ -180,7 +182,6 @@ def is_function_value(value) -> bool:
 def printable(tree):
     """A copy of a normalized tree in which every `g = <FunctionNode>` is the def or lambda as
     written (for `show --stage normalize`)."""
-    import copy
 
     from .python_lowering import runtime_markers
 
@@ -196,10 +197,10 @@ def printable(tree):
         def visit_Assign(self, node):
             self.generic_visit(node)
             if isinstance(node.value, FunctionNode):
-                written = copy.deepcopy(node.value.written)
+                written = astwalk.clone(node.value.written)
                 if isinstance(written, gast.FunctionDef):
                     return written
                 node.value = written
             return node
 
-    return Restore().visit(copy.deepcopy(tree))
+    return Restore().visit(astwalk.clone(tree))

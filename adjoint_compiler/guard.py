@@ -71,15 +71,23 @@ class Guard:
     `holds` is generated once per guard as one boolean expression over default arguments
     (`d0.get('SCALE', M) is v0 and f1.__code__ is v1 and ...`), the cheapest form in CPython."""
 
-    __slots__ = ("attrs", "cells", "dicts", "holds", "portable", "snapshots")
+    __slots__ = ("_portable", "attrs", "cells", "dicts", "holds", "snapshots")
 
     def __init__(self, dicts=(), attrs=(), cells=(), snapshots=(), portable=None):
         self.dicts = tuple(dicts)          # (dict, key, value): d.get(key, MISSING) is value
         self.attrs = tuple(attrs)          # (object, name, value): getattr(object, name) is value
         self.cells = tuple(cells)          # (cell, value): cell.cell_contents is value
         self.snapshots = tuple(snapshots)  # (container, snapshot): its items are the same objects
-        self.portable = portable
+        self._portable = portable  # the portable form, or a function making it (see `portable`)
         self.holds = self._generate()
+
+    @property
+    def portable(self):
+        """The portable form (`_portable`), made when first asked for: only the on-disk cache
+        asks (it reads every function's source again), and only for a function it can keep."""
+        if callable(self._portable):
+            self._portable = self._portable()
+        return self._portable
 
     def _generate(self):
         names: dict = {"M": MISSING, "_same": _same, "_empty": _empty}
@@ -231,7 +239,10 @@ def build(func, reading, generation) -> Guard:
                 if obj is MISSING:
                     break
                 obj = b.attr(obj, attr)
-    return Guard(b.dicts, b.attrs, b.cells, b.snapshots, _portable(func, reading, values))
+    # (what the portable form reads of the reading: not the parsed sources it holds)
+    read = types.SimpleNamespace(functions=list(reading.functions), sources=[
+        types.SimpleNamespace(func=s.func, paths=s.paths) for s in reading.sources])
+    return Guard(b.dicts, b.attrs, b.cells, b.snapshots, lambda: _portable(func, read, values))
 
 
 # -- the portable form, for the on-disk cache -----------------------------------------------------

@@ -13,13 +13,12 @@ Guarantees on the output `gast.FunctionDef`:
 """
 from __future__ import annotations
 
-import copy
-
 import gast
 
+from . import astwalk
 from .errors import MutationError, UnsupportedSyntaxError
 from .frontend import Source
-from .functions import FunctionNode, local_names
+from .functions import FunctionNode, local_names, scope_walk
 from .naming import Namer
 from .python_lowering import PythonLowering
 
@@ -96,17 +95,20 @@ class Normalizer(PythonLowering):
         self.source = source
         self.namer = namer
         fn = source.node
-        for node in gast.walk(fn):  # (nested functions' names too: their locals get names of their own)
+        nodes = list(astwalk.walk(fn))  # (walked once: the scans below read these lists)
+        scoped = list(scope_walk(fn))
+        for node in nodes:  # (nested functions' names too: their locals get names of their own)
             if isinstance(node, gast.Name):
                 namer.reserve(node.id)
-        self.locals = local_names(fn)  # this function's own scope (a nested def's names are its own)
+        self.locals = local_names(fn, scoped)  # this function's own scope (a nested def's names are its own)
         self.outer = set(source.outer)  # a nested function's free names bound in an enclosing function
-        self.scan_scope(fn)
+        self.scan_scope(fn, scoped)
         self.current = fn
         for n in self.locals:
             namer.reserve(n)
-        self.counters = _range_counters(fn)
-        self.made_here = _made_here(fn)
+        self.counters = _range_counters(fn, nodes)
+        self.made_here = _made_here(fn, nodes)
+        self.callees: dict = {}  # id of a callee node -> (the node, the value it names)
 
     def temp(self, base: str) -> str:
         tmp = self.namer.fresh(base)
@@ -211,10 +213,10 @@ class Normalizer(PythonLowering):
         for gen in e.generators:
             if getattr(gen, "is_async", 0):
                 raise UnsupportedSyntaxError("async comprehensions are not supported", self.source.loc(e))
-            for n in gast.walk(gen.target):
+            for n in astwalk.walk(gen.target):
                 if isinstance(n, gast.Name):
                     renames[n.id] = self.temp(n.id)
-        e = _Rename(renames).visit(copy.deepcopy(e))
+        e = _Rename(renames).visit(astwalk.clone(e))
         stmt = gast.copy_location(gast.Assign(targets=[name(result, True)], value=gast.BinOp(
             left=name(result), op=gast.Add(), right=gast.List(elts=[e.elt], ctx=gast.Load())),
             type_comment=None), e)
@@ -768,7 +770,14 @@ class Normalizer(PythonLowering):
         return name(held)
 
     def callee_value(self, func):
-        """The object a global path (`np.exp`, `exp`, `np.add.reduce`) names, or None."""
+        """The object a global path (`np.exp`, `exp`, `np.add.reduce`) names, or None. (Asked
+        several times per call node, by each lowering that may apply: looked up once per node.)"""
+        known = self.callees.get(id(func))
+        if known is None or known[0] is not func:
+            known = self.callees[id(func)] = (func, self._callee_value(func))
+        return known[1]
+
+    def _callee_value(self, func):
         if not self.is_global_path(func):
             return None
         parts = []
@@ -999,8 +1008,8 @@ def lower_jumps(stmts, flags: _Flags) -> list:
             return out
         if isinstance(s, gast.If) and (_jumps(s.body) or _jumps(s.orelse)):
             rest = stmts[i + 1:]
-            s.body = lower_jumps(s.body + copy.deepcopy(rest), flags)
-            s.orelse = lower_jumps(s.orelse + copy.deepcopy(rest), flags)
+            s.body = lower_jumps(s.body + astwalk.clone(rest), flags)
+            s.orelse = lower_jumps(s.orelse + astwalk.clone(rest), flags)
             out.append(s)
             return out
         out.append(s)
@@ -1011,30 +1020,33 @@ COPYTO_ITEMS = "__copyto_items__"  # normalize's name for "copyto from a list of
 OUT_WRITE = "__out_write__"  # normalize's name for "copyto(y, t[, where])", the write of an `out=` argument
 
 
-def _range_counters(fn) -> set:
-    """Names assigned only as the counter of `for <name> in range(...)`: they hold integers."""
+def _range_counters(fn, nodes=None) -> set:
+    """Names assigned only as the counter of `for <name> in range(...)`: they hold integers.
+    `nodes`: `list(astwalk.walk(fn))`, if already made."""
+    nodes = list(astwalk.walk(fn)) if nodes is None else nodes
     stores: dict = {}
     counters: set = set()
-    for node in gast.walk(fn):
+    for node in nodes:
         if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
             stores[node.id] = stores.get(node.id, 0) + 1
         if isinstance(node, gast.For) and isinstance(node.target, gast.Name) and isinstance(node.iter, gast.Call) \
                 and isinstance(node.iter.func, gast.Name) and node.iter.func.id == "range":
             counters.add(node.target.id)
     loops = {}
-    for node in gast.walk(fn):
+    for node in nodes:
         if isinstance(node, gast.For) and isinstance(node.target, gast.Name) and node.target.id in counters:
             loops[node.target.id] = loops.get(node.target.id, 0) + 1
     params = {a.id for a in fn.args.args + fn.args.kwonlyargs + fn.args.posonlyargs}
     return {n for n in counters if stores.get(n) == loops.get(n) and n not in params}
 
 
-def _made_here(fn) -> set:
+def _made_here(fn, nodes=None) -> set:
     """Local names every assignment of which computes a new value (no parameter, no plain alias
-    `a = b`, no loop or tuple target): they hold an array of this function's own."""
+    `a = b`, no loop or tuple target): they hold an array of this function's own. `nodes`:
+    `list(astwalk.walk(fn))`, if already made."""
     stores: dict = {}
     assigns: dict = {}
-    for node in gast.walk(fn):
+    for node in astwalk.walk(fn) if nodes is None else nodes:
         if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
             stores[node.id] = stores.get(node.id, 0) + 1
         if isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], gast.Name):
@@ -1068,7 +1080,7 @@ def _positional_names(func) -> list:
 
 
 def may_return(stmts) -> bool:
-    return any(isinstance(n, gast.Return) for s in stmts for n in gast.walk(s))
+    return any(isinstance(n, gast.Return) for s in stmts for n in astwalk.walk(s))
 
 
 def single_exit(stmts, at) -> list:
@@ -1081,8 +1093,8 @@ def single_exit(stmts, at) -> list:
             return out
         if isinstance(s, gast.If) and may_return([s]):
             rest = stmts[i + 1:]
-            s.body = single_exit(s.body + copy.deepcopy(rest), at)
-            s.orelse = single_exit(s.orelse + copy.deepcopy(rest), at)
+            s.body = single_exit(s.body + astwalk.clone(rest), at)
+            s.orelse = single_exit(s.orelse + astwalk.clone(rest), at)
             out.append(s)
             return out
         out.append(s)

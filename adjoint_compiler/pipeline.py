@@ -26,6 +26,7 @@ import numpy as np
 
 from . import (
     activity,
+    astwalk,
     codegen,
     composite,
     copies,
@@ -58,13 +59,12 @@ from .release import release
 from .reverse import reverse
 from .simplify import (
     assign_stmt,
-    dtype_loads,
     forget_dtypes,
     forward_needed,
+    kept_loads,
     loads,
     shapes_from_params,
     simplify,
-    value_loads,
 )
 
 RESERVED = {"np", "rt"} | set(dir(builtins)) | set(keyword.kwlist)
@@ -376,8 +376,8 @@ def _needed(c: Context) -> None:
                for v in c.wrt_vars]
     result = set() if c.seeded else {v.name for v in ir.operand_vars(fn.result)}
     needed = set(c.live_in) | result
-    values = codegen.code_names(c.code, value_loads) | {n for g in c.grads for n in codegen.names_in(g)}
-    values |= codegen.code_names(c.code, dtype_loads)  # computed as they are, not rebuilt from shapes
+    # (dtype reads too: computed as they are, not rebuilt from shapes)
+    values = codegen.code_names(c.code, kept_loads) | {n for g in c.grads for n in codegen.names_in(g)}
     values |= result
     shaped = needed - values  # read only for their shapes
     c.needed = needed & values
@@ -643,7 +643,7 @@ def written_params(fn: ir.Function, node) -> tuple:
     call): those ssa copies on entry (`OWN`), and, conservatively, those that are the target of an
     augmented assignment (`out += u` updates `out` in place when it is an array)."""
     owned = {id(s.args[0]) for s in fn.body if isinstance(s, ir.Assign) and s.prim is ir.OWN and s.args}
-    augmented = {n.target.id for n in gast.walk(node) if isinstance(n, gast.AugAssign)
+    augmented = {n.target.id for n in astwalk.walk(node) if isinstance(n, gast.AugAssign)
                  and isinstance(n.target, gast.Name)}
     return tuple(i for i, p in enumerate(fn.params) if id(p) in owned or p.name in augmented)
 

@@ -17,12 +17,11 @@ and reproduces exactly the branch the helper would take.
 """
 from __future__ import annotations
 
-import copy
 import math
 
 import gast
 
-from . import rtcall
+from . import astwalk, rtcall
 from . import runtime as rt
 from .backward import BIf, BLoop, Code
 from .simplify import assign_stmt
@@ -101,7 +100,7 @@ _ANY_NAME = _AnyName()
 
 def _subscript(g, idx, store: bool = False):
     return gast.Subscript(value=gast.Name(id=g.id, ctx=gast.Load(), annotation=None, type_comment=None),
-                          slice=_subscript_index(copy.deepcopy(idx)), ctx=gast.Store() if store else gast.Load())
+                          slice=_subscript_index(astwalk.clone(idx)), ctx=gast.Store() if store else gast.Load())
 
 
 def _method(value, name: str):
@@ -238,6 +237,8 @@ def _statement(stmt, facts: Facts) -> list:
         new = rewrite(stmt.value, facts) if rewrite else None
         if new is not None:
             stmt = gast.AugAssign(target=stmt.target, op=stmt.op, value=new)
+    if not any(_helper(n) in EXPRESSIONS for n in astwalk.walk(stmt)):
+        return [stmt]  # (no call to rewrite: the transformer would give it back as it is)
     return [_Expressions(facts).visit(stmt)]
 
 
@@ -281,13 +282,13 @@ def _broadcast_reads(stmt, name: str, token, facts: Facts):
     multiplied elementwise (through numbers: `a * 2.0 * d`) by an operand of shape class `token`
     (`rt.chain(a, d)`, `a * d`), else None."""
     parents = {}
-    for node in gast.walk(stmt):
+    for node in astwalk.walk(stmt):
         for field, value in gast.iter_fields(node):
             for index, child in enumerate(value) if isinstance(value, list) else [(None, value)]:
                 if isinstance(child, gast.AST):
                     parents[id(child)] = (node, field, index)
     sites = []
-    for read in gast.walk(stmt):
+    for read in astwalk.walk(stmt):
         if not (isinstance(read, gast.Name) and read.id == name and isinstance(read.ctx, gast.Load)):
             continue
         node, ok = read, False
@@ -339,7 +340,7 @@ def _scalar_gradients(items: list, facts: Facts, reads: dict) -> list:
                 and axis.value is None and isinstance(keep, gast.Constant) and keep.value is False):
             continue
         name = c.stmt.targets[0].id
-        needs = {n.id for n in gast.walk(value) if isinstance(n, gast.Name)}
+        needs = {n.id for n in astwalk.walk(value) if isinstance(n, gast.Name)}
         plan = []
         for item in out[k:]:  # the readers that follow, while `a` and what `c` reads stay bound
             if isinstance(item, Mark):
@@ -359,9 +360,9 @@ def _scalar_gradients(items: list, facts: Facts, reads: dict) -> list:
             continue
         for node, field, index in plan:
             if index is None:
-                setattr(node, field, copy.deepcopy(value))
+                setattr(node, field, astwalk.clone(value))
             else:
-                getattr(node, field)[index] = copy.deepcopy(value)
+                getattr(node, field)[index] = astwalk.clone(value)
         k -= 1
         del out[k]
     return out
@@ -385,7 +386,7 @@ def rewrite(code: list, facts: Facts) -> list:
     reads: dict = {}
     for item in code:
         for stmt in _statements(item):
-            for n in gast.walk(stmt):
+            for n in astwalk.walk(stmt):
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
                     reads[n.id] = reads.get(n.id, 0) + 1
     return _rewrite(_scalar_gradients(code, facts, reads), facts)

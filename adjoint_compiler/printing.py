@@ -14,7 +14,7 @@ import os
 
 import gast
 
-from . import ir, rtcall, runtime
+from . import astwalk, ir, rtcall, runtime
 from .backward import Accum, BIf, BLoop, Code, Mark, Raw, Reset, Restore, counted
 
 BINOPS = {
@@ -31,7 +31,7 @@ _RUNTIME_PRIMS = {ir.SHARES: runtime.shares_memory, ir.POSITIONS: runtime.positi
 
 
 def _fill_empty(node):
-    for sub in ast.walk(node):
+    for sub in astwalk.walk(node):
         for field in ("body", "orelse"):
             block = getattr(sub, field, None)
             if isinstance(block, list) and not block and isinstance(sub, (ast.If, ast.For, ast.While)) \

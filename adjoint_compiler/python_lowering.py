@@ -22,13 +22,13 @@ read once, by such a consumer or a loop, so that materializing it cannot change 
 """
 from __future__ import annotations
 
-import copy
 import functools
 import itertools
 
 import gast
 import numpy as np
 
+from . import astwalk
 from .errors import MutationError, UnsupportedSyntaxError
 from .functions import FunctionNode, free_names, scope_walk
 
@@ -52,7 +52,7 @@ PIECEWISE_MASK = "__piecewise_mask__"
 PIECEWISE_OTHERWISE = "__piecewise_otherwise__"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def runtime_markers() -> dict:
     """marker name -> the runtime helper it stands for."""
     from . import runtime
@@ -102,7 +102,7 @@ def _call(func, args, keywords=()) -> gast.Call:
 
 def _located(node, at):
     """`node` and everything in it located at `at` (where it has no location of its own)."""
-    for n in gast.walk(node):
+    for n in astwalk.walk(node):
         if "lineno" in getattr(n, "_attributes", ()) and getattr(n, "lineno", None) is None:
             gast.copy_location(n, at)
     return node
@@ -129,9 +129,10 @@ class PythonLowering:
     that only check or report (see the module docstring)."""
 
     # -- set up ------------------------------------------------------------------------------
-    def scan_scope(self, fn) -> None:
+    def scan_scope(self, fn, scoped=None) -> None:
         """Where each name of this scope is read and bound, and the loops around each node (for
-        the iterator-binding check)."""
+        the iterator-binding check). `scoped`: `list(scope_walk(fn))`, if already made."""
+        scoped = list(scope_walk(fn)) if scoped is None else scoped
         self.loops_of: dict = {}
         self.parents: dict = {}
 
@@ -139,7 +140,7 @@ class PythonLowering:
             self.loops_of[id(node)] = loops
             if isinstance(node, (gast.FunctionDef, gast.Lambda, FunctionNode)):
                 return
-            for child in gast.iter_child_nodes(node):
+            for child in astwalk.children(node):
                 self.parents[id(child)] = node
                 once = isinstance(node, gast.For) and child is node.iter  # (evaluated before the loop)
                 visit(child, loops + (id(node),) if isinstance(node, (gast.For, gast.While)) and not once else loops)
@@ -149,24 +150,24 @@ class PythonLowering:
         self.load_nodes: dict = {}
         self.store_count: dict = {}
         assigned: dict = {}  # name -> whether every binding of it is a def or a lambda
-        for node in scope_walk(fn):
+        for node in scoped:
             if isinstance(node, gast.FunctionDef):
                 assigned.setdefault(node.name, True)
             elif isinstance(node, gast.Assign):
                 for t in node.targets:
-                    for n in gast.walk(t):
+                    for n in astwalk.walk(t):
                         if isinstance(n, gast.Name):
                             simple = isinstance(t, gast.Name) and isinstance(node.value, gast.Lambda)
                             assigned[n.id] = assigned.get(n.id, True) and simple
             elif isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load) and node.id not in assigned:
                 assigned[node.id] = False
-        for node in scope_walk(fn):  # (loop targets, augmented assignments, ... bind other values)
+        for node in scoped:  # (loop targets, augmented assignments, ... bind other values)
             if isinstance(node, (gast.For, gast.AugAssign, gast.AnnAssign)):
-                for n in gast.walk(node.target):
+                for n in astwalk.walk(node.target):
                     if isinstance(n, gast.Name):
                         assigned[n.id] = False
         self.def_names = {n for n, only in assigned.items() if only}
-        for node in scope_walk(fn):
+        for node in scoped:
             if isinstance(node, gast.Name):
                 if isinstance(node.ctx, gast.Load):
                     self.load_nodes.setdefault(node.id, []).append(node)
@@ -519,7 +520,7 @@ class PythonLowering:
             value = self.callee_value(e)
             if isinstance(value, (list, tuple)) and 0 < len(value) <= 64 and all(callable(v) for v in value) \
                     and any(not isinstance(v, type) for v in value):
-                return len(value), lambda k: gast.Subscript(value=copy.deepcopy(e), slice=k, ctx=gast.Load())
+                return len(value), lambda k: gast.Subscript(value=astwalk.clone(e), slice=k, ctx=gast.Load())
         return None
 
     def unrolled_loop(self, s, out) -> bool:
@@ -554,7 +555,7 @@ class PythonLowering:
                 items.append(item)
             elif form[1] is None:  # a display: each item evaluated once, before the loop
                 atoms = [self.atom(x, out) for x in part.elts]
-                items.append(lambda k, atoms=atoms: copy.deepcopy(atoms[k.value]))
+                items.append(lambda k, atoms=atoms: astwalk.clone(atoms[k.value]))
             else:
                 items.append(form[1])
 
@@ -566,8 +567,8 @@ class PythonLowering:
 
         nested: list = []
         for k in reversed(range(n)):
-            copy_ = [_located(gast.Assign(targets=[copy.deepcopy(s.target)], value=value(k), type_comment=None), s)] \
-                + copy.deepcopy(s.body) + nested
+            copy_ = [_located(gast.Assign(targets=[astwalk.clone(s.target)], value=value(k), type_comment=None), s)] \
+                + astwalk.clone(s.body) + nested
             if bounds:
                 test = gast.BoolOp(op=gast.And(), values=[gast.Compare(left=_const(k), ops=[gast.Lt()],
                                                                        comparators=[b]) for b in bounds]) \

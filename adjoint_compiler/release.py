@@ -15,31 +15,33 @@ for its shape (`rt.unbroadcast(g, a)`) is replaced by its shape after its last v
 """
 from __future__ import annotations
 
+import ast
+
 import gast
 
 from . import rtcall, runtime
 from .printing import to_source
-from .simplify import assign_stmt, value_loads
+from .simplify import assign_stmt, load_sets
 
 INDENT = "    "
 
 
 def _is_shape(expr) -> bool:
-    return rtcall.facts_of(expr).all_shapes
+    return rtcall.facts_of(expr, ast).all_shapes
 
 
 def _reads_binds(stmt) -> tuple:
-    """(names read, names read for their values, names bound by a plain assignment, is a return)."""
-    reads = {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
-    values = value_loads(stmt)
-    if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
+    """(names read, names read for their values, names bound by a plain assignment, is a return),
+    of a statement of the generated text as `ast` parses it (a `gast` tree reads the same names)."""
+    reads, values, _ = load_sets(stmt, ast)
+    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
         reads.add(stmt.target.id)
         values.add(stmt.target.id)
     binds = set()
-    if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name) \
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
             and not _is_shape(stmt.value):  # (a shape is small)
         binds.add(stmt.targets[0].id)
-    return reads, values, binds, isinstance(stmt, gast.Return)
+    return reads, values, binds, isinstance(stmt, ast.Return)
 
 
 def _name(name: str, ctx) -> gast.Name:
@@ -86,8 +88,8 @@ def release(lines: list, line_locs: dict, arrays: set) -> tuple:
     """(lines, line_locs) with `del` statements added to every function of the module `lines`
     (parsed once; its functions are at its top level); `line_locs` maps 1-based line numbers."""
     after: dict = {}
-    for node in gast.parse("\n".join(lines)).body:
-        if isinstance(node, gast.FunctionDef):
+    for node in ast.parse("\n".join(lines)).body:  # (plain `ast`: parsed to be read, not rewritten)
+        if isinstance(node, ast.FunctionDef):
             after.update(_release_body(node.body, arrays))
     out: list = []
     locs: dict = {}

@@ -43,10 +43,11 @@ def call(function, *args, keywords=()) -> gast.Call:
                      args=list(args), keywords=list(keywords))
 
 
-def helper(node):
-    """The runtime function a call node `rt.<attr>(...)` calls, else None."""
-    if (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
-            and isinstance(node.func.value, gast.Name) and node.func.value.id == ALIAS):
+def helper(node, tree=gast):
+    """The runtime function a call node `rt.<attr>(...)` calls, else None. (`tree`: the module of
+    the node classes, `gast`, or `ast` for generated text parsed back.)"""
+    if (isinstance(node, tree.Call) and isinstance(node.func, tree.Attribute)
+            and isinstance(node.func.value, tree.Name) and node.func.value.id == ALIAS):
         return getattr(runtime, node.func.attr, None)
     return None
 
@@ -56,9 +57,9 @@ def is_call(node, function) -> bool:
     return function is not None and helper(node) is function
 
 
-def facts_of(node) -> Facts:
+def facts_of(node, tree=gast) -> Facts:
     """The facts of the helper a call node calls (NOTHING for anything else)."""
-    function = helper(node)
+    function = helper(node, tree)
     return NOTHING if function is None else facts(function)
 
 

@@ -10,11 +10,9 @@ Guarantees on the output (a list of `Code` and `BIf`):
 """
 from __future__ import annotations
 
-import copy
-
 import gast
 
-from . import ir, rtcall, runtime, sink
+from . import astwalk, ir, rtcall, runtime, sink
 from .backward import Accum, BIf, BLoop, Code, Mark, Raw, Reset, Restore, counted
 from .fixpoint import fixpoint
 from .printing import operand as operand_text
@@ -39,7 +37,7 @@ rt_helper = rtcall.helper  # the runtime function a call node calls, else None
 
 def loads(node) -> set:
     """Names a statement reads (an augmented assignment reads its target too)."""
-    out = {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+    out = {n.id for n in astwalk.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
     if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
         out.add(node.target.id)
     return out
@@ -51,7 +49,7 @@ def stores(node) -> tuple:
     targets = node.targets if isinstance(node, gast.Assign) else (
         [node.target] if isinstance(node, (gast.AugAssign, gast.AnnAssign)) else [])
     for t in targets:
-        for n in gast.walk(t):
+        for n in astwalk.walk(t):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                 rebound.add(n.id)
         root = t
@@ -167,12 +165,13 @@ class Resolver:
             k += 1
             if isinstance(s, Accum):
                 name = self.names[s.var]
-                if (loads(s.expr) & self.adjoint_names) - defined or _overwrites_all(s.expr) \
-                        or loads(s.expr) & dropped:
+                read = loads(s.expr)
+                if (read & self.adjoint_names) - defined or _overwrites_all(s.expr) or read & dropped:
                     continue
                 out.append(Code(self.accumulate(s, name, defined, owned), s.loc))
             elif isinstance(s, Raw):
-                if (loads(s.stmt) & self.adjoint_names) - defined or loads(s.stmt) & dropped:
+                read = loads(s.stmt)
+                if (read & self.adjoint_names) - defined or read & dropped:
                     dropped |= stores(s.stmt)[0] - self.adjoint_names  # a rule's local made from a zero
                     continue
                 defined |= stores(s.stmt)[0] & self.adjoint_names
@@ -269,7 +268,7 @@ class Resolver:
 
     def zeros(self, name: str, loc) -> Code:
         if name in self.zero_values:
-            return Code(_assign(name, copy.deepcopy(self.zero_values[name])), loc)
+            return Code(_assign(name, astwalk.clone(self.zero_values[name])), loc)
         var = self.adjoint_of[name]
         return Code(_assign(name, rt_call(runtime.zeros_like, _name(var.name))), loc)
 
@@ -297,17 +296,22 @@ def _shape_args(node, dtypes: bool = False):
     (with `dtypes`, also those it reads only for their dtype: the array a write stored into; no
     value read, so no restore of its slots, but never replaced by another value of its shape).
     The helpers say which (`runtime_facts`)."""
-    for n in gast.walk(node):
+    for n in astwalk.walk(node):
         facts = rtcall.facts_of(n)
         if facts is NOTHING:
             continue
-        at = facts.dtype_only
-        if dtypes and at is not None and len(n.args) > at and isinstance(n.args[at], gast.Name):
-            yield n, at
-        if facts.all_shapes:
-            yield from ((n, i) for i, a in enumerate(n.args) if isinstance(a, gast.Name))
-        else:
-            yield from ((n, i) for i in facts.shape_only if len(n.args) > i and isinstance(n.args[i], gast.Name))
+        yield from ((n, i) for i in _shape_positions(n, facts, dtypes))
+
+
+def _shape_positions(call, facts, dtypes: bool, tree=gast):
+    """The positions of `_shape_args` in one helper call, whose facts are `facts`."""
+    at = facts.dtype_only
+    if dtypes and at is not None and len(call.args) > at and isinstance(call.args[at], tree.Name):
+        yield at
+    if facts.all_shapes:
+        yield from (i for i, a in enumerate(call.args) if isinstance(a, tree.Name))
+    else:
+        yield from (i for i in facts.shape_only if len(call.args) > i and isinstance(call.args[i], tree.Name))
 
 
 def shapes_from_params(backward: list, classes: dict, params: list, top: list = (), body: list = ()) -> None:
@@ -379,9 +383,34 @@ def dtype_loads(node) -> set:
 
 def value_loads(node) -> set:
     """Names whose values (not just shapes or dtypes) a statement reads."""
-    skip = {id(call.args[i]) for call, i in _shape_args(node, dtypes=True)}
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
-            and id(n) not in skip}
+    return load_sets(node)[1]
+
+
+def load_sets(node, tree=gast) -> tuple:
+    """(names `node` loads, names whose values it reads: `value_loads`, the names `dtype_loads`
+    finds), in one walk. (`tree`: `gast`, or `ast` for a node of generated text parsed back.)"""
+    skip: set = set()
+    names: list = []
+    dtypes: set = set()
+    name_kind, load = tree.Name, tree.Load
+    for n in astwalk.walk(node):
+        if isinstance(n, name_kind):
+            if isinstance(n.ctx, load):
+                names.append(n)
+            continue
+        facts = rtcall.facts_of(n, tree)
+        if facts is not NOTHING:
+            for i in _shape_positions(n, facts, True, tree):
+                skip.add(id(n.args[i]))
+                if i == facts.dtype_only:
+                    dtypes.add(n.args[i].id)
+    return {n.id for n in names}, {n.id for n in names if id(n) not in skip}, dtypes
+
+
+def kept_loads(node) -> set:
+    """`value_loads(node) | dtype_loads(node)`: the names read as they are (not for a shape)."""
+    _, values, dtypes = load_sets(node)
+    return values | dtypes
 
 
 def prune_restores(stmts, needed: set, views: dict) -> tuple:
@@ -427,7 +456,7 @@ def _names_bound(item) -> int:
     count = 0
     for c in item.body + getattr(item, "orelse", []):
         if isinstance(c, Code):
-            count += sum(isinstance(n, gast.Name) for n in gast.walk(c.stmt))
+            count += sum(isinstance(n, gast.Name) for n in astwalk.walk(c.stmt))
         elif isinstance(c, BLoop):
             count += _names_bound(c) + len(header_reads(c.loop))
         elif isinstance(c, BIf):

@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import gast
 
-from . import ir
+from . import astwalk, ir
 from .backward import Accum, BIf, BLoop, Mark, Raw, Reset, Restore
 
 
 def _names(node, ctx) -> set:
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, ctx)}
+    return {n.id for n in astwalk.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, ctx)}
 
 
 class _Effects:

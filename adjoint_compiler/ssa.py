@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import gast
 import numpy as np
 
-from . import aliasing, fence, frontend, ir, registry, trees
+from . import aliasing, astwalk, fence, frontend, ir, registry, trees
 from .errors import CompileError, MissingRuleError, MutationError, UnsupportedSyntaxError
 from .frontend import Source, SourceError, is_library_module
 from .functions import Closure, FunctionNode, FunctionValue, Partial, StaticSeq, Unusable, is_function_value
@@ -56,7 +56,7 @@ class SSABuilder:
         self.namer = namer
         fn = source.node
         self.locals = {a.id for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
-        for node in gast.walk(normalized):
+        for node in astwalk.walk(normalized):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                 self.locals.add(node.id)
         self.load_counts = _loads(normalized)
@@ -748,7 +748,7 @@ class SSABuilder:
                        for path in _paths_to(v, old, k)]  # and an object made here (its fields, nested)
             builder = builder.parent
         if isinstance(old, ir.Var) and others:
-            written = {n.id for n in gast.walk(self.source.node) if isinstance(n, gast.Name)}
+            written = {n.id for n in astwalk.walk(self.source.node) if isinstance(n, gast.Name)}
             users = [k for k in others if k.split("[")[0].split(".")[0] in written]  # the user's names
             self.shared_updates.append((old, name, users[0] if users else None, self.loc(at)))
         return followers
@@ -1440,7 +1440,7 @@ class SSABuilder:
         target = s.target.id
         for k in range(len(seq.items)):
             self.env[target] = ir.Const(k)
-            for t in copy.deepcopy(s.body):
+            for t in astwalk.clone(s.body):
                 self.stmt(t, out)
         self.env.pop(target, None)
         return True
@@ -1572,7 +1572,7 @@ class SSABuilder:
             raise CompileError(f"the recursive call to `{fv.display}` cannot be differentiated; write the "
                                "recursion as a loop", self.loc(at))
         src = fv.source
-        node = copy.deepcopy(fv.node)
+        node = astwalk.clone(fv.node)
         source = Source(src.func, node, src.file, src.lines, src.globals, src.closure, src.first, src.reading,
                         set(), fv.outer)
         fence.check(source)
@@ -1694,7 +1694,7 @@ def _twinned(prim) -> bool:
 
 def _loads(node) -> dict:
     counts: dict = {}
-    for n in gast.walk(node):
+    for n in astwalk.walk(node):
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
             counts[n.id] = counts.get(n.id, 0) + 1
     return counts
@@ -1704,7 +1704,7 @@ def _stored(stmts) -> dict:
     """Names assigned in `stmts` (nested blocks included), in order of first assignment."""
     out: dict = {}
     for s in stmts:
-        for n in gast.walk(s):
+        for n in astwalk.walk(s):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                 out.setdefault(n.id, None)
     return out
@@ -1715,7 +1715,7 @@ def _written(stmts) -> dict:
     to a call: an inlined function may write into its arguments). Loops drop those it did not."""
     out: dict = {}
     for s in stmts:
-        for n in gast.walk(s):
+        for n in astwalk.walk(s):
             if isinstance(n, (gast.Assign, gast.AugAssign)):
                 for t in getattr(n, "targets", None) or [n.target]:
                     if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
@@ -1729,7 +1729,7 @@ def _written(stmts) -> dict:
 
 def _updates_in_place(stmts) -> bool:
     """Whether a block has an augmented assignment of a name (it may update a view in place)."""
-    return any(getattr(n, "in_place", False) for s in stmts for n in gast.walk(s))
+    return any(getattr(n, "in_place", False) for s in stmts for n in astwalk.walk(s))
 
 
 def _copyto_functions() -> tuple:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import gast
 
-from . import ir, rtcall, runtime
+from . import astwalk, ir, rtcall, runtime
 from .backward import (  # the structures instantiate makes (others re-exported)  # noqa: F401
     Accum,
     BIf,
@@ -137,7 +137,7 @@ def parse_template(template, what: str) -> Rule:
     body = [s for s in fn.body if not (isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant))]
     diff, local_names = set(), set()
     for s in body:
-        for node in gast.walk(s):
+        for node in astwalk.walk(s):
             if isinstance(node, gast.Name):
                 base = _bar_base(node.id)
                 if base is not None and base not in known:
@@ -150,7 +150,7 @@ def parse_template(template, what: str) -> Rule:
                     and _bar_base(s.target.id) in known - {result}):
                 raise RuleError(f"rule for {what}: augmented assignments must be `<arg>_bar += ...`")
             diff.add(_bar_base(s.target.id))
-        for node in gast.walk(s):
+        for node in astwalk.walk(s):
             if isinstance(node, (gast.Assign, gast.AugAssign)):
                 for t in getattr(node, "targets", None) or [node.target]:
                     root = t
@@ -189,7 +189,7 @@ def parse_tangent(template, what: str) -> Rule:
             raise RuleError(f"tangent rule for {what}: write `{result}_dot = a + b`, not an augmented assignment")
         if not isinstance(s, (gast.Assign, gast.Expr)):
             raise RuleError(f"tangent rule for {what}: the body is assignments (and calls) only")
-        for node in gast.walk(s):
+        for node in astwalk.walk(s):
             if isinstance(node, gast.Name):
                 if _bar_base(node.id) is not None:
                     raise RuleError(f"tangent rule for {what} uses `{node.id}`: a tangent rule reads "
@@ -202,7 +202,7 @@ def parse_tangent(template, what: str) -> Rule:
                     diff.add(base)
         if isinstance(s, gast.Expr):  # a helper writing into an argument's tangent (`rt.copyto(b_dot, ...)`)
             assigns = assigns or any(isinstance(n, gast.Name) and _dot_base(n.id) in known - {result}
-                                     for n in gast.walk(s))
+                                     for n in astwalk.walk(s))
         if isinstance(s, gast.Assign):
             for t in s.targets:
                 root = _store_root(t)
@@ -259,7 +259,7 @@ def _check_free_names(body: list, bound: set, what: str, suffix_base=None, scope
     function's module may be another object. Returns {name: its attribute in rt.rule_globals}."""
     free: dict = {}
     for s in body:
-        for node in gast.walk(s):
+        for node in astwalk.walk(s):
             if isinstance(node, (gast.comprehension, gast.Lambda)):
                 raise RuleError(f"rule for {what}: comprehensions and lambdas are not supported in a rule "
                                 "template; write the loop as NumPy operations or a runtime helper")
@@ -290,13 +290,39 @@ def nondiff_rule(what: str) -> Rule:
     return Rule(what, None, [], {}, "args", None)
 
 
+_PARSED: dict = {}  # operand text -> its expression node, parsed once (each use gets a copy)
+
+
 def operand_expr(op):
-    return gast.parse(operand_text(op), mode="eval").body
+    text = operand_text(op)
+    node = _PARSED.get(text)
+    if node is None:
+        if len(_PARSED) > 4096:
+            _PARSED.clear()
+        node = _PARSED[text] = gast.parse(text, mode="eval").body
+    return astwalk.clone(node)
 
 
-class _Substitute(gast.NodeTransformer):
+class _Substitute:
+    """Each name of `names` in a tree becomes its new name (a str) or a copy of its expression;
+    `visit(tree)` changes the tree in place and returns it (or the replacement of a lone name),
+    as a `gast.NodeTransformer` with only `visit_Name` would, without one's dispatch per node."""
+
     def __init__(self, names: dict):
         self.names = names
+
+    def visit(self, node):
+        if type(node) is gast.Name:
+            return self.visit_Name(node)
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                for i, item in enumerate(value):
+                    if isinstance(item, gast.AST):
+                        value[i] = self.visit(item)
+            elif isinstance(value, gast.AST):
+                setattr(node, name, self.visit(value))
+        return node
 
     def visit_Name(self, node):
         if node.id in self.names:
@@ -304,8 +330,41 @@ class _Substitute(gast.NodeTransformer):
             if isinstance(new, str):
                 return gast.copy_location(gast.Name(id=new, ctx=node.ctx, annotation=None,
                                                     type_comment=None), node)
-            return copy.deepcopy(new)  # every occurrence its own node (passes tell them apart)
+            return astwalk.clone(new)  # every occurrence its own node (passes tell them apart)
         return node
+
+    def copy(self, tree):
+        """`self.visit(astwalk.clone(tree))`, made in one pass over `tree`."""
+        return self._copy(tree, {})
+
+    def _copy(self, x, memo: dict):
+        kind = type(x)
+        if kind is gast.Name:
+            new = self.names.get(x.id, _NOT_COPIED)
+            if new is _NOT_COPIED:  # (copied whole: `visit` does not look inside a name)
+                return astwalk.clone(x, memo)
+            if isinstance(new, str):  # (the copy's own context node, as the clone would have it)
+                return gast.copy_location(gast.Name(id=new, ctx=astwalk.clone(x.ctx, memo), annotation=None,
+                                                    type_comment=None), x)
+            return astwalk.clone(new)
+        if not isinstance(x, gast.AST) and kind is not list:
+            return astwalk.clone(x, memo)
+        y = memo.get(id(x), _NOT_COPIED)
+        if y is not _NOT_COPIED:
+            return y
+        if kind is list:
+            y = memo[id(x)] = []
+            y.extend([self._copy(item, memo) for item in x])
+            return y
+        y = kind.__new__(kind)
+        memo[id(x)] = y
+        fields = y.__dict__
+        for name, value in x.__dict__.items():
+            fields[name] = self._copy(value, memo)
+        return y
+
+
+_NOT_COPIED = object()
 
 
 class _DropDefaults(gast.NodeTransformer):
@@ -346,6 +405,14 @@ class _DropUnbroadcast(gast.NodeTransformer):
         self.shape_free = shape_free
         self.scalars = scalars
 
+    def applies(self, body: list) -> bool:
+        """Whether a call in `body` is one to change (else the body stays as it is, uncopied)."""
+        return any(self._dropped(n) for s in body for n in astwalk.walk(s))
+
+    def _dropped(self, node) -> bool:
+        return rtcall.is_call(node, runtime.unbroadcast) and len(node.args) == 2 \
+            and isinstance(node.args[1], gast.Name) and node.args[1].id in self.shape_free | self.scalars
+
     def visit_Call(self, node):
         self.generic_visit(node)
         if rtcall.is_call(node, runtime.unbroadcast) and len(node.args) == 2 \
@@ -376,6 +443,8 @@ def _plain_matmul(body: list, stmt: ir.Assign, ndims: dict) -> list:
         forms = {**forms, runtime.dot_left: forms[left], runtime.dot_right: forms[right]}
     if len(stmt.args) != 2 or forms is None:
         return body
+    if not any(rtcall.helper(n) in forms for s in body for n in astwalk.walk(s)):
+        return body  # (nothing to rewrite: the body as it came, uncopied, like any other)
 
     class Plain(gast.NodeTransformer):
         def visit_Call(self, node):
@@ -386,7 +455,7 @@ def _plain_matmul(body: list, stmt: ir.Assign, ndims: dict) -> list:
                 text = forms[helper].format(g=f"({g})", x=node.args[1].id, y=node.args[2].id)
                 return gast.parse(text, mode="eval").body
             return node
-    return [Plain().visit(copy.deepcopy(s)) for s in body]
+    return [Plain().visit(astwalk.clone(s)) for s in body]
 
 
 def printing_source(expr) -> str:
@@ -420,22 +489,22 @@ def instantiate(rule: Rule, stmt: ir.Assign, active: set, adjoint_name, temp_nam
     mapping.update(_free_nodes(rule))
     out = []
     drop = _DropUnbroadcast(shape_free, scalars)
-    body = [drop.visit(copy.deepcopy(s)) for s in rule.body] if shape_free or scalars else rule.body
+    body = [drop.visit(astwalk.clone(s)) for s in rule.body] if drop.applies(rule.body) else rule.body
     at_default = _at_default(rule, stmt)
     if at_default:
-        body = [_DropDefaults(at_default).visit(copy.deepcopy(s)) for s in body]
+        body = [_DropDefaults(at_default).visit(astwalk.clone(s)) for s in body]
     body = _plain_matmul(body, stmt, ndims or {})
     result_bar = rule.result and rule.result + "_bar"
-    uses = sum(1 for s in body for n in gast.walk(s) if isinstance(n, gast.Name) and n.id == result_bar)
+    uses = sum(1 for s in body for n in astwalk.walk(s) if isinstance(n, gast.Name) and n.id == result_bar)
     for s in body:
         spread = isinstance(s, gast.AugAssign) and rule.varargs and _bar_base(s.target.id) == rule.varargs
-        if not spread and any(isinstance(n, gast.Name) and n.id in inactive_bars for n in gast.walk(s)):
+        if not spread and any(isinstance(n, gast.Name) and n.id in inactive_bars for n in astwalk.walk(s)):
             continue
         if spread:
             # `items_bar += e` over `*items`: item i receives `e[i]`
             for i, item in enumerate(stmt.bound[rule.varargs]):
                 if isinstance(item, ir.Var) and item in active:
-                    expr = _Substitute(mapping).visit(copy.deepcopy(s.value))
+                    expr = _Substitute(mapping).copy(s.value)
                     index = gast.Constant(value=i, kind=None)
                     pick = rtcall.call(runtime.item, expr, index, operand_expr(item))
                     out.append(Accum(item, pick, stmt.loc))
@@ -443,9 +512,9 @@ def instantiate(rule: Rule, stmt: ir.Assign, active: set, adjoint_name, temp_nam
             var = stmt.bound[_bar_base(s.target.id)]
             # `x_bar += y_bar` as the only use of y_bar: the array changes hands (y_bar is dead after)
             hands_over = uses == 1 and isinstance(s.value, gast.Name) and s.value.id == result_bar
-            out.append(Accum(var, _Substitute(mapping).visit(copy.deepcopy(s.value)), stmt.loc, hands_over))
+            out.append(Accum(var, _Substitute(mapping).copy(s.value), stmt.loc, hands_over))
         else:
-            out.append(Raw(_Substitute(mapping).visit(copy.deepcopy(s)), stmt.loc))
+            out.append(Raw(_Substitute(mapping).copy(s), stmt.loc))
     return out
 
 
@@ -500,7 +569,7 @@ class _Lower:
         self.dots = dots  # the template names that hold tangents (and the locals computed from them)
 
     def reads_dot(self, node) -> bool:
-        return any(isinstance(n, gast.Name) and n.id in self.dots for n in gast.walk(node))
+        return any(isinstance(n, gast.Name) and n.id in self.dots for n in astwalk.walk(node))
 
     def name(self, node):
         value = self.names.get(node.id)
@@ -510,7 +579,7 @@ class _Lower:
             return value
         if isinstance(value, list):
             return self.display([v for v in value], gast.Tuple, [True] * len(value))
-        return copy.deepcopy(value)
+        return astwalk.clone(value)
 
     def display(self, values: list, kind, reading: list):
         """A tuple or list display of lowered `values`: a known zero when every tangent in it is."""
@@ -524,7 +593,7 @@ class _Lower:
             if isinstance(e, gast.Starred) and isinstance(e.value, gast.Name) \
                     and isinstance(self.names.get(e.value.id), list):
                 for v in self.names[e.value.id]:  # `*items_dot`: each item's tangent in place
-                    values.append(v if isinstance(v, _Zero) else copy.deepcopy(v))
+                    values.append(v if isinstance(v, _Zero) else astwalk.clone(v))
                     reading.append(True)
                 continue
             values.append(self.lower(e))
@@ -574,7 +643,7 @@ class _Lower:
             return self.display(values, type(node), reading)
         if isinstance(node, gast.Constant):
             return node
-        out = copy.deepcopy(node)  # anything else: its parts as they are, known zeros made explicit
+        out = astwalk.clone(node)  # anything else: its parts as they are, known zeros made explicit
 
         class Sub(gast.NodeTransformer):
             def visit_Name(inner, n):
@@ -635,7 +704,7 @@ class _DropComplete(gast.NodeTransformer):
     def visit_Call(self, node):
         self.generic_visit(node)
         if rtcall.is_call(node, runtime.broadcast_tangent) and len(node.args) == 2:
-            read = [n.id for n in gast.walk(node.args[0]) if isinstance(n, gast.Name) and n.id in self.dots]
+            read = [n.id for n in astwalk.walk(node.args[0]) if isinstance(n, gast.Name) and n.id in self.dots]
             values = [self.names.get(r) for r in read]
             if any(not isinstance(v, _Zero) for v in values) and all(self.complete(v) for v in values):
                 return node.args[0]
@@ -682,17 +751,17 @@ def instantiate_tangent(rule: Rule, stmt: ir.Assign, active: set, tangent_name, 
     at_default = _at_default(rule, stmt)
     body = rule.body
     if at_default:
-        body = [_DropDefaults(at_default | {p + "_dot" for p in at_default}).visit(copy.deepcopy(s)) for s in body]
+        body = [_DropDefaults(at_default | {p + "_dot" for p in at_default}).visit(astwalk.clone(s)) for s in body]
     def scalar(op) -> bool:
         return isinstance(op, ir.Const) and isinstance(op.value, (bool, int, float)) or is_scalar(op)
-    body = [_DropComplete(names, dots, scalar).visit(copy.deepcopy(s)) for s in body]
+    body = [_DropComplete(names, dots, scalar).visit(astwalk.clone(s)) for s in body]
     lower = _Lower(names, dots)
 
     def surely_full(expr) -> bool:
         if stmt.target is not None and full_shape(stmt, stmt.target):
             return True  # (the result is a scalar)
         return any(isinstance(n, gast.Name) and n.id in dot_vars and full_shape(stmt, dot_vars[n.id])
-                   for n in gast.walk(expr))
+                   for n in astwalk.walk(expr))
     storage = stmt.target if stmt.prim in ir.WRITES else None
     simplify = _SimplifyTangent(lambda e: surely_full(e), storage is not None and (storage.is_buffer or float_storage))
     out = []
