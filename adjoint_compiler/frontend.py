@@ -93,6 +93,7 @@ class Reading:
         self.functions: list = []
         self.sources: list = []
         self.lookups: list = []
+        self.guards: list = []  # the guards of gradients compiled for calls inside (nesting)
 
 
 _state = threading.local()
@@ -142,9 +143,12 @@ def check_first_order(func) -> None:
                           f"`{name}`): higher-order derivatives (`grad(grad(f))`, or differentiating a function "
                           "that calls a gradient) are not supported yet")
     if isinstance(func, types.FunctionType) and func.__module__ in ("adjoint_compiler.api",
-                                                                     "adjoint_compiler.forward_api"):
+                                                                     "adjoint_compiler.forward_api",
+                                                                     "adjoint_compiler.nesting",
+                                                                     "adjoint_compiler.jacobians"):
         raise SourceError(f"`{name}` is an adjoint_compiler entry point: calling it inside a differentiated "
-                          "function is a higher-order derivative, which is not supported yet")
+                          "function is a higher-order derivative, which is not supported yet for it (`grad` and "
+                          "`value_and_grad` of a module-level function are)")
 
 
 def read_function(func) -> Source:

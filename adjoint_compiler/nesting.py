@@ -17,6 +17,7 @@ stacks), which is also `hvp`'s fallback for a gradient without tangent rules.
 from __future__ import annotations
 
 import inspect
+import threading
 
 from . import loader
 
@@ -36,6 +37,49 @@ def as_function(inner, as_tuple: bool, mode: str):
     namespace = loader.load(source, f"<adjoint_compiler {wrapper} of {inner.filename}>",
                             {name: inner.function})
     return namespace[wrapper]
+
+
+_BUILDING = threading.local()  # the functions whose inner gradients are being compiled, innermost last
+
+
+def inner_gradient(func, wrt: tuple, as_tuple: bool, mode: str, kinds: tuple):
+    """For `grad(func, wrt)` (mode 'grad') or `value_and_grad` ('joint') called inside a
+    differentiated function: `func`'s gradient compiled as differentiable code for these argument
+    kinds, as a plain function (`as_function`) the caller inlines, and the guard of that compiled
+    gradient (which the caller's guard must include). A function whose body takes its own
+    gradient is refused by `ssa` before it gets here (`being_built`)."""
+    from . import api
+    from .frontend import _unwrap
+    building = getattr(_BUILDING, "stack", None)
+    if building is None:
+        building = _BUILDING.stack = []
+    building.append(func)
+    try:
+        with api._COMPILE_LOCK:
+            inner = api._build(_unwrap(func), wrt, kinds, mode, differentiable=True)
+    finally:
+        building.pop()
+    return as_function(inner, as_tuple, mode), inner.guard
+
+
+def being_built(func) -> bool:
+    """Whether `func`'s gradient is being compiled for a call inside a differentiated function."""
+    return func in getattr(_BUILDING, "stack", ())
+
+
+class AllOf:
+    """The guard of a function whose body calls gradients: it holds while its own guard and
+    those of the gradients compiled for it hold."""
+
+    __slots__ = ("inner", "own")
+
+    def __init__(self, own, inner: list):
+        self.own, self.inner = own, tuple(inner)
+
+    def holds(self) -> bool:
+        return self.own.holds() and all(g.holds() for g in self.inner)
+
+    portable = None  # (never stored on disk: the inner gradients' guards have no portable form)
 
 
 class Both:

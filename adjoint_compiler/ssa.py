@@ -23,7 +23,16 @@ import numpy as np
 from . import aliasing, fence, frontend, ir, registry
 from .errors import CompileError, MissingRuleError, MutationError, UnsupportedSyntaxError
 from .frontend import Source, SourceError, is_library_module
-from .functions import Closure, FunctionNode, FunctionValue, Partial, StaticSeq, Unusable, is_function_value
+from .functions import (
+    Closure,
+    Derivative,
+    FunctionNode,
+    FunctionValue,
+    Partial,
+    StaticSeq,
+    Unusable,
+    is_function_value,
+)
 from .naming import GENERATED_READS, Namer
 from .normalize import COPYTO_ITEMS as COPYTO_ITEMS_NAME
 from .normalize import OUT_WRITE as OUT_WRITE_NAME
@@ -89,7 +98,7 @@ class SSABuilder:
     # -- calls to user functions ---------------------------------------------------------------
     def inlinable(self, prim) -> bool:
         if isinstance(prim, FunctionValue):
-            return isinstance(prim, Closure)
+            return isinstance(prim, (Closure, Derivative))
         func = frontend._unwrap(prim) if callable(prim) else prim
         return (isinstance(func, types.FunctionType) and registry.lookup(prim) is None
                 and registry.lookup(func) is None
@@ -99,6 +108,8 @@ class SSABuilder:
         """Splice the IR of a called user function in place of the call; returns its result."""
         if isinstance(prim, Closure):
             return self.inline_closure(prim, args, kwargs, at, out)
+        if isinstance(prim, Derivative):
+            return self.inline_derivative(prim, args, kwargs, at, out)
         func = frontend._unwrap(prim)
         name = callee.path if callee else func.__name__
         if func in self.inlining or func is frontend._unwrap(self.source.func):
@@ -229,6 +240,8 @@ class SSABuilder:
                 return ir.Method(func.attr), [self.operand(func.value)] + args, kwargs, None
             callee = self.operand(func, allow_function=True)
             callee, args, kwargs = self.peel_partial(callee, args, kwargs, e)
+            if isinstance(callee, ir.Global) and getattr(callee.value, "__adjoint_spec__", None) is not None:
+                callee = self.derivative_of(callee, e)
             if isinstance(callee, FunctionValue):
                 return callee, args, kwargs, None
             if not isinstance(callee, ir.Global):
@@ -628,6 +641,9 @@ class SSABuilder:
         if prim is functools.partial:
             self.env[name] = self.make_partial(args, kwargs, value, at)
             return
+        if _derivative_maker(prim) is not None:
+            self.env[name] = self.make_derivative(prim, args, kwargs, callee, at)
+            return
         if self.inlinable(prim):
             self.env[name] = self.inline(prim, args, kwargs, callee, at, out)
             return
@@ -941,6 +957,102 @@ class SSABuilder:
                 self.stmt(t, out)
         self.env.pop(target, None)
         return True
+
+    # -- gradients taken inside the differentiated code (nesting) ------------------------------------
+    def make_derivative(self, prim, args: list, kwargs: dict, callee, at) -> Derivative:
+        """`grad(f, wrt)` / `value_and_grad(f, wrt)`: `f` and `wrt` must be known when compiling."""
+        from . import api
+        mode = _derivative_maker(prim)
+        what = callee.path if callee is not None else prim.__name__
+        try:
+            bound = inspect.signature(prim).bind(*args, **kwargs)
+        except TypeError as exc:
+            raise CompileError(f"in the call to `{what}`: {exc}", self.loc(at)) from None
+        named = dict(bound.arguments)
+        func = named.pop("func")
+        wrt = self.static_value(named.pop("wrt", ir.Const(0)), f"the `wrt` of `{what}`", at)
+        if mode == "joint" and self.static_value(named.pop("has_aux", ir.Const(False)), "`has_aux`", at):
+            raise UnsupportedSyntaxError(f"`{what}(..., has_aux=True)` inside a differentiated function is not "
+                                         "supported; return the loss alone from the function you differentiate "
+                                         "there, and compute the aux outside", self.loc(at))
+        if isinstance(func, FunctionValue):
+            raise UnsupportedSyntaxError(
+                f"`{what}` of {func.display}, a function made inside the differentiated function, is not "
+                "supported; define it at module level and pass what it reads from here as arguments, e.g. "
+                "`grad(inner)(w, x)` with `def inner(w, x): ...`", self.loc(at))
+        if not (isinstance(func, ir.Global) and callable(func.value)):
+            raise UnsupportedSyntaxError(f"`{what}` of a value computed inside the differentiated function: pass a "
+                                         "function by name", self.loc(at))
+        try:
+            wrt_t, as_tuple = api._normalize_wrt(wrt)
+        except api.ArgumentError as exc:
+            raise CompileError(f"in the call to `{what}`: {exc}", self.loc(at)) from None
+        return Derivative(func.value, wrt_t, as_tuple, mode, f"{what}({func.path})")
+
+    def derivative_of(self, callee, at) -> Derivative:
+        """A gradient function made by `grad`/`value_and_grad` outside and called here."""
+        func, wrt_t, as_tuple, mode = callee.value.__adjoint_spec__
+        return Derivative(func, wrt_t, as_tuple, mode, f"`{callee.path}`")
+
+    def static_value(self, op, what: str, at):
+        if isinstance(op, ir.Const):
+            return op.value
+        if isinstance(op, ir.Global):
+            return op.value
+        if op in self.tuples and all(isinstance(i, ir.Const) for i in self.tuples[op]):
+            return tuple(i.value for i in self.tuples[op])
+        raise UnsupportedSyntaxError(f"{what} must be known when the code is compiled (a constant)", self.loc(at))
+
+    def inline_derivative(self, d: Derivative, args: list, kwargs: dict, at, out: list):
+        """The call of a gradient: the gradient's generated code (differentiable), inlined."""
+        from . import api, nesting
+        func = frontend._unwrap(d.func)
+        if nesting.being_built(func) or func is frontend._unwrap(self.root().source.func) or func in self.inlining:
+            raise CompileError(f"{d.display} is taken inside the function it differentiates: a recursive "
+                               "derivative cannot be compiled", self.loc(at))
+        try:
+            sig = inspect.signature(d.func)
+            bound = sig.bind(*args, **kwargs)
+        except (TypeError, ValueError) as exc:
+            raise CompileError(f"in the call to {d.display}: {exc}", self.loc(at)) from None
+        kinds = []
+        for pname, param in sig.parameters.items():
+            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                raise UnsupportedSyntaxError(f"{d.display}: a gradient of a function with `*args` or `**kwargs` "
+                                             "cannot be taken inside a differentiated function", self.loc(at))
+            if pname in bound.arguments:
+                kinds.append(self.argument_kind(bound.arguments[pname], pname, d, at))
+            else:
+                kinds.append(api._kind(param.default))
+        try:
+            wrapper, guard = nesting.inner_gradient(d.func, d.wrt, d.as_tuple, d.mode, tuple(kinds))
+        except CompileError:
+            raise
+        except (SourceError, api.ArgumentError, api.ArgumentIndexError) as exc:
+            raise CompileError(f"cannot compile {d.display} called here: {exc}", self.loc(at)) from None
+        reading = getattr(frontend._state, "reading", None)
+        if reading is not None:
+            reading.guards.append(guard)
+        return self.inline(wrapper, args, kwargs, None, at, out)
+
+    def argument_kind(self, op, pname: str, d: Derivative, at) -> str:
+        """The argument kind (api._kind) the inner gradient is compiled for."""
+        from . import api
+        if isinstance(op, (ir.Const, ir.Global)):
+            return api._kind(op.value)
+        if isinstance(op, ir.Var):
+            if op.kind == "seq":
+                return "seq"
+            if op.kind == "num" or op.is_buffer:
+                return "num"
+        raise UnsupportedSyntaxError(f"{d.display}: the argument `{pname}` is not known to be a number, an array or "
+                                     "a tuple here, so the gradient cannot be compiled for it", self.loc(at))
+
+    def root(self):
+        builder = self
+        while builder.parent is not None:
+            builder = builder.parent
+        return builder
 
     def make_partial(self, args: list, kwargs: dict, value, at) -> Partial:
         """`functools.partial(func, *args, **kwargs)`: `func` must be known at compile time."""
@@ -1270,6 +1382,16 @@ class _Dict:
 
     def __init__(self, items: dict):
         self.items = items
+
+
+def _derivative_maker(prim):
+    """'grad' or 'joint' for `grad` / `value_and_grad` (the entry points), else None."""
+    from . import api
+    if prim is api.grad:
+        return "grad"
+    if prim is api.value_and_grad:
+        return "joint"
+    return None
 
 
 def _kind(op) -> str:

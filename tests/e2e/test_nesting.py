@@ -259,10 +259,237 @@ def calls_a_gradient(x):
     return np.sum(_DF(x) ** 2)
 
 
-def test_a_gradient_called_inside_is_refused_clearly():
+def test_a_module_level_gradient_called_inside():
+    def reference(x):
+        return np.sum((np.exp(x) * (x + 1.0)) ** 2)
+    np.testing.assert_allclose(calls_a_gradient(V3), reference(V3), rtol=1e-12)
+    np.testing.assert_allclose(grad(calls_a_gradient)(V3), central(reference, (V3,), 0), rtol=1e-6)
+
+
+# -- gradients taken inside a differentiated function ----------------------------------------------
+# Each `outer` is checked against central finite differences of `reference`, the same function
+# with the inner gradient written out by hand.
+
+XS = np.array([0.3, -0.2, 0.5])
+SCALE = [2.0]
+
+
+def central(f, args, wrt, eps=1e-6):
+    x = np.asarray(args[wrt], dtype=float)
+    out = np.zeros(x.shape)
+    for k in np.ndindex(x.shape):
+        plus, minus = list(args), list(args)
+        xp, xm = x.copy(), x.copy()
+        xp[k] += eps
+        xm[k] -= eps
+        plus[wrt], minus[wrt] = (xp, xm) if x.ndim else (float(xp), float(xm))
+        out[k] = (f(*plus) - f(*minus)) / (2 * eps)
+    return out if x.ndim else float(out)
+
+
+def sin_sq(w, x): return np.sum(np.sin(w * x) ** 2)
+def sin_sq_dw(w, x): return np.sin(2 * w * x) * x
+def sin_sq_dx(w, x): return np.sin(2 * w * x) * w
+def tanh_loss(w): return np.sum(np.tanh(X @ w) ** 2)
+def tanh_loss_dw(w): return X.T @ (2 * np.tanh(X @ w) * (1 - np.tanh(X @ w) ** 2))
+
+
+def looping_inner(w, x):
+    s = 0.0
+    for k in range(3):
+        s = s + np.sum(np.cos(w * x + k))
+    return s
+
+
+def looping_inner_dw(w, x):
+    return sum(-np.sin(w * x + k) * x for k in range(3))
+
+
+def scaled(w): return SCALE[0] * np.sum(w ** 3)
+def scaled_dw(w): return SCALE[0] * 3 * w ** 2
+
+
+def squared_norm_of_grad(w): return np.sum(grad(sin_sq)(w, XS) ** 2)
+def squared_norm_of_grad_ref(w): return np.sum(sin_sq_dw(w, XS) ** 2)
+def grad_times_v(w): return np.sum(grad(tanh_loss)(w) * V3)
+def grad_times_v_ref(w): return np.sum(tanh_loss_dw(w) * V3)
+
+
+def assigned_then_used(w, x):
+    g = grad(sin_sq)(w, x)
+    return np.sum(g ** 2) + np.sum(g * w)
+
+
+def assigned_then_used_ref(w, x):
+    g = sin_sq_dw(w, x)
+    return np.sum(g ** 2) + np.sum(g * w)
+
+
+def gradient_steps(w):
+    for _ in range(3):
+        w = w - 0.1 * grad(tanh_loss)(w)
+    return tanh_loss(w)
+
+
+def gradient_steps_ref(w):
+    for _ in range(3):
+        w = w - 0.1 * tanh_loss_dw(w)
+    return tanh_loss(w)
+
+
+def in_a_branch(w, x):
+    if np.sum(w) > 0:
+        g = grad(sin_sq)(w, x)
+    else:
+        g = grad(sin_sq, wrt=1)(w, x)
+    return np.sum(g * g * w)
+
+
+def in_a_branch_ref(w, x):
+    g = sin_sq_dw(w, x) if np.sum(w) > 0 else sin_sq_dx(w, x)
+    return np.sum(g * g * w)
+
+
+def bound_to_a_name(w, x):
+    d = grad(sin_sq, 1)
+    return np.sum(np.sin(d(w, x)) * x)
+
+
+def bound_to_a_name_ref(w, x):
+    return np.sum(np.sin(sin_sq_dx(w, x)) * x)
+
+
+def both_arguments(w, x):
+    gw, gx = grad(sin_sq, wrt=(0, 1))(w, x)
+    return np.sum(gw * gx) + np.sum(x * w)
+
+
+def both_arguments_ref(w, x):
+    return np.sum(sin_sq_dw(w, x) * sin_sq_dx(w, x)) + np.sum(x * w)
+
+
+def value_and_gradient_inside(w, x):
+    value, g = value_and_grad(sin_sq)(w, x)
+    return value * np.sum(g * x)
+
+
+def value_and_gradient_inside_ref(w, x):
+    return sin_sq(w, x) * np.sum(sin_sq_dw(w, x) * x)
+
+
+def inner_with_a_loop(w, x):
+    return np.sum(np.tanh(grad(looping_inner)(w, x)))
+
+
+def inner_with_a_loop_ref(w, x):
+    return np.sum(np.tanh(looping_inner_dw(w, x)))
+
+
+def a_loop_around(w, x):
+    s = 0.0
+    for k in range(2):
+        s = s + np.sum(grad(sin_sq)(w * (k + 1.0), x) * x)
+    return s
+
+
+def a_loop_around_ref(w, x):
+    return sum(np.sum(sin_sq_dw(w * (k + 1.0), x) * x) for k in range(2))
+
+
+def cube(b): return b ** 3 + np.sin(b)
+
+
+def scalar_inner_ref(a): return (3 * a ** 2 + np.cos(a)) * a
+
+
+INSIDE = [
+    (squared_norm_of_grad, squared_norm_of_grad_ref, (V3[::-1] + 0.2,), 0),
+    (grad_times_v, grad_times_v_ref, (V3,), 0),
+    (assigned_then_used, assigned_then_used_ref, (V3, XS), 0),
+    (assigned_then_used, assigned_then_used_ref, (V3, XS), 1),
+    (gradient_steps, gradient_steps_ref, (V3,), 0),
+    (in_a_branch, in_a_branch_ref, (V3, XS), 0),
+    (in_a_branch, in_a_branch_ref, (-V3 - 1.0, XS), 0),
+    (bound_to_a_name, bound_to_a_name_ref, (V3, XS), 1),
+    (both_arguments, both_arguments_ref, (V3, XS), 0),
+    (both_arguments, both_arguments_ref, (V3, XS), 1),
+    (value_and_gradient_inside, value_and_gradient_inside_ref, (V3, XS), 0),
+    (inner_with_a_loop, inner_with_a_loop_ref, (V3, XS), 0),
+    (a_loop_around, a_loop_around_ref, (V3, XS), 0),
+    (a_loop_around, a_loop_around_ref, (V3, XS), 1),
+]
+
+
+@pytest.mark.parametrize("outer, reference, args, wrt", INSIDE,
+                         ids=[f"{c[0].__name__}-{c[3]}" for c in INSIDE])
+def test_grad_of_a_function_that_takes_a_gradient(outer, reference, args, wrt):
+    np.testing.assert_allclose(outer(*args), reference(*args), rtol=1e-12)
+    np.testing.assert_allclose(grad(outer, wrt)(*args), central(reference, args, wrt), rtol=1e-6, atol=1e-9)
+
+
+def test_a_scalar_gradient_inside():
+    assert grad(lambda a: grad(cube)(a) * a)(0.7) == pytest.approx(central(scalar_inner_ref, (0.7,), 0), rel=1e-7)
+
+
+def test_the_guard_sees_the_inner_function_change():
+    def outer(w): return np.sum(grad(scaled)(w) * w)
+    w = V3.copy()
+    first = grad(outer)(w)
+    np.testing.assert_allclose(first, central(lambda w: np.sum(scaled_dw(w) * w), (w,), 0), rtol=1e-6)
+    SCALE[0] = 5.0  # a global the inner function reads
+    try:
+        np.testing.assert_allclose(grad(outer)(w), 2.5 * first, rtol=1e-12)
+    finally:
+        SCALE[0] = 2.0
+    global cube
+    old = cube
+    cube = lambda b: b ** 2  # (the name the body reads, rebound)
+    try:
+        assert grad(lambda a: grad(cube)(a) * a)(0.7) == pytest.approx(4 * 0.7, rel=1e-12)
+    finally:
+        cube = old
+    global sin_sq
+    old = sin_sq
+    sin_sq = lambda w, x: np.sum(np.cos(w * x) ** 2)
+
+    def ref(w): return np.sum((-np.sin(2 * w * XS) * XS) ** 2)
+    try:
+        np.testing.assert_allclose(grad(squared_norm_of_grad)(V3), central(ref, (V3,), 0), rtol=1e-6)
+    finally:
+        sin_sq = old
+    np.testing.assert_allclose(grad(squared_norm_of_grad)(V3), central(squared_norm_of_grad_ref, (V3,), 0),
+                               rtol=1e-6)
+
+
+def test_gradients_inside_that_cannot_be_compiled_are_refused_where_they_are_taken():
     from adjoint_compiler import AdjointCompilerError
-    with pytest.raises(AdjointCompilerError, match="higher-order"):
-        grad(calls_a_gradient)(V3)
+
+    def of_a_lambda(w, x):
+        return np.sum(grad(lambda v: np.sum(np.sin(v * x)))(w))
+    with pytest.raises(AdjointCompilerError, match="made inside the differentiated function") as info:
+        grad(of_a_lambda)(V3, XS)
+    assert "test_nesting.py" in str(info.value)
+
+    def of_a_nested_def(w):
+        def inner(v): return np.sum(v ** 2)
+        return np.sum(grad(inner)(w))
+    with pytest.raises(AdjointCompilerError, match="define it at module level"):
+        grad(of_a_nested_def)(V3)
+
+    def with_aux(w):
+        return value_and_grad(sin_sq, has_aux=True)(w, XS)[1]
+    with pytest.raises(AdjointCompilerError, match="has_aux"):
+        grad(with_aux)(V3)
+
+
+def takes_its_own_gradient(w):
+    return np.sum(grad(takes_its_own_gradient)(w))
+
+
+def test_a_function_that_takes_its_own_gradient_is_refused():
+    from adjoint_compiler import AdjointCompilerError
+    with pytest.raises(AdjointCompilerError, match="recursive"):
+        grad(takes_its_own_gradient)(V3)
 
 
 def test_vjp_of_a_gradient_is_a_hessian_vector_product():
