@@ -644,6 +644,9 @@ class SSABuilder:
         if _derivative_maker(prim) is not None:
             self.env[name] = self.make_derivative(prim, args, kwargs, callee, at)
             return
+        if _is_jvp(prim):
+            self.env[name] = self.inline_jvp(prim, args, kwargs, callee, at, out)
+            return
         if self.inlinable(prim):
             self.env[name] = self.inline(prim, args, kwargs, callee, at, out)
             return
@@ -1035,6 +1038,80 @@ class SSABuilder:
             reading.guards.append(guard)
         return self.inline(wrapper, args, kwargs, None, at, out)
 
+    def inline_jvp(self, prim, args: list, kwargs: dict, callee, at, out: list):
+        """`jvp(f, primals, tangents)`: the generated jvp of `f` (differentiable), inlined; its
+        result is the pair (value, tangent). `primals` and `tangents` must be tuple displays (or
+        constant tuples) of the same length; every primal but an integer constant carries its
+        tangent."""
+        from . import api, nesting
+        what = callee.path if callee is not None else "jvp"
+        try:
+            bound = inspect.signature(prim).bind(*args, **kwargs)
+        except TypeError as exc:
+            raise CompileError(f"in the call to `{what}`: {exc}", self.loc(at)) from None
+        func = bound.arguments["func"]
+        if isinstance(func, FunctionValue):
+            raise UnsupportedSyntaxError(
+                f"`{what}` of {func.display}, a function made inside the differentiated function, is not "
+                "supported; define it at module level and pass what it reads from here as arguments", self.loc(at))
+        if not (isinstance(func, ir.Global) and callable(func.value)):
+            raise UnsupportedSyntaxError(f"`{what}` of a value computed inside the differentiated function: pass a "
+                                         "function by name", self.loc(at))
+        primals = self.static_items(bound.arguments["primals"], f"the primals of `{what}`", at)
+        tangents = self.static_items(bound.arguments["tangents"], f"the tangents of `{what}`", at)
+        if len(primals) != len(tangents):
+            raise CompileError(f"`{what}`: {len(primals)} primals but {len(tangents)} tangents", self.loc(at))
+        d = Derivative(func.value, (), False, "jvp", f"{what}({func.path})")
+        target = frontend._unwrap(func.value)
+        if nesting.being_built(target) or target is frontend._unwrap(self.root().source.func) \
+                or target in self.inlining:
+            raise CompileError(f"{d.display} is taken inside the function it differentiates: a recursive "
+                               "derivative cannot be compiled", self.loc(at))
+        try:
+            sig = inspect.signature(func.value)
+            bound_args = sig.bind(*primals)
+        except (TypeError, ValueError) as exc:
+            raise CompileError(f"in the call to {d.display}: {exc}", self.loc(at)) from None
+        values, kinds, wrt = [], [], []
+        for k, (pname, param) in enumerate(sig.parameters.items()):
+            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                raise UnsupportedSyntaxError(f"{d.display}: a jvp of a function with `*args` or `**kwargs` "
+                                             "cannot be taken inside a differentiated function", self.loc(at))
+            if pname in bound_args.arguments:
+                op = bound_args.arguments[pname]
+                kinds.append(self.argument_kind(op, pname, d, at))
+                constant = isinstance(op, (ir.Const, ir.Global))
+                if not (constant and not _float_valued(op.value)):
+                    wrt.append(k)
+                elif not (isinstance(tangents[k], ir.Const) and tangents[k].value in (None, 0, 0.0)):
+                    raise UnsupportedSyntaxError(f"{d.display}: the primal `{pname}` is not a float constant, so "
+                                                 "it carries no tangent: give None or 0.0 for it", self.loc(at))
+            else:
+                op = ir.Const(param.default) if isinstance(param.default, (int, float, bool, type(None))) else \
+                    ir.Global(self.namer.fresh(f"{target.__name__}_{pname}_default"), param.default, param.default,
+                              (target, ("default", pname)))
+                kinds.append(api._kind(param.default))
+            values.append(op)
+        try:
+            function, guard = nesting.inner_gradient(func.value, tuple(wrt), False, "jvp", tuple(kinds))
+        except CompileError:
+            raise
+        except (SourceError, api.ArgumentError, api.ArgumentIndexError) as exc:
+            raise CompileError(f"cannot compile {d.display} called here: {exc}", self.loc(at)) from None
+        reading = getattr(frontend._state, "reading", None)
+        if reading is not None:
+            reading.guards.append(guard)
+        return self.inline(function, values + [tangents[k] for k in wrt], {}, None, at, out)
+
+    def static_items(self, op, what: str, at) -> list:
+        """The operands of a tuple display (or of a constant tuple)."""
+        if isinstance(op, ir.Var) and op in self.tuples:
+            return list(self.tuples[op])
+        if isinstance(op, (ir.Const, ir.Global)) and isinstance(op.value, (tuple, list)):
+            return [ir.Const(v) if isinstance(v, (int, float, bool, type(None))) else
+                    ir.Global(self.namer.fresh("item"), v, v, ()) for v in op.value]
+        raise UnsupportedSyntaxError(f"{what} must be written as a tuple display here, e.g. `(x,)`", self.loc(at))
+
     def argument_kind(self, op, pname: str, d: Derivative, at) -> str:
         """The argument kind (api._kind) the inner gradient is compiled for."""
         from . import api
@@ -1392,6 +1469,18 @@ def _derivative_maker(prim):
     if prim is api.value_and_grad:
         return "joint"
     return None
+
+
+def _is_jvp(prim) -> bool:
+    from . import forward_api
+    return prim is forward_api.jvp
+
+
+def _float_valued(value) -> bool:
+    """Whether a constant carries a tangent in `jvp`: a float, or an array of floats."""
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind == "f"
+    return isinstance(value, (float, np.floating))
 
 
 def _kind(op) -> str:

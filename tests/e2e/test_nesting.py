@@ -21,6 +21,7 @@ from adjoint_compiler import (
     grad,
     hessian,
     hvp,
+    jvp,
     value_and_grad,
     vjp,
 )
@@ -527,3 +528,71 @@ def test_vjp_of_value_and_grad():
     out, pullback = vjp(value_and_grad(h), V3)
     assert out[0] == pytest.approx(h(V3))
     np.testing.assert_allclose(pullback((0.0, np.ones(3)))[0], fd_of_gradient(h, (V3,), 0, np.ones(3)), rtol=1e-6)
+
+
+# -- vjp of jvp: the jvp's generated code, differentiated again ----------------------------------------
+
+DIR = np.array([1.0, 2.0, -0.5])
+
+
+def elementwise(x): return np.sin(x) * x[::-1]
+def elementwise_jv(x, v): return np.cos(x) * v * x[::-1] + np.sin(x) * v[::-1]
+def two_args(x, y): return np.sum(np.exp(x * y)) + np.sum(y ** 3)
+def two_args_jv(x, y, vx, vy): return np.sum(np.exp(x * y) * (vx * y + x * vy)) + np.sum(3 * y ** 2 * vy)
+
+
+def loop_map(x):
+    h = x
+    for _ in range(3):
+        h = np.tanh(h) * 1.5
+    return h
+
+
+def loop_map_jv(x, v):
+    h, t = x, v
+    for _ in range(3):
+        t = 1.5 * (1 - np.tanh(h) ** 2) * t
+        h = np.tanh(h) * 1.5
+    return t
+
+
+def test_vjp_of_jvp_is_a_vector_jacobian_product_of_the_tangent():
+    u = np.array([0.5, -1.0, 2.0])
+    out, pullback = vjp(lambda x: jvp(elementwise, (x,), (DIR,))[1], V3)
+    np.testing.assert_allclose(out, elementwise_jv(V3, DIR), rtol=1e-12)
+    np.testing.assert_allclose(pullback(u)[0], central(lambda x: u @ elementwise_jv(x, DIR), (V3,), 0), rtol=1e-6)
+    out, pullback = vjp(lambda x: jvp(loop_map, (x,), (DIR,))[1], V3)
+    np.testing.assert_allclose(out, loop_map_jv(V3, DIR), rtol=1e-12)
+    np.testing.assert_allclose(pullback(u)[0], central(lambda x: u @ loop_map_jv(x, DIR), (V3,), 0), rtol=1e-6)
+
+
+def test_vjp_of_jvp_of_two_arguments_and_of_the_value():
+    y = V3[::-1] * 0.5
+    vy = np.array([0.3, 0.1, -0.2])
+
+    def f(x, y):
+        value, tangent = jvp(two_args, (x, y), (DIR, vy))
+        return value * tangent
+    _, pullback = vjp(f, V3, y)
+    gx, gy = pullback(1.0)
+
+    def ref(x, y): return two_args(x, y) * two_args_jv(x, y, DIR, vy)
+    np.testing.assert_allclose(gx, central(ref, (V3, y), 0), rtol=1e-6)
+    np.testing.assert_allclose(gy, central(ref, (V3, y), 1), rtol=1e-6)
+
+
+def test_grad_of_jvp_of_a_scalar_function_is_a_hessian_vector_product():
+    g = grad(lambda x: jvp(tanh_loss, (x,), (DIR,))[1])(V3)
+    np.testing.assert_allclose(g, central(lambda x: tanh_loss_dw(x) @ DIR, (V3,), 0), rtol=1e-6)
+
+
+def test_jvp_inside_with_an_integer_constant_primal():
+    def power(x, k): return np.sum(x ** k)
+
+    def f(x): return jvp(power, (x, 3), (DIR, 0.0))[1]
+    np.testing.assert_allclose(grad(f)(V3), central(lambda x: np.sum(3 * x ** 2 * DIR), (V3,), 0), rtol=1e-6)
+
+    def g(x): return jvp(power, (x, 3), (DIR, 1.0))[1]
+    from adjoint_compiler import AdjointCompilerError
+    with pytest.raises(AdjointCompilerError, match="carries no tangent"):
+        grad(g)(V3)
