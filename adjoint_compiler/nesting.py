@@ -112,6 +112,7 @@ def hvp(func, wrt=0):
 
     def hessian_vector_product(*args):
         *args, v = args
+        args = _as_floats(args, wrt_t)
         directions = tuple(v) if as_tuple else (v,)
         if len(directions) != len(wrt_t):
             from .errors import ArgumentError
@@ -214,6 +215,7 @@ def hessian(func, wrt=0):
         return rows
 
     def full_hessian(*args):
+        args = _as_floats(args, wrt_t)
         shapes = [np.shape(args[i]) for i in wrt_t]
         rows = None
         if full_hessian.fallback is None:
@@ -227,6 +229,34 @@ def hessian(func, wrt=0):
     full_hessian.__name__ = f"hessian_{getattr(func, '__name__', 'f')}"
     full_hessian.fallback = None  # why forward over reverse was not used (an error), or None
     return full_hessian
+
+
+def _as_floats(args, wrt_t: tuple) -> list:
+    """The arguments, with each differentiated integer one (a Python or NumPy integer, an integer
+    array, inside tuples and lists too) taken as floats, as `grad` takes it (its gradient is a
+    float, README "Gradient types follow the argument"): the Hessian is that of the function of
+    real numbers the code computes. Booleans are left alone (refused where they are checked)."""
+    args = list(args)
+    n = len(args)
+    for i in wrt_t:
+        if -n <= i < n:
+            args[i % n] = _float_leaves(args[i % n])
+    return args
+
+
+def _float_leaves(value):
+    import numpy as np
+    if isinstance(value, (bool, np.bool_)):
+        return value
+    if isinstance(value, int):
+        return float(value)
+    if isinstance(value, np.integer):
+        return np.float64(value)
+    if type(value) is np.ndarray and value.dtype.kind in "iu":
+        return value.astype(np.float64)
+    if type(value) in (tuple, list):
+        return type(value)(_float_leaves(v) for v in value)
+    return value
 
 
 def _unit(shape: tuple, flat: int):

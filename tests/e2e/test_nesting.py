@@ -596,3 +596,26 @@ def test_jvp_inside_with_an_integer_constant_primal():
     from adjoint_compiler import AdjointCompilerError
     with pytest.raises(AdjointCompilerError, match="carries no tangent"):
         grad(g)(V3)
+
+
+# -- integer arguments: taken as floats, as `grad` takes them ------------------------------------------
+
+def cubic(x): return x ** 3 + x * 2
+def cubic_sum(x, y): return np.sum(x ** 3 * y)
+
+
+def test_hvp_and_hessian_take_integer_arguments_as_floats_like_grad():
+    assert grad(cubic)(2) == 14.0  # grad: an int argument gets a float gradient
+    for x in (2, np.int64(2), 2.0):  # (the float one crashed in mutation.check before)
+        assert hvp(cubic)(x, 1) == pytest.approx(12.0, rel=1e-12)
+        assert hvp(cubic)(x, 0.5) == pytest.approx(6.0, rel=1e-12)
+        assert hessian(cubic)(x) == pytest.approx(12.0, rel=1e-12)
+    xi, y = np.array([1, 2, -1]), np.array([0.5, 1.0, 2.0])
+    v = np.array([1.0, -1.0, 0.5])
+    expected = 6 * xi * y * v  # the Hessian in x is diag(6 x y)
+    np.testing.assert_allclose(hvp(cubic_sum)(xi, y, v), expected, rtol=1e-12)
+    np.testing.assert_allclose(hvp(cubic_sum)(xi.astype(float), y, v), expected, rtol=1e-12)
+    np.testing.assert_allclose(hessian(cubic_sum)(xi, y), np.diag(6 * xi * y), rtol=1e-12)
+    hx, hy = hvp(cubic_sum, wrt=(0, 1))(xi, np.array([1, 1, 2]), (v, v))
+    np.testing.assert_allclose(hx, 6 * xi * np.array([1, 1, 2]) * v + 3 * xi ** 2 * v, rtol=1e-12)
+    np.testing.assert_allclose(hy, 3 * xi ** 2 * v, rtol=1e-12)
