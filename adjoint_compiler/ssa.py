@@ -978,6 +978,18 @@ class SSABuilder:
             raise UnsupportedSyntaxError(f"`{what}(..., has_aux=True)` inside a differentiated function is not "
                                          "supported; return the loss alone from the function you differentiate "
                                          "there, and compute the aux outside", self.loc(at))
+        try:
+            wrt_t, as_tuple = api._normalize_wrt(wrt)
+        except api.ArgumentError as exc:
+            raise CompileError(f"in the call to `{what}`: {exc}", self.loc(at)) from None
+        if isinstance(func, Closure):
+            lifted, extra = self.lift(func, what, at)
+            n = len(func.node.args.args)
+            if not all(-n <= i < n for i in wrt_t):
+                raise CompileError(f"in the call to `{what}`: wrt={wrt!r} is out of range: {func.display} takes "
+                                   f"{n} arguments", self.loc(at))
+            return Derivative(lifted, tuple(i % n for i in wrt_t), as_tuple, mode, f"{what}({func.display})",
+                              extra, func.defining)
         if isinstance(func, FunctionValue):
             raise UnsupportedSyntaxError(
                 f"`{what}` of {func.display}, a function made inside the differentiated function, is not "
@@ -986,11 +998,43 @@ class SSABuilder:
         if not (isinstance(func, ir.Global) and callable(func.value)):
             raise UnsupportedSyntaxError(f"`{what}` of a value computed inside the differentiated function: pass a "
                                          "function by name", self.loc(at))
-        try:
-            wrt_t, as_tuple = api._normalize_wrt(wrt)
-        except api.ArgumentError as exc:
-            raise CompileError(f"in the call to `{what}`: {exc}", self.loc(at)) from None
         return Derivative(func.value, wrt_t, as_tuple, mode, f"{what}({func.path})")
+
+    def lift(self, c: Closure, what: str, at) -> tuple:
+        """A lambda or nested def as a function of its own (its source registered for the compiler
+        to read), whose globals are the module's: the free names it reads from the enclosing
+        function become keyword parameters, given their values where the gradient is called.
+        Returns (function, those names)."""
+        import ast
+        import linecache
+
+        from .functions import free_names
+        a = c.node.args
+        if c.defaults or c.kw_defaults or a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
+            raise UnsupportedSyntaxError(
+                f"`{what}` of {c.display}, made inside the differentiated function with defaults, keyword-only or "
+                "variadic parameters, is not supported; define it at module level and pass what it reads from "
+                "here as arguments", self.loc(at))
+        free = sorted(free_names(c.node))
+        extra = [n for n in free if n in c.outer]
+        cells = [n for n in free if n not in c.outer and n in c.source.closure]
+        if cells:
+            raise UnsupportedSyntaxError(
+                f"`{what}` of {c.display}: it reads `{cells[0]}` from the closure of `{c.source.node.name}`; define "
+                "the function at module level and pass what it reads as arguments", self.loc(at))
+        node = copy.deepcopy(c.node)
+        name = self.namer.fresh("lifted_lambda" if c.display == "the lambda" else f"lifted_{c.node.name}")
+        node.name = name
+        node.decorator_list = []
+        node.args.args = list(node.args.args) + [gast.Name(id=n, ctx=gast.Param(), annotation=None, type_comment=None)
+                                                 for n in extra]
+        tree = gast.gast_to_ast(gast.Module(body=[node], type_ignores=[]))
+        text = ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+        filename = f"<adjoint_compiler {c.display} at {c.loc.file}:{c.loc.line}, lifted as {name}>"
+        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+        code = compile(text, filename, "exec")
+        body = next(k for k in code.co_consts if isinstance(k, types.CodeType) and k.co_name == name)
+        return types.FunctionType(body, c.source.globals, name), extra
 
     def derivative_of(self, callee, at) -> Derivative:
         """A gradient function made by `grad`/`value_and_grad` outside and called here."""
@@ -1013,6 +1057,11 @@ class SSABuilder:
         if nesting.being_built(func) or func is frontend._unwrap(self.root().source.func) or func in self.inlining:
             raise CompileError(f"{d.display} is taken inside the function it differentiates: a recursive "
                                "derivative cannot be compiled", self.loc(at))
+        if d.extra:
+            given = set(kwargs)
+            kwargs = {**kwargs, **{n: self.enclosing_value(d, n, at) for n in d.extra}}
+            if given & set(d.extra):
+                raise CompileError(f"in the call to {d.display}: unexpected keyword argument", self.loc(at))
         try:
             sig = inspect.signature(d.func)
             bound = sig.bind(*args, **kwargs)
@@ -1037,6 +1086,19 @@ class SSABuilder:
         if reading is not None:
             reading.guards.append(guard)
         return self.inline(wrapper, args, kwargs, None, at, out)
+
+    def enclosing_value(self, d: Derivative, name: str, at):
+        """The value a lifted function's free name has in the scope that made it, now."""
+        b = d.defining
+        while b is not None:
+            if name in b.env:
+                value = b.env[name]
+                if is_function_value(value):
+                    raise UnsupportedSyntaxError(f"{d.display}: the function reads `{name}`, a function made in the "
+                                                 "differentiated code; pass a module-level function", self.loc(at))
+                return value
+            b = b.defining
+        raise CompileError(f"`{name}` is read by {d.display} before the enclosing function assigns it", self.loc(at))
 
     def inline_jvp(self, prim, args: list, kwargs: dict, callee, at, out: list):
         """`jvp(f, primals, tangents)`: the generated jvp of `f` (differentiable), inlined; its

@@ -462,25 +462,98 @@ def test_the_guard_sees_the_inner_function_change():
                                rtol=1e-6)
 
 
+def of_a_lambda(w, x):
+    g = grad(lambda v: tanh_loss_of(v, x))(w)
+    return np.sum(g ** 2)
+
+
+def tanh_loss_of(w, x): return np.sum(np.tanh(x @ w) ** 2)
+def tanh_loss_of_dw(w, x): return x.T @ (2 * np.tanh(x @ w) * (1 - np.tanh(x @ w) ** 2))
+def of_a_lambda_ref(w, x): return np.sum(tanh_loss_of_dw(w, x) ** 2)
+
+
+def of_a_nested_def(w, x):
+    s = 0.0
+
+    def inner(v, k):
+        return np.sum(np.sin(v * x * k))
+    for k in range(2):
+        s = s + np.sum(grad(inner)(w, k + 1.0) * w)
+    return s
+
+
+def of_a_nested_def_ref(w, x):
+    return sum(np.sum(np.cos(w * x * (k + 1.0)) * x * (k + 1.0) * w) for k in range(2))
+
+
+def late_binding(w, x):
+    f = lambda v: np.sum(np.exp(v * x))
+    x = x * 2.0  # (read when the gradient is called, as Python reads it)
+    return np.sum(grad(f)(w) * x)
+
+
+def late_binding_ref(w, x):
+    return np.sum(np.exp(w * 2.0 * x) * 2.0 * x * 2.0 * x)
+
+
+LIFTED = [
+    (of_a_lambda, of_a_lambda_ref, (np.array([0.3, -0.7]), X[:3, :2]), 0),
+    (of_a_lambda, of_a_lambda_ref, (np.array([0.3, -0.7]), X[:3, :2]), 1),
+    (of_a_nested_def, of_a_nested_def_ref, (np.array([0.3, -0.7]), np.array([0.5, 1.5])), 0),
+    (of_a_nested_def, of_a_nested_def_ref, (np.array([0.3, -0.7]), np.array([0.5, 1.5])), 1),
+    (late_binding, late_binding_ref, (V3, XS), 0),
+    (late_binding, late_binding_ref, (V3, XS), 1),
+]
+
+
+@pytest.mark.parametrize("outer, reference, args, wrt", LIFTED,
+                         ids=[f"{c[0].__name__}-{c[3]}" for c in LIFTED])
+def test_grad_of_a_function_made_inside(outer, reference, args, wrt):
+    """A lambda or nested def made inside is lifted to a function of its own, the enclosing
+    function's names it reads passed as arguments where the gradient is called."""
+    np.testing.assert_allclose(outer(*args), reference(*args), rtol=1e-12)
+    np.testing.assert_allclose(grad(outer, wrt)(*args), central(reference, args, wrt), rtol=1e-6, atol=1e-9)
+
+
+def test_the_guard_sees_what_a_lifted_lambda_calls_change():
+    global tanh_loss_of
+    w, x = np.array([0.3, -0.7]), X[:3, :2]
+    np.testing.assert_allclose(grad(of_a_lambda)(w, x), central(of_a_lambda_ref, (w, x), 0), rtol=1e-6)
+    old = tanh_loss_of
+    tanh_loss_of = lambda w, x: np.sum((x @ w) ** 2)
+
+    def ref(w): return np.sum((2 * x.T @ (x @ w)) ** 2)
+    try:
+        np.testing.assert_allclose(grad(of_a_lambda)(w, x), central(ref, (w,), 0), rtol=1e-6)
+    finally:
+        tanh_loss_of = old
+    np.testing.assert_allclose(grad(of_a_lambda)(w, x), central(of_a_lambda_ref, (w, x), 0), rtol=1e-6)
+
+
 def test_gradients_inside_that_cannot_be_compiled_are_refused_where_they_are_taken():
     from adjoint_compiler import AdjointCompilerError
+    scale = 2.0
 
-    def of_a_lambda(w, x):
-        return np.sum(grad(lambda v: np.sum(np.sin(v * x)))(w))
-    with pytest.raises(AdjointCompilerError, match="made inside the differentiated function") as info:
-        grad(of_a_lambda)(V3, XS)
+    def reads_a_closure_cell(w):
+        return np.sum(grad(lambda v: np.sum(np.sin(v * scale)))(w))
+    with pytest.raises(AdjointCompilerError, match="reads `scale` from the closure") as info:
+        grad(reads_a_closure_cell)(V3)
     assert "test_nesting.py" in str(info.value)
 
-    def of_a_nested_def(w):
-        def inner(v): return np.sum(v ** 2)
-        return np.sum(grad(inner)(w))
+    def with_a_default(w):
+        return np.sum(grad(lambda v, k=2.0: np.sum(v ** k))(w))
     with pytest.raises(AdjointCompilerError, match="define it at module level"):
-        grad(of_a_nested_def)(V3)
+        grad(with_a_default)(V3)
 
     def with_aux(w):
         return value_and_grad(sin_sq, has_aux=True)(w, XS)[1]
     with pytest.raises(AdjointCompilerError, match="has_aux"):
         grad(with_aux)(V3)
+
+    def jvp_of_a_lambda(w):
+        return jvp(lambda v: np.sum(v ** 3), (w,), (w,))[1]
+    with pytest.raises(AdjointCompilerError, match="made inside the differentiated function"):
+        grad(jvp_of_a_lambda)(V3)
 
 
 def takes_its_own_gradient(w):
