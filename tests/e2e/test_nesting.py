@@ -692,3 +692,13 @@ def test_hvp_and_hessian_take_integer_arguments_as_floats_like_grad():
     hx, hy = hvp(cubic_sum, wrt=(0, 1))(xi, np.array([1, 1, 2]), (v, v))
     np.testing.assert_allclose(hx, 6 * xi * np.array([1, 1, 2]) * v + 3 * xi ** 2 * v, rtol=1e-12)
     np.testing.assert_allclose(hy, 3 * xi ** 2 * v, rtol=1e-12)
+
+
+def test_hvp_of_a_function_that_takes_a_gradient():
+    """Third derivatives: the jvp of the gradient of a function whose body calls `grad`."""
+    def analytic_gradient(w): return 2 * np.sin(4 * w * XS) * XS ** 3  # of squared_norm_of_grad
+    w, v = V3[::-1] + 0.2, np.array([1.0, -2.0, 0.5])
+    np.testing.assert_allclose(grad(squared_norm_of_grad)(w), analytic_gradient(w), rtol=1e-12)
+    eps = 1e-6
+    expected = (analytic_gradient(w + eps * v) - analytic_gradient(w - eps * v)) / (2 * eps)
+    np.testing.assert_allclose(hvp(squared_norm_of_grad)(w, v), expected, rtol=1e-6, atol=1e-10)
