@@ -1143,9 +1143,15 @@ class SSABuilder:
                 op = bound_args.arguments[pname]
                 kinds.append(self.argument_kind(op, pname, d, at))
                 constant = isinstance(op, (ir.Const, ir.Global))
-                if not (constant and not _float_valued(op.value)):
+                zero = isinstance(tangents[k], ir.Const) and tangents[k].value is None or (
+                    isinstance(tangents[k], ir.Const) and type(tangents[k].value) in (int, float)
+                    and tangents[k].value == 0)
+                if zero:
+                    pass  # (a zero tangent adds nothing: the position is not differentiated, as `jvp` does for
+                    # an integer; `0 * log(x)` of `x ** k` in k would be nan for a negative x)
+                elif not (constant and not _float_valued(op.value)):
                     wrt.append(k)
-                elif not (isinstance(tangents[k], ir.Const) and tangents[k].value in (None, 0, 0.0)):
+                else:
                     raise UnsupportedSyntaxError(f"{d.display}: the primal `{pname}` is not a float constant, so "
                                                  "it carries no tangent: give None or 0.0 for it", self.loc(at))
             else:

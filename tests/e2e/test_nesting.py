@@ -665,6 +665,16 @@ def test_jvp_inside_with_an_integer_constant_primal():
     def f(x): return jvp(power, (x, 3), (DIR, 0.0))[1]
     np.testing.assert_allclose(grad(f)(V3), central(lambda x: np.sum(3 * x ** 2 * DIR), (V3,), 0), rtol=1e-6)
 
+    def loop(x):  # (a zero tangent for the exponent: not differentiated, so no 0 * log(x) of a negative x)
+        s = 0.0
+        for k in range(2, 4):
+            s = s + jvp(power, (x, k), (DIR, 0.0))[1]
+        return s
+    x = np.array([-0.5, 0.7, -1.2])
+    with np.errstate(invalid="raise"):
+        np.testing.assert_allclose(grad(loop)(x), central(lambda x: np.sum((2 * x + 3 * x ** 2) * DIR), (x,), 0),
+                                   rtol=1e-6)
+
     def g(x): return jvp(power, (x, 3), (DIR, 1.0))[1]
     from adjoint_compiler import AdjointCompilerError
     with pytest.raises(AdjointCompilerError, match="carries no tangent"):
