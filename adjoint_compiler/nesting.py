@@ -13,6 +13,13 @@ the outer one differentiates a small generated function that calls it and return
 `stacks` updates its tape lists in place, with their tangents); `grad(grad(f))` and `vjp` of a
 gradient, its pullback (reverse over reverse, where `stacks` gives the tape lists cotangent
 stacks), which is also `hvp`'s fallback for a gradient without tangent rules.
+
+A function that takes a gradient inside its body (`np.sum(grad(loss)(w, x) ** 2)`, or a
+`value_and_grad` or a `jvp` there) has it inlined by `ssa`: `inner_gradient` compiles the inner
+function's gradient (or jvp) as differentiable code for the kinds of the call's arguments, and the
+caller inlines its generated source like any helper call; the caller's guard holds while the inner
+one does (`AllOf`), so a change to the inner function recompiles the caller. A lambda or nested
+`def` made inside is lifted first (`ssa.lift`: its free names become parameters).
 """
 from __future__ import annotations
 
