@@ -1112,18 +1112,26 @@ class SSABuilder:
         except TypeError as exc:
             raise CompileError(f"in the call to `{what}`: {exc}", self.loc(at)) from None
         func = bound.arguments["func"]
-        if isinstance(func, FunctionValue):
-            raise UnsupportedSyntaxError(
-                f"`{what}` of {func.display}, a function made inside the differentiated function, is not "
-                "supported; define it at module level and pass what it reads from here as arguments", self.loc(at))
-        if not (isinstance(func, ir.Global) and callable(func.value)):
-            raise UnsupportedSyntaxError(f"`{what}` of a value computed inside the differentiated function: pass a "
-                                         "function by name", self.loc(at))
         primals = self.static_items(bound.arguments["primals"], f"the primals of `{what}`", at)
         tangents = self.static_items(bound.arguments["tangents"], f"the tangents of `{what}`", at)
         if len(primals) != len(tangents):
             raise CompileError(f"`{what}`: {len(primals)} primals but {len(tangents)} tangents", self.loc(at))
-        d = Derivative(func.value, (), False, "jvp", f"{what}({func.path})")
+        if isinstance(func, Closure):  # lifted: the enclosing names it reads are primals without tangents
+            lifted, extra = self.lift(func, what, at)
+            d = Derivative(lifted, (), False, "jvp", f"{what}({func.display})", extra, func.defining)
+            if len(primals) != len(func.node.args.args):
+                raise CompileError(f"`{what}`: {func.display} takes {len(func.node.args.args)} arguments, "
+                                   f"{len(primals)} primals given", self.loc(at))
+            func = ir.Global(lifted.__name__, lifted, lifted, ())
+        elif isinstance(func, FunctionValue):
+            raise UnsupportedSyntaxError(
+                f"`{what}` of {func.display}, a function made inside the differentiated function, is not "
+                "supported; define it at module level and pass what it reads from here as arguments", self.loc(at))
+        elif not (isinstance(func, ir.Global) and callable(func.value)):
+            raise UnsupportedSyntaxError(f"`{what}` of a value computed inside the differentiated function: pass a "
+                                         "function by name", self.loc(at))
+        else:
+            d = Derivative(func.value, (), False, "jvp", f"{what}({func.path})")
         target = frontend._unwrap(func.value)
         if nesting.being_built(target) or target is frontend._unwrap(self.root().source.func) \
                 or target in self.inlining:
@@ -1131,7 +1139,7 @@ class SSABuilder:
                                "derivative cannot be compiled", self.loc(at))
         try:
             sig = inspect.signature(func.value)
-            bound_args = sig.bind(*primals)
+            bound_args = sig.bind(*primals, **{n: self.enclosing_value(d, n, at) for n in d.extra})
         except (TypeError, ValueError) as exc:
             raise CompileError(f"in the call to {d.display}: {exc}", self.loc(at)) from None
         values, kinds, wrt = [], [], []
@@ -1142,6 +1150,9 @@ class SSABuilder:
             if pname in bound_args.arguments:
                 op = bound_args.arguments[pname]
                 kinds.append(self.argument_kind(op, pname, d, at))
+                if k >= len(tangents):  # (a lifted function's enclosing name: no tangent)
+                    values.append(op)
+                    continue
                 constant = isinstance(op, (ir.Const, ir.Global))
                 zero = isinstance(tangents[k], ir.Const) and tangents[k].value is None or (
                     isinstance(tangents[k], ir.Const) and type(tangents[k].value) in (int, float)

@@ -550,10 +550,25 @@ def test_gradients_inside_that_cannot_be_compiled_are_refused_where_they_are_tak
     with pytest.raises(AdjointCompilerError, match="has_aux"):
         grad(with_aux)(V3)
 
-    def jvp_of_a_lambda(w):
-        return jvp(lambda v: np.sum(v ** 3), (w,), (w,))[1]
-    with pytest.raises(AdjointCompilerError, match="made inside the differentiated function"):
-        grad(jvp_of_a_lambda)(V3)
+    def jvp_of_a_lambda_with_a_default(w):
+        return jvp(lambda v, k=3: np.sum(v ** k), (w,), (w,))[1]
+    with pytest.raises(AdjointCompilerError, match="define it at module level"):
+        grad(jvp_of_a_lambda_with_a_default)(V3)
+
+
+def jvp_of_a_lambda(w, x):
+    return jvp(lambda v: np.sum(np.sin(v * x) * v), (w,), (DIR,))[1]
+
+
+def jvp_of_a_lambda_ref(w, x):
+    return np.sum((np.cos(w * x) * x * w + np.sin(w * x)) * DIR)
+
+
+def test_grad_of_a_jvp_of_a_lambda_made_inside():
+    for wrt in (0, 1):
+        np.testing.assert_allclose(jvp_of_a_lambda(V3, XS), jvp_of_a_lambda_ref(V3, XS), rtol=1e-12)
+        np.testing.assert_allclose(grad(jvp_of_a_lambda, wrt)(V3, XS), central(jvp_of_a_lambda_ref, (V3, XS), wrt),
+                                   rtol=1e-6)
 
 
 def takes_its_own_gradient(w):
