@@ -147,8 +147,8 @@ def check_first_order(func) -> None:
                                                                      "adjoint_compiler.nesting",
                                                                      "adjoint_compiler.jacobians"):
         raise SourceError(f"`{name}` is an adjoint_compiler entry point: calling it inside a differentiated "
-                          "function is a higher-order derivative, which is not supported yet for it (`grad` and "
-                          "`value_and_grad` of a module-level function are)")
+                          "function is a higher-order derivative, which is not supported yet for it (`grad`, "
+                          "`value_and_grad`, `hvp` and `jvp` are)")
 
 
 def read_function(func) -> Source:

@@ -1057,6 +1057,11 @@ class SSABuilder:
         if nesting.being_built(func) or func is frontend._unwrap(self.root().source.func) or func in self.inlining:
             raise CompileError(f"{d.display} is taken inside the function it differentiates: a recursive "
                                "derivative cannot be compiled", self.loc(at))
+        direction = None
+        if d.mode == "hvp":  # `hvp(f, wrt)(*args, v)`: the direction is the last positional argument
+            if not args:
+                raise CompileError(f"in the call to {d.display}: give the arguments, then the direction", self.loc(at))
+            *args, direction = args
         if d.extra:
             given = set(kwargs)
             kwargs = {**kwargs, **{n: self.enclosing_value(d, n, at) for n in d.extra}}
@@ -1076,6 +1081,8 @@ class SSABuilder:
                 kinds.append(self.argument_kind(bound.arguments[pname], pname, d, at))
             else:
                 kinds.append(api._kind(param.default))
+        if d.mode == "hvp":
+            return self.inline_hvp(d, sig, bound, direction, tuple(kinds), at, out)
         try:
             wrapper, guard = nesting.inner_gradient(d.func, d.wrt, d.as_tuple, d.mode, tuple(kinds))
         except CompileError:
@@ -1086,6 +1093,51 @@ class SSABuilder:
         if reading is not None:
             reading.guards.append(guard)
         return self.inline(wrapper, args, kwargs, None, at, out)
+
+    def inline_hvp(self, d: Derivative, sig, bound, direction, kinds: tuple, at, out: list):
+        """`hvp(f, wrt)(*args, v)`: the jvp of `f`'s gradient along `v` (forward over reverse, as
+        `nesting.hvp` computes it), its generated code inlined; the result is the tangent."""
+        from . import api, nesting
+        params = list(sig.parameters.items())
+        n = len(params)
+        if not all(-n <= i < n for i in d.wrt):
+            raise CompileError(f"in the call to {d.display}: wrt={d.wrt} is out of range", self.loc(at))
+        positions = [i % n for i in d.wrt]
+        if len(set(positions)) != len(positions):
+            raise CompileError(f"in the call to {d.display}: wrt names an argument twice", self.loc(at))
+        directions = self.static_items(direction, f"the directions of {d.display} (one per wrt argument)", at) \
+            if d.as_tuple else [direction]
+        if len(directions) != len(positions):
+            raise CompileError(f"{d.display}: give one direction per differentiated argument ({len(positions)}), "
+                               f"got {len(directions)}", self.loc(at))
+        values = []
+        for pname, param in params:
+            if pname in bound.arguments:
+                values.append(bound.arguments[pname])
+            elif isinstance(param.default, (int, float, bool, type(None))):
+                values.append(ir.Const(param.default))
+            else:
+                values.append(ir.Global(self.namer.fresh(f"{d.func.__name__}_{pname}_default"), param.default,
+                                        param.default, (d.func, ("default", pname))))
+        for i in positions:
+            if isinstance(values[i], (ir.Const, ir.Global)) and not _float_valued(values[i].value):
+                raise UnsupportedSyntaxError(f"{d.display}: the argument `{params[i][0]}` it differentiates is a "
+                                             "constant that is not a float; write it as a float (`2.0`)", self.loc(at))
+        gradient = api.grad(d.func, d.wrt if d.as_tuple else d.wrt[0])
+        order = sorted(range(len(positions)), key=lambda j: positions[j])
+        try:
+            function, guard = nesting.inner_gradient(gradient, tuple(positions[j] for j in order), False, "jvp", kinds)
+        except CompileError:
+            raise
+        except (SourceError, api.ArgumentError, api.ArgumentIndexError) as exc:
+            raise CompileError(f"cannot compile {d.display} called here: {exc}", self.loc(at)) from None
+        reading = getattr(frontend._state, "reading", None)
+        if reading is not None:
+            reading.guards.append(guard)
+        pair = self.inline(function, values + [directions[j] for j in order], {}, None, at, out)
+        target = self.version("hvp", "seq" if d.as_tuple else "num")
+        out.append(ir.Assign(target, operator.getitem, [pair, ir.Const(1)], {}, self.loc(at), None))
+        return target
 
     def enclosing_value(self, d: Derivative, name: str, at):
         """The value a lifted function's free name has in the scope that made it, now."""
@@ -1541,12 +1593,15 @@ class _Dict:
 
 
 def _derivative_maker(prim):
-    """'grad' or 'joint' for `grad` / `value_and_grad` (the entry points), else None."""
+    """'grad', 'joint' or 'hvp' for `grad` / `value_and_grad` / `hvp` (the entry points), else None."""
     from . import api
     if prim is api.grad:
         return "grad"
     if prim is api.value_and_grad:
         return "joint"
+    from . import nesting
+    if prim is nesting.hvp:
+        return "hvp"
     return None
 
 

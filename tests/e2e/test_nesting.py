@@ -727,3 +727,46 @@ def test_hvp_of_a_function_that_takes_a_gradient():
     eps = 1e-6
     expected = (analytic_gradient(w + eps * v) - analytic_gradient(w - eps * v)) / (2 * eps)
     np.testing.assert_allclose(hvp(squared_norm_of_grad)(w, v), expected, rtol=1e-6, atol=1e-10)
+
+
+# -- hvp taken inside ----------------------------------------------------------------------------------
+
+def hvp_inside(w, x):
+    return np.sum(hvp(sin_sq)(w, x, DIR) * x)
+
+
+def hvp_inside_ref(w, x):  # the Hessian of sin_sq in w is diag(2 x^2 cos(2 w x))
+    return np.sum(2 * x ** 2 * np.cos(2 * w * x) * DIR * x)
+
+
+def hvp_of_both_inside(w, x):
+    hw, hx = hvp(sin_sq, wrt=(0, 1))(w, x, (DIR, V3))
+    return np.sum(hw * w) + np.sum(hx ** 2)
+
+
+def hvp_of_both_inside_ref(w, x):
+    # d2/dw2 = 2 x^2 cos(2wx), d2/dwdx = sin(2wx) + 2wx cos(2wx), d2/dx2 = 2 w^2 cos(2wx)
+    c, m = np.cos(2 * w * x), np.sin(2 * w * x) + 2 * w * x * np.cos(2 * w * x)
+    hw = 2 * x ** 2 * c * DIR + m * V3
+    hx = m * DIR + 2 * w ** 2 * c * V3
+    return np.sum(hw * w) + np.sum(hx ** 2)
+
+
+def hvp_of_a_lambda_inside(w, x):
+    return np.sum(hvp(lambda v: np.sum(np.sin(v * x) ** 2))(w, DIR))
+
+
+def hvp_of_a_lambda_inside_ref(w, x):
+    return np.sum(2 * x ** 2 * np.cos(2 * w * x) * DIR)
+
+
+HVP_INSIDE = [(hvp_inside, hvp_inside_ref), (hvp_of_both_inside, hvp_of_both_inside_ref),
+              (hvp_of_a_lambda_inside, hvp_of_a_lambda_inside_ref)]
+
+
+@pytest.mark.parametrize("outer, reference", HVP_INSIDE, ids=[c[0].__name__ for c in HVP_INSIDE])
+@pytest.mark.parametrize("wrt", [0, 1])
+def test_grad_of_a_function_that_takes_an_hvp(outer, reference, wrt):
+    args = (V3, XS)
+    np.testing.assert_allclose(outer(*args), reference(*args), rtol=1e-12)
+    np.testing.assert_allclose(grad(outer, wrt)(*args), central(reference, args, wrt), rtol=1e-6, atol=1e-9)
