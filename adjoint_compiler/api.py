@@ -400,23 +400,29 @@ def _build(target, wrt: tuple, kinds: tuple, mode: str, differentiable: bool = F
         inner = _build(_unwrap(func), inner_wrt, kinds, inner_mode, differentiable=True)
         target = nesting.as_function(inner, as_tuple, inner_mode)
         with frontend.recording() as reading:
-            entry = compile_gradient(target, wrt, kinds, mode)
-        entry.guard = nesting.Both(guard.build(target, reading, generation), inner.guard)
+            entry = compile_gradient(target, wrt, kinds, mode, differentiable=differentiable)
+        entry.guard = nesting.Both(_guard(target, reading, generation), inner.guard)
         return entry
     if differentiable:
         with frontend.recording() as reading:
             entry = compile_gradient(target, wrt, kinds, mode, differentiable=True)
-        entry.guard = guard.build(target, reading, generation)
+        entry.guard = _guard(target, reading, generation)
         return entry
     portable = not any(isinstance(k, tuple) for k in kinds)  # (a structure's kind holds its class)
     entry = diskcache.load(target, wrt, kinds, mode, generation) if portable else None
     if entry is None:
         with frontend.recording() as reading:
             entry = compile_gradient(target, wrt, kinds, mode)
-        entry.guard = guard.build(target, reading, generation)
-        if portable:
+        entry.guard = _guard(target, reading, generation)
+        if portable and not reading.guards:  # (a gradient called inside: its guard is not portable)
             diskcache.store(target, wrt, kinds, mode, entry)
     return entry
+
+
+def _guard(target, reading, generation):
+    """The guard of what one compilation read, and of the gradients compiled for calls inside."""
+    own = guard.build(target, reading, generation)
+    return nesting.AllOf(own, reading.guards) if reading.guards else own
 
 
 def _locate(exc, entry) -> None:

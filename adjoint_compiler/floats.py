@@ -3,8 +3,10 @@
 A value is 'f' when it surely is a real float (a Python float, a NumPy floating scalar, an array
 or Buffer of a floating dtype), 'r' when it surely is real (a bool, int or float, or an array of
 them) and unknown otherwise (a complex or object array, a tuple, anything not followed). The
-facts flow forward through the IR, loops to a fixpoint; a float array passed by the caller is
-'f' when its argument kind says so (`f<ndim>`).
+facts flow forward through the IR, loops to a fixpoint (`fixpoint.py`, which checks that it
+converged) in a lattice where a fact only goes from known to unknown ('f', 'r', unknown): a
+carried value starts with its initial value's fact and is joined with what each trip gives it. A
+float array passed by the caller is 'f' when its argument kind says so (`f<ndim>`).
 
     u0: f1                   u = u0.copy()          u: f
     n: an int                b = np.zeros(n)        b: f    (the default dtype)
@@ -24,7 +26,9 @@ import operator
 import numpy as np
 
 from . import ir
+from . import runtime as rt
 from .buffer import Buffer
+from .fixpoint import fixpoint
 from .shapes import _integer_result
 
 # (n, ...) constructors whose default dtype is float64
@@ -88,7 +92,10 @@ class Floats:
 
     def of(self, op):
         if isinstance(op, ir.Var):
-            return "r" if op in self.ints else self.facts.get(op)
+            if op in self.ints:
+                return "r"
+            fact = self.facts.get(op)
+            return None if fact is UNKNOWN or fact == SHAPE else fact
         if isinstance(op, (ir.Const, ir.Global)):
             v = op.value
             if isinstance(v, (bool, np.bool_)) or (isinstance(v, numbers.Integral) and not isinstance(v, bool)):
@@ -103,6 +110,10 @@ class Floats:
         p, args, kw = s.prim, s.args, s.kwargs
         facts = [self.of(a) for a in args]
         given = kw.get("dtype", args[1] if len(args) == 2 else None)  # (the second positional one)
+        if p is rt.shape_of and len(args) == 1 and not kw:  # (what zeros_like then makes is float)
+            return SHAPE if facts[0] in ("f", "r") else None
+        if p is rt.zeros_like and len(args) == 1 and not kw:  # float zeros of a real value's shape
+            return "f" if facts[0] in ("f", "r") or self.facts.get(args[0]) == SHAPE else None
         try:
             if (p in _FLOAT_BY_DEFAULT or p in _LIKE) and 1 <= len(args) <= 2 and set(kw) <= {"dtype"} \
                     and not (len(args) == 2 and "dtype" in kw):
@@ -146,16 +157,20 @@ class Floats:
         return None
 
     def set(self, var, fact) -> bool:
-        if self.facts.get(var) == fact:
+        """Join `fact` into what `var` holds: facts only go from known to unknown ('f', then 'r',
+        then unknown), never back, so every loop analysis settles (at most two rises per value)."""
+        old = self.facts.get(var, _UNSET)
+        new = fact if old is _UNSET else _join(None if old is UNKNOWN else old, fact)
+        new = UNKNOWN if new is None else new
+        if new == old:
             return False
-        if fact is None:
-            self.facts.pop(var, None)
-        else:
-            self.facts[var] = fact
+        self.facts[var] = new
         return True
 
-    def block(self, stmts) -> bool:
-        changed = False
+    def snapshot(self) -> tuple:
+        return dict(self.facts), len(self.ints), len(self.shape_tuples)
+
+    def block(self, stmts) -> None:
         for s in stmts:
             if isinstance(s, ir.Assign):
                 if s.target is not None:
@@ -163,27 +178,36 @@ class Floats:
                         self.shape_tuples.add(s.target)
                     if _integer_result(s, self.ints, self.shape_tuples):
                         self.ints.add(s.target)
-                    changed |= self.set(s.target, self.assign(s))
+                    self.set(s.target, self.assign(s))
             elif isinstance(s, ir.If):
-                changed |= self.block(s.body) | self.block(s.orelse)
+                self.block(s.body)
+                self.block(s.orelse)
                 for out, a, b in zip(s.outputs, s.body_results, s.orelse_results):
-                    changed |= self.set(out, _join(self.of(a), self.of(b)))
+                    self.set(out, _join(self.of(a), self.of(b)))
             elif isinstance(s, ir.Loop):
-                if s.target is not None:
-                    self.ints.add(s.target)  # a counter over a range
-                for p, i in zip(s.params, s.inits):  # optimistic: the initial value's fact
-                    changed |= self.set(p, _join(self.of(i), self.facts.get(p, self.of(i))))
-                for _ in range(len(s.params) + 2):
-                    inner = self.block(s.cond_body) | self.block(s.body)
-                    for p, n in zip(s.params, s.nexts):
-                        inner |= self.set(p, _join(self.of(p), self.of(n)))
-                    changed |= inner
-                    if not inner:
-                        break
-                else:  # not converged: assume nothing of the carried values
-                    for p in s.params:
-                        changed |= self.set(p, None)
-        return changed
+                self.loop(s)
+
+    def loop(self, s: ir.Loop) -> None:
+        """A carried value starts with its initial value's fact (optimistic) and takes in what
+        each trip gives it, until nothing changes (fixpoint.py checks that it does)."""
+        if s.target is not None:
+            self.ints.add(s.target)  # a counter over a range
+        for p, i in zip(s.params, s.inits):
+            self.set(p, self.of(i))
+
+        def trip(_state):
+            self.block(s.cond_body)
+            self.block(s.body)
+            for p, n in zip(s.params, s.nexts):
+                self.set(p, self.of(n))
+            return self.snapshot()
+        values = len(ir.defined_in(s.cond_body) | ir.defined_in(s.body)) + len(s.params)
+        fixpoint(trip, self.snapshot(), limit=3 * values + 3, what="the float facts around a loop")
+
+
+_UNSET = object()  # (no fact computed yet: the bottom of the lattice)
+UNKNOWN = "?"  # a value whose kind is not known (the top); `of` reads it as None
+SHAPE = "s"  # `rt.shape_of(x)` of a real x (a ShapeOf, no number): only `rt.zeros_like` reads it
 
 
 def _join(a, b):
@@ -196,12 +220,13 @@ def _join(a, b):
 def infer(fn: ir.Function, param_floats: set) -> dict:
     """{Var: 'f' or 'r'}; `param_floats` are the parameters known to be real floats."""
     floats = Floats({p: "f" for p in param_floats})
-    for _ in range(6):
-        if not floats.block(fn.body):
-            break
-    else:
-        return {}
-    return floats.facts
+
+    def run(_state):
+        floats.block(fn.body)
+        return floats.snapshot()
+    values = len(ir.defined_in(fn.body)) + len(fn.params)
+    fixpoint(run, floats.snapshot(), limit=3 * values + 3, what="the float facts")
+    return {v: f for v, f in floats.facts.items() if f in ("f", "r")}
 
 
 def apply(fn: ir.Function, facts: dict) -> None:

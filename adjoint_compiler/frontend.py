@@ -95,6 +95,7 @@ class Reading:
         self.sources: list = []
         self.lookups: list = []
         self.class_reads: list = []  # (class, name): a method or property found on a class
+        self.guards: list = []  # the guards of gradients compiled for calls inside (nesting)
 
 
 def note_class_read(cls, name: str) -> None:
@@ -152,9 +153,12 @@ def check_first_order(func) -> None:
                           f"`{name}`): higher-order derivatives (`grad(grad(f))`, or differentiating a function "
                           "that calls a gradient) are not supported yet")
     if isinstance(func, types.FunctionType) and func.__module__ in ("adjoint_compiler.api",
-                                                                     "adjoint_compiler.forward_api"):
+                                                                     "adjoint_compiler.forward_api",
+                                                                     "adjoint_compiler.nesting",
+                                                                     "adjoint_compiler.jacobians"):
         raise SourceError(f"`{name}` is an adjoint_compiler entry point: calling it inside a differentiated "
-                          "function is a higher-order derivative, which is not supported yet")
+                          "function is a higher-order derivative, which is not supported yet for it (`grad`, "
+                          "`value_and_grad`, `hvp` and `jvp` are)")
 
 
 def read_function(func) -> Source:

@@ -152,6 +152,26 @@ class Partial(FunctionValue):
         return f"<partial {self.display}>"
 
 
+class Derivative(FunctionValue):
+    """`grad(f, wrt)` or `value_and_grad(f, wrt)` made in (or read by) the differentiated code, `f`
+    a module-level function: at each call `ssa` compiles `f`'s gradient as differentiable code and
+    inlines it (`nesting.inline_derivative`)."""
+
+    def __init__(self, func, wrt: tuple, as_tuple: bool, mode: str, display: str, extra=(), defining=None):
+        self.func = func  # the Python function differentiated
+        self.wrt = wrt
+        self.as_tuple = as_tuple
+        self.mode = mode  # 'grad' or 'joint'
+        self.display = display
+        # a lambda or nested def lifted to a function of its own: the free names it reads from the
+        # enclosing function, passed as extra (keyword) arguments, read in `defining`'s scope at the call
+        self.extra = tuple(extra)
+        self.defining = defining
+
+    def __repr__(self) -> str:
+        return f"<derivative {self.display}>"
+
+
 class StaticSeq(FunctionValue):
     """A tuple or list display holding a function value (`[partial(f, w), np.tanh, lambda z: ...]`):
     kept at compile time, read at constant indices and slices, measured by `len`, and iterated by

@@ -217,7 +217,8 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
     for k, (s, loops) in enumerate(order):
         if not isinstance(s, ir.Assign):
             continue
-        in_place = s.in_place and (ranks or {}).get(s.args[0]) != 0
+        # (a statement marked in place whose first operand is a constant writes no memory)
+        in_place = s.in_place and isinstance(s.args[0], ir.Var) and (ranks or {}).get(s.args[0]) != 0
         if in_place and s.prim not in ir.WRITES and (s.args[0].kind == "seq" or lists.get(s.args[0])):
             continue  # `xs.append(v)`, `xs.pop()`: the list changes, no array's memory does
         if s.prim in ir.WRITES or in_place:

@@ -13,10 +13,18 @@ the outer one differentiates a small generated function that calls it and return
 `stacks` updates its tape lists in place, with their tangents); `grad(grad(f))` and `vjp` of a
 gradient, its pullback (reverse over reverse, where `stacks` gives the tape lists cotangent
 stacks), which is also `hvp`'s fallback for a gradient without tangent rules.
+
+A function that takes a gradient inside its body (`np.sum(grad(loss)(w, x) ** 2)`, or a
+`value_and_grad` or a `jvp` there) has it inlined by `ssa`: `inner_gradient` compiles the inner
+function's gradient (or jvp) as differentiable code for the kinds of the call's arguments, and the
+caller inlines its generated source like any helper call; the caller's guard holds while the inner
+one does (`AllOf`), so a change to the inner function recompiles the caller. A lambda or nested
+`def` made inside is lifted first (`ssa.lift`: its free names become parameters).
 """
 from __future__ import annotations
 
 import inspect
+import threading
 
 from . import loader
 
@@ -36,6 +44,50 @@ def as_function(inner, as_tuple: bool, mode: str):
     namespace = loader.load(source, f"<adjoint_compiler {wrapper} of {inner.filename}>",
                             {name: inner.function})
     return namespace[wrapper]
+
+
+_BUILDING = threading.local()  # the functions whose inner gradients are being compiled, innermost last
+
+
+def inner_gradient(func, wrt: tuple, as_tuple: bool, mode: str, kinds: tuple):
+    """For `grad(func, wrt)` (mode 'grad') or `value_and_grad` ('joint') called inside a
+    differentiated function: `func`'s gradient compiled as differentiable code for these argument
+    kinds, as a plain function (`as_function`) the caller inlines, and the guard of that compiled
+    gradient (which the caller's guard must include). For `jvp(func, ...)` (mode 'jvp'): the
+    generated jvp function itself, `f_jvp(*args, *tangents of wrt)` returning (value, tangent). A function whose body takes its own
+    gradient is refused by `ssa` before it gets here (`being_built`)."""
+    from . import api
+    from .frontend import _unwrap
+    building = getattr(_BUILDING, "stack", None)
+    if building is None:
+        building = _BUILDING.stack = []
+    building.append(func)
+    try:
+        with api._COMPILE_LOCK:
+            inner = api._build(_unwrap(func), wrt, kinds, mode, differentiable=True)
+    finally:
+        building.pop()
+    return (inner.function if mode == "jvp" else as_function(inner, as_tuple, mode)), inner.guard
+
+
+def being_built(func) -> bool:
+    """Whether `func`'s gradient is being compiled for a call inside a differentiated function."""
+    return func in getattr(_BUILDING, "stack", ())
+
+
+class AllOf:
+    """The guard of a function whose body calls gradients: it holds while its own guard and
+    those of the gradients compiled for it hold."""
+
+    __slots__ = ("inner", "own")
+
+    def __init__(self, own, inner: list):
+        self.own, self.inner = own, tuple(inner)
+
+    def holds(self) -> bool:
+        return self.own.holds() and all(g.holds() for g in self.inner)
+
+    portable = None  # (never stored on disk: the inner gradients' guards have no portable form)
 
 
 class Both:
@@ -84,6 +136,7 @@ def hvp(func, wrt=0):
 
     def hessian_vector_product(*args):
         *args, v = args
+        args = _as_floats(args, wrt_t)
         directions = tuple(v) if as_tuple else (v,)
         if len(directions) != len(wrt_t):
             from .errors import ArgumentError
@@ -193,6 +246,7 @@ def hessian(func, wrt=0):
         from .jacobians import refuse_structures
 
         refuse_structures("hessian", func, args, wrt_t)
+        args = _as_floats(args, wrt_t)
         shapes = [np.shape(args[i]) for i in wrt_t]
         rows = None
         if full_hessian.fallback is None:
@@ -206,6 +260,34 @@ def hessian(func, wrt=0):
     full_hessian.__name__ = f"hessian_{getattr(func, '__name__', 'f')}"
     full_hessian.fallback = None  # why forward over reverse was not used (an error), or None
     return full_hessian
+
+
+def _as_floats(args, wrt_t: tuple) -> list:
+    """The arguments, with each differentiated integer one (a Python or NumPy integer, an integer
+    array, inside tuples and lists too) taken as floats, as `grad` takes it (its gradient is a
+    float, README "Gradient types follow the argument"): the Hessian is that of the function of
+    real numbers the code computes. Booleans are left alone (refused where they are checked)."""
+    args = list(args)
+    n = len(args)
+    for i in wrt_t:
+        if -n <= i < n:
+            args[i % n] = _float_leaves(args[i % n])
+    return args
+
+
+def _float_leaves(value):
+    import numpy as np
+    if isinstance(value, (bool, np.bool_)):
+        return value
+    if isinstance(value, int):
+        return float(value)
+    if isinstance(value, np.integer):
+        return np.float64(value)
+    if type(value) is np.ndarray and value.dtype.kind in "iu":
+        return value.astype(np.float64)
+    if type(value) in (tuple, list):
+        return type(value)(_float_leaves(v) for v in value)
+    return value
 
 
 def _unit(shape: tuple, flat: int):

@@ -243,8 +243,11 @@ def _shapes(c: Context) -> None:
 
 
 def _floats(c: Context) -> None:
-    """Which values surely hold real floats, from the argument kinds (a float array's writes need no dtype check)."""
+    """Which values surely hold real floats, from the argument kinds (a float array's writes need no dtype check);
+    a value surely a float (a float Buffer, what is read from one, float zeros) becomes a number on the IR
+    (`Var.kind`), so the passes after it (mutation, rules) see it as one."""
     c.real = floats.infer(c.fn, {v for v, k in zip(c.fn.params, c.kinds) if k[0] == "f"})
+    floats.apply(c.fn, c.real)
 
 
 def _show_floats(c: Context) -> str:
@@ -298,8 +301,7 @@ def _stacks(c: Context) -> None:
 
 
 def _rules(c: Context) -> None:
-    """Each statement bound to its adjoint rule (a float Buffer's values first made numbers)."""
-    floats.apply(c.fn, c.real)
+    """Each statement bound to its adjoint rule (a float Buffer's values are numbers: the floats pass)."""
     activity.bind_rules(c.fn)
 
 
@@ -458,7 +460,7 @@ PASSES = (
     Pass("ssa", _ssa, _ir, ("source", "normalized", "kinds", "written_out"), ("fn",)),
     Pass("dtypes", _dtypes, _ir, ("fn",)),
     Pass("shapes", _shapes, _show_shapes, ("fn", "kinds"), ("classes", "ndims", "ints")),
-    Pass("floats", _floats, _show_floats, ("fn", "kinds"), ("real",)),
+    Pass("floats", _floats, _show_floats, ("fn", "kinds"), ("real", "fn")),
     Pass("mutation", _mutation, _show_mutation, ("fn", "classes", "ndims"), ("views",)),
     Pass("hoist", _hoist, _ir, ("fn", "classes"), ("fn",)),
     Pass("cse", _cse, _ir, ("fn",), ("fn",)),

@@ -16,6 +16,7 @@ import operator
 import numpy as np
 
 from . import ir
+from . import runtime as rt
 from .buffer import Buffer
 from .fixpoint import fixpoint
 
@@ -27,6 +28,10 @@ REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.std
 REDUCING_METHODS = {"sum", "mean", "prod", "max", "min", "std", "var"}
 SCALAR_RESULTS = {float, int, len, math.fsum}
 SAME_SHAPE = {np.copy, np.array, np.asarray, np.zeros_like, np.ones_like, np.empty_like, Buffer, Buffer.zeros_like}
+# the runtime helpers generated code calls that keep their argument's shape (a gradient read back
+# and differentiated again allocates its adjoints with them): `rt.zeros_like(x)` has x's shape (a
+# Buffer's data's), `rt.shape_of(x)` stands for x's shape (a ShapeOf, or a tuple or list itself)
+RUNTIME_SAME_SHAPE = {rt.zeros_like, rt.shape_of}
 FROM_LENGTH = {np.zeros, np.ones, np.empty, np.full, Buffer.zeros}  # (n, ...) -> an array of n numbers
 
 
@@ -48,6 +53,8 @@ class GlobalArray:
 
 def _same_shape(s) -> bool:
     """`s` is a SAME_SHAPE call that keeps its argument's shape (no `shape=`, no `ndmin=`)."""
+    if s.prim in RUNTIME_SAME_SHAPE:
+        return len(s.args) == 1 and not s.kwargs
     return s.prim in SAME_SHAPE and not ({"shape", "ndmin"} & set(s.kwargs)) and len(s.args) < 5
 
 

@@ -23,7 +23,16 @@ import numpy as np
 from . import aliasing, astwalk, fence, frontend, ir, registry, trees
 from .errors import CompileError, MissingRuleError, MutationError, UnsupportedSyntaxError
 from .frontend import Source, SourceError, is_library_module
-from .functions import Closure, FunctionNode, FunctionValue, Partial, StaticSeq, Unusable, is_function_value
+from .functions import (
+    Closure,
+    Derivative,
+    FunctionNode,
+    FunctionValue,
+    Partial,
+    StaticSeq,
+    Unusable,
+    is_function_value,
+)
 from .naming import GENERATED_READS, Namer
 from .normalize import COPYTO_ITEMS as COPYTO_ITEMS_NAME
 from .normalize import OUT_WRITE as OUT_WRITE_NAME
@@ -94,7 +103,7 @@ class SSABuilder:
     # -- calls to user functions ---------------------------------------------------------------
     def inlinable(self, prim) -> bool:
         if isinstance(prim, FunctionValue):
-            return isinstance(prim, Closure)
+            return isinstance(prim, (Closure, Derivative))
         if _twinned(prim):  # a library function differentiated as its twin (rules/numpy_twins.py)
             return True
         func = frontend._unwrap(prim) if callable(prim) else prim
@@ -106,6 +115,8 @@ class SSABuilder:
         """Splice the IR of a called user function in place of the call; returns its result."""
         if isinstance(prim, Closure):
             return self.inline_closure(prim, args, kwargs, at, out)
+        if isinstance(prim, Derivative):
+            return self.inline_derivative(prim, args, kwargs, at, out)
         func = prim if _twinned(prim) else frontend._unwrap(prim)
         name = callee.path if callee else func.__name__
         if func in self.inlining or func is frontend._unwrap(self.source.func):
@@ -280,6 +291,8 @@ class SSABuilder:
                 return callee.value.__func__, [self.bound_object(callee)] + args, kwargs, None
 
             callee, args, kwargs = self.peel_partial(callee, args, kwargs, e)
+            if isinstance(callee, ir.Global) and getattr(callee.value, "__adjoint_spec__", None) is not None:
+                callee = self.derivative_of(callee, e)
             if isinstance(callee, FunctionValue):
                 return callee, args, kwargs, None
             if not isinstance(callee, ir.Global):
@@ -1115,6 +1128,12 @@ class SSABuilder:
         if prim is functools.partial:
             self.env[name] = self.make_partial(args, kwargs, value, at)
             return
+        if _derivative_maker(prim) is not None:
+            self.env[name] = self.make_derivative(prim, args, kwargs, callee, at)
+            return
+        if _is_jvp(prim):
+            self.env[name] = self.inline_jvp(prim, args, kwargs, callee, at, out)
+            return
         if self.inlinable(prim):
             self.env[name] = self.inline(prim, args, kwargs, callee, at, out)
             return
@@ -1444,6 +1463,307 @@ class SSABuilder:
                 self.stmt(t, out)
         self.env.pop(target, None)
         return True
+
+    # -- gradients taken inside the differentiated code (nesting) ------------------------------------
+    def make_derivative(self, prim, args: list, kwargs: dict, callee, at) -> Derivative:
+        """`grad(f, wrt)` / `value_and_grad(f, wrt)`: `f` and `wrt` must be known when compiling."""
+        from . import api
+        mode = _derivative_maker(prim)
+        what = callee.path if callee is not None else prim.__name__
+        try:
+            bound = inspect.signature(prim).bind(*args, **kwargs)
+        except TypeError as exc:
+            raise CompileError(f"in the call to `{what}`: {exc}", self.loc(at)) from None
+        named = dict(bound.arguments)
+        func = named.pop("func")
+        wrt = self.static_value(named.pop("wrt", ir.Const(0)), f"the `wrt` of `{what}`", at)
+        if mode == "joint" and self.static_value(named.pop("has_aux", ir.Const(False)), "`has_aux`", at):
+            raise UnsupportedSyntaxError(f"`{what}(..., has_aux=True)` inside a differentiated function is not "
+                                         "supported; return the loss alone from the function you differentiate "
+                                         "there, and compute the aux outside", self.loc(at))
+        try:
+            wrt_t, as_tuple = api._normalize_wrt(wrt)
+        except api.ArgumentError as exc:
+            raise CompileError(f"in the call to `{what}`: {exc}", self.loc(at)) from None
+        if isinstance(func, Closure):
+            lifted, extra = self.lift(func, what, at)
+            n = len(func.node.args.args)
+            if not all(-n <= i < n for i in wrt_t):
+                raise CompileError(f"in the call to `{what}`: wrt={wrt!r} is out of range: {func.display} takes "
+                                   f"{n} arguments", self.loc(at))
+            return Derivative(lifted, tuple(i % n for i in wrt_t), as_tuple, mode, f"{what}({func.display})",
+                              extra, func.defining)
+        if isinstance(func, FunctionValue):
+            raise UnsupportedSyntaxError(
+                f"`{what}` of {func.display}, a function made inside the differentiated function, is not "
+                "supported; define it at module level and pass what it reads from here as arguments, e.g. "
+                "`grad(inner)(w, x)` with `def inner(w, x): ...`", self.loc(at))
+        if not (isinstance(func, ir.Global) and callable(func.value)):
+            raise UnsupportedSyntaxError(f"`{what}` of a value computed inside the differentiated function: pass a "
+                                         "function by name", self.loc(at))
+        return Derivative(func.value, wrt_t, as_tuple, mode, f"{what}({func.path})")
+
+    def lift(self, c: Closure, what: str, at) -> tuple:
+        """A lambda or nested def as a function of its own (its source registered for the compiler
+        to read), whose globals are the module's: the free names it reads from the enclosing
+        function become keyword parameters, given their values where the gradient is called.
+        Returns (function, those names)."""
+        import ast
+        import linecache
+
+        from .functions import free_names
+        a = c.node.args
+        if c.defaults or c.kw_defaults or a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
+            raise UnsupportedSyntaxError(
+                f"`{what}` of {c.display}, made inside the differentiated function with defaults, keyword-only or "
+                "variadic parameters, is not supported; define it at module level and pass what it reads from "
+                "here as arguments", self.loc(at))
+        free = sorted(free_names(c.node))
+        extra = [n for n in free if n in c.outer]
+        cells = [n for n in free if n not in c.outer and n in c.source.closure]
+        if cells:
+            raise UnsupportedSyntaxError(
+                f"`{what}` of {c.display}: it reads `{cells[0]}` from the closure of `{c.source.node.name}`; define "
+                "the function at module level and pass what it reads as arguments", self.loc(at))
+        node = copy.deepcopy(c.node)
+        name = self.namer.fresh("lifted_lambda" if c.display == "the lambda" else f"lifted_{c.node.name}")
+        node.name = name
+        node.decorator_list = []
+        node.args.args = list(node.args.args) + [gast.Name(id=n, ctx=gast.Param(), annotation=None, type_comment=None)
+                                                 for n in extra]
+        tree = gast.gast_to_ast(gast.Module(body=[node], type_ignores=[]))
+        text = ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+        filename = f"<adjoint_compiler {c.display} at {c.loc.file}:{c.loc.line}, lifted as {name}>"
+        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+        code = compile(text, filename, "exec")
+        body = next(k for k in code.co_consts if isinstance(k, types.CodeType) and k.co_name == name)
+        return types.FunctionType(body, c.source.globals, name), extra
+
+    def derivative_of(self, callee, at) -> Derivative:
+        """A gradient function made by `grad`/`value_and_grad` outside and called here."""
+        func, wrt_t, as_tuple, mode = callee.value.__adjoint_spec__
+        return Derivative(func, wrt_t, as_tuple, mode, f"`{callee.path}`")
+
+    def static_value(self, op, what: str, at):
+        if isinstance(op, ir.Const):
+            return op.value
+        if isinstance(op, ir.Global):
+            return op.value
+        if op in self.tuples and all(isinstance(i, ir.Const) for i in self.tuples[op]):
+            return tuple(i.value for i in self.tuples[op])
+        raise UnsupportedSyntaxError(f"{what} must be known when the code is compiled (a constant)", self.loc(at))
+
+    def inline_derivative(self, d: Derivative, args: list, kwargs: dict, at, out: list):
+        """The call of a gradient: the gradient's generated code (differentiable), inlined."""
+        from . import api, nesting
+        func = frontend._unwrap(d.func)
+        if nesting.being_built(func) or func is frontend._unwrap(self.root().source.func) or func in self.inlining:
+            raise CompileError(f"{d.display} is taken inside the function it differentiates: a recursive "
+                               "derivative cannot be compiled", self.loc(at))
+        direction = None
+        if d.mode == "hvp":  # `hvp(f, wrt)(*args, v)`: the direction is the last positional argument
+            if not args:
+                raise CompileError(f"in the call to {d.display}: give the arguments, then the direction", self.loc(at))
+            *args, direction = args
+        if d.extra:
+            given = set(kwargs)
+            kwargs = {**kwargs, **{n: self.enclosing_value(d, n, at) for n in d.extra}}
+            if given & set(d.extra):
+                raise CompileError(f"in the call to {d.display}: unexpected keyword argument", self.loc(at))
+        try:
+            sig = inspect.signature(d.func)
+            bound = sig.bind(*args, **kwargs)
+        except (TypeError, ValueError) as exc:
+            raise CompileError(f"in the call to {d.display}: {exc}", self.loc(at)) from None
+        kinds = []
+        for pname, param in sig.parameters.items():
+            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                raise UnsupportedSyntaxError(f"{d.display}: a gradient of a function with `*args` or `**kwargs` "
+                                             "cannot be taken inside a differentiated function", self.loc(at))
+            if pname in bound.arguments:
+                kinds.append(self.argument_kind(bound.arguments[pname], pname, d, at))
+            else:
+                kinds.append(api._kind(param.default))
+        if d.mode == "hvp":
+            return self.inline_hvp(d, sig, bound, direction, tuple(kinds), at, out)
+        try:
+            wrapper, guard = nesting.inner_gradient(d.func, d.wrt, d.as_tuple, d.mode, tuple(kinds))
+        except CompileError:
+            raise
+        except (SourceError, api.ArgumentError, api.ArgumentIndexError) as exc:
+            raise CompileError(f"cannot compile {d.display} called here: {exc}", self.loc(at)) from None
+        reading = getattr(frontend._state, "reading", None)
+        if reading is not None:
+            reading.guards.append(guard)
+        return self.inline(wrapper, args, kwargs, None, at, out)
+
+    def inline_hvp(self, d: Derivative, sig, bound, direction, kinds: tuple, at, out: list):
+        """`hvp(f, wrt)(*args, v)`: the jvp of `f`'s gradient along `v` (forward over reverse, as
+        `nesting.hvp` computes it), its generated code inlined; the result is the tangent."""
+        from . import api, nesting
+        params = list(sig.parameters.items())
+        n = len(params)
+        if not all(-n <= i < n for i in d.wrt):
+            raise CompileError(f"in the call to {d.display}: wrt={d.wrt} is out of range", self.loc(at))
+        positions = [i % n for i in d.wrt]
+        if len(set(positions)) != len(positions):
+            raise CompileError(f"in the call to {d.display}: wrt names an argument twice", self.loc(at))
+        directions = self.static_items(direction, f"the directions of {d.display} (one per wrt argument)", at) \
+            if d.as_tuple else [direction]
+        if len(directions) != len(positions):
+            raise CompileError(f"{d.display}: give one direction per differentiated argument ({len(positions)}), "
+                               f"got {len(directions)}", self.loc(at))
+        values = []
+        for pname, param in params:
+            if pname in bound.arguments:
+                values.append(bound.arguments[pname])
+            elif isinstance(param.default, (int, float, bool, type(None))):
+                values.append(ir.Const(param.default))
+            else:
+                values.append(ir.Global(self.namer.fresh(f"{d.func.__name__}_{pname}_default"), param.default,
+                                        param.default, (d.func, ("default", pname))))
+        for i in positions:
+            if isinstance(values[i], (ir.Const, ir.Global)) and not _float_valued(values[i].value):
+                raise UnsupportedSyntaxError(f"{d.display}: the argument `{params[i][0]}` it differentiates is a "
+                                             "constant that is not a float; write it as a float (`2.0`)", self.loc(at))
+        gradient = api.grad(d.func, d.wrt if d.as_tuple else d.wrt[0])
+        order = sorted(range(len(positions)), key=lambda j: positions[j])
+        try:
+            function, guard = nesting.inner_gradient(gradient, tuple(positions[j] for j in order), False, "jvp", kinds)
+        except CompileError:
+            raise
+        except (SourceError, api.ArgumentError, api.ArgumentIndexError) as exc:
+            raise CompileError(f"cannot compile {d.display} called here: {exc}", self.loc(at)) from None
+        reading = getattr(frontend._state, "reading", None)
+        if reading is not None:
+            reading.guards.append(guard)
+        pair = self.inline(function, values + [directions[j] for j in order], {}, None, at, out)
+        target = self.version("hvp", "seq" if d.as_tuple else "num")
+        out.append(ir.Assign(target, operator.getitem, [pair, ir.Const(1)], {}, self.loc(at), None))
+        return target
+
+    def enclosing_value(self, d: Derivative, name: str, at):
+        """The value a lifted function's free name has in the scope that made it, now."""
+        b = d.defining
+        while b is not None:
+            if name in b.env:
+                value = b.env[name]
+                if is_function_value(value):
+                    raise UnsupportedSyntaxError(f"{d.display}: the function reads `{name}`, a function made in the "
+                                                 "differentiated code; pass a module-level function", self.loc(at))
+                return value
+            b = b.defining
+        raise CompileError(f"`{name}` is read by {d.display} before the enclosing function assigns it", self.loc(at))
+
+    def inline_jvp(self, prim, args: list, kwargs: dict, callee, at, out: list):
+        """`jvp(f, primals, tangents)`: the generated jvp of `f` (differentiable), inlined; its
+        result is the pair (value, tangent). `primals` and `tangents` must be tuple displays (or
+        constant tuples) of the same length; every primal but an integer constant carries its
+        tangent."""
+        from . import api, nesting
+        what = callee.path if callee is not None else "jvp"
+        try:
+            bound = inspect.signature(prim).bind(*args, **kwargs)
+        except TypeError as exc:
+            raise CompileError(f"in the call to `{what}`: {exc}", self.loc(at)) from None
+        func = bound.arguments["func"]
+        primals = self.static_items(bound.arguments["primals"], f"the primals of `{what}`", at)
+        tangents = self.static_items(bound.arguments["tangents"], f"the tangents of `{what}`", at)
+        if len(primals) != len(tangents):
+            raise CompileError(f"`{what}`: {len(primals)} primals but {len(tangents)} tangents", self.loc(at))
+        if isinstance(func, Closure):  # lifted: the enclosing names it reads are primals without tangents
+            lifted, extra = self.lift(func, what, at)
+            d = Derivative(lifted, (), False, "jvp", f"{what}({func.display})", extra, func.defining)
+            if len(primals) != len(func.node.args.args):
+                raise CompileError(f"`{what}`: {func.display} takes {len(func.node.args.args)} arguments, "
+                                   f"{len(primals)} primals given", self.loc(at))
+            func = ir.Global(lifted.__name__, lifted, lifted, ())
+        elif isinstance(func, FunctionValue):
+            raise UnsupportedSyntaxError(
+                f"`{what}` of {func.display}, a function made inside the differentiated function, is not "
+                "supported; define it at module level and pass what it reads from here as arguments", self.loc(at))
+        elif not (isinstance(func, ir.Global) and callable(func.value)):
+            raise UnsupportedSyntaxError(f"`{what}` of a value computed inside the differentiated function: pass a "
+                                         "function by name", self.loc(at))
+        else:
+            d = Derivative(func.value, (), False, "jvp", f"{what}({func.path})")
+        target = frontend._unwrap(func.value)
+        if nesting.being_built(target) or target is frontend._unwrap(self.root().source.func) \
+                or target in self.inlining:
+            raise CompileError(f"{d.display} is taken inside the function it differentiates: a recursive "
+                               "derivative cannot be compiled", self.loc(at))
+        try:
+            sig = inspect.signature(func.value)
+            bound_args = sig.bind(*primals, **{n: self.enclosing_value(d, n, at) for n in d.extra})
+        except (TypeError, ValueError) as exc:
+            raise CompileError(f"in the call to {d.display}: {exc}", self.loc(at)) from None
+        values, kinds, wrt = [], [], []
+        for k, (pname, param) in enumerate(sig.parameters.items()):
+            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                raise UnsupportedSyntaxError(f"{d.display}: a jvp of a function with `*args` or `**kwargs` "
+                                             "cannot be taken inside a differentiated function", self.loc(at))
+            if pname in bound_args.arguments:
+                op = bound_args.arguments[pname]
+                kinds.append(self.argument_kind(op, pname, d, at))
+                if k >= len(tangents):  # (a lifted function's enclosing name: no tangent)
+                    values.append(op)
+                    continue
+                constant = isinstance(op, (ir.Const, ir.Global))
+                zero = isinstance(tangents[k], ir.Const) and tangents[k].value is None or (
+                    isinstance(tangents[k], ir.Const) and type(tangents[k].value) in (int, float)
+                    and tangents[k].value == 0)
+                if zero:
+                    pass  # (a zero tangent adds nothing: the position is not differentiated, as `jvp` does for
+                    # an integer; `0 * log(x)` of `x ** k` in k would be nan for a negative x)
+                elif not (constant and not _float_valued(op.value)):
+                    wrt.append(k)
+                else:
+                    raise UnsupportedSyntaxError(f"{d.display}: the primal `{pname}` is not a float constant, so "
+                                                 "it carries no tangent: give None or 0.0 for it", self.loc(at))
+            else:
+                op = ir.Const(param.default) if isinstance(param.default, (int, float, bool, type(None))) else \
+                    ir.Global(self.namer.fresh(f"{target.__name__}_{pname}_default"), param.default, param.default,
+                              (target, ("default", pname)))
+                kinds.append(api._kind(param.default))
+            values.append(op)
+        try:
+            function, guard = nesting.inner_gradient(func.value, tuple(wrt), False, "jvp", tuple(kinds))
+        except CompileError:
+            raise
+        except (SourceError, api.ArgumentError, api.ArgumentIndexError) as exc:
+            raise CompileError(f"cannot compile {d.display} called here: {exc}", self.loc(at)) from None
+        reading = getattr(frontend._state, "reading", None)
+        if reading is not None:
+            reading.guards.append(guard)
+        return self.inline(function, values + [tangents[k] for k in wrt], {}, None, at, out)
+
+    def static_items(self, op, what: str, at) -> list:
+        """The operands of a tuple display (or of a constant tuple)."""
+        if isinstance(op, ir.Var) and op in self.tuples:
+            return list(self.tuples[op])
+        if isinstance(op, (ir.Const, ir.Global)) and isinstance(op.value, (tuple, list)):
+            return [ir.Const(v) if isinstance(v, (int, float, bool, type(None))) else
+                    ir.Global(self.namer.fresh("item"), v, v, ()) for v in op.value]
+        raise UnsupportedSyntaxError(f"{what} must be written as a tuple display here, e.g. `(x,)`", self.loc(at))
+
+    def argument_kind(self, op, pname: str, d: Derivative, at) -> str:
+        """The argument kind (api._kind) the inner gradient is compiled for."""
+        from . import api
+        if isinstance(op, (ir.Const, ir.Global)):
+            return api._kind(op.value)
+        if isinstance(op, ir.Var):
+            if op.kind == "seq":
+                return "seq"
+            if op.kind == "num" or op.is_buffer:
+                return "num"
+        raise UnsupportedSyntaxError(f"{d.display}: the argument `{pname}` is not known to be a number, an array or "
+                                     "a tuple here, so the gradient cannot be compiled for it", self.loc(at))
+
+    def root(self):
+        builder = self
+        while builder.parent is not None:
+            builder = builder.parent
+        return builder
 
     def make_partial(self, args: list, kwargs: dict, value, at) -> Partial:
         """`functools.partial(func, *args, **kwargs)`: `func` must be known at compile time."""
@@ -1900,6 +2220,31 @@ class _Dict:
 
     def __init__(self, items: dict):
         self.items = items
+
+
+def _derivative_maker(prim):
+    """'grad', 'joint' or 'hvp' for `grad` / `value_and_grad` / `hvp` (the entry points), else None."""
+    from . import api
+    if prim is api.grad:
+        return "grad"
+    if prim is api.value_and_grad:
+        return "joint"
+    from . import nesting
+    if prim is nesting.hvp:
+        return "hvp"
+    return None
+
+
+def _is_jvp(prim) -> bool:
+    from . import forward_api
+    return prim is forward_api.jvp
+
+
+def _float_valued(value) -> bool:
+    """Whether a constant carries a tangent in `jvp`: a float, or an array of floats."""
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind == "f"
+    return isinstance(value, (float, np.floating))
 
 
 def _kind(op) -> str:

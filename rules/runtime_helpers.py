@@ -14,7 +14,7 @@ import numpy as np
 from adjoint_compiler import runtime as rt
 from adjoint_compiler.registry import adjoint, differentiate_as, nondifferentiable, tangent
 
-nondifferentiable(rt.seed, rt.zeros_like, rt.shape_of, rt.broadcast_shape, rt.reduced_size)
+nondifferentiable(rt.seed, rt.zeros_like, rt.shape_of, rt.broadcast_shape, rt.reduced_size, rt.refuse_complex)
 
 
 @adjoint(rt.sum_to_scalar)

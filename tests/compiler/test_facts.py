@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from adjoint_compiler import Buffer, adjoint_source, floats, frontend, normalize, shapes, ssa
+from adjoint_compiler import runtime as rt
 from adjoint_compiler.naming import Namer
 from adjoint_compiler.pipeline import RESERVED
 
@@ -252,3 +253,57 @@ def test_an_array_of_numbers_is_a_vector_of_their_count():
     assert src.count("rt.unbroadcast(") <= 4  # (only where a vector meets the state u0)
     from adjoint_compiler.testing import check_grads
     check_grads(euler_functional, np.array([1.5, 1.0, 3.0, 1.0]), np.array([1.0, 0.8]), wrt=(0, 1))
+
+
+# -- the float facts converge (fixpoint.py), known to unknown only ----------------------------
+
+DTYPE = np.int64
+
+
+def drifting(x, n):
+    s = 0.0
+    c = x * 1.0
+    for _ in range(n):
+        s = s + np.sum(np.sin(x))
+        c = c.astype(DTYPE)
+        z = np.zeros(3)
+    return s + np.sum(np.abs(c)) + np.sum(z)
+
+
+def _noted(printed: str) -> dict:
+    """{statement: its note without the line number} of a printed stage."""
+    out = {}
+    for line in printed.splitlines():
+        code, _, note = line.partition("  # ")
+        out[code.strip()] = note.strip().partition(" ")[2].strip()
+    return out
+
+
+def test_a_loop_value_that_becomes_unknown_stays_unknown_and_the_rest_converges():
+    """`c` is a float on entry, an integer array after one trip: the loop's `c_2` gets no fact (it
+    used to be reset to its entry fact each round, so the analysis never settled and forgot
+    every fact); `s`, `sin_x`, `z_2` keep theirs, and `z` (None on entry) gets none."""
+    from adjoint_compiler.pipeline import compile_gradient
+    noted = _noted(compile_gradient(drifting, (0,), ("f1", "r0"), "joint", stage="floats"))
+    assert noted["c = x * 1.0"] == "c: f"
+    assert noted["s_2 = s + sum_sin_x"] == "s_2: f" and noted["sin_x = np.sin(x)"] == "sin_x: f"
+    assert noted["z_2 = np.zeros(3)"] == "z_2: f"
+    assert noted["c_3 = c_2.astype(DTYPE)"] == "" and noted["abs_c = np.abs(c_2)"] == ""
+    loop = next(note for code, note in noted.items() if code.startswith("for _ in range_n"))
+    assert loop == "s: f"  # (the carried values: only `s` is surely a float)
+
+
+def zeros_of_a_shape(x):
+    z = rt.zeros_like(rt.shape_of(x))
+    z[1] = np.sum(x)
+    return np.sum(z * x)
+
+
+def test_runtime_zeros_of_a_shape_have_its_rank_and_are_floats():
+    """What a gradient read back allocates its adjoints with: `rt.zeros_like(rt.shape_of(x))`
+    has x's rank and holds floats, so `z[1]` is a scalar (a copy, not a view)."""
+    from adjoint_compiler.pipeline import compile_gradient
+    ranks = _noted(compile_gradient(zeros_of_a_shape, (0,), ("f1",), "joint", stage="shapes"))
+    facts = _noted(compile_gradient(zeros_of_a_shape, (0,), ("f1",), "joint", stage="floats"))
+    z = next(code for code in ranks if code.startswith("z = rt.zeros_like("))
+    assert ranks[z] == "z: ndim 1" and facts[z] == "z: f"

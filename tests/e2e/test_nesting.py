@@ -21,6 +21,7 @@ from adjoint_compiler import (
     grad,
     hessian,
     hvp,
+    jvp,
     value_and_grad,
     vjp,
 )
@@ -259,10 +260,325 @@ def calls_a_gradient(x):
     return np.sum(_DF(x) ** 2)
 
 
-def test_a_gradient_called_inside_is_refused_clearly():
+def test_a_module_level_gradient_called_inside():
+    def reference(x):
+        return np.sum((np.exp(x) * (x + 1.0)) ** 2)
+    np.testing.assert_allclose(calls_a_gradient(V3), reference(V3), rtol=1e-12)
+    np.testing.assert_allclose(grad(calls_a_gradient)(V3), central(reference, (V3,), 0), rtol=1e-6)
+
+
+# -- gradients taken inside a differentiated function ----------------------------------------------
+# Each `outer` is checked against central finite differences of `reference`, the same function
+# with the inner gradient written out by hand.
+
+XS = np.array([0.3, -0.2, 0.5])
+SCALE = [2.0]
+
+
+def central(f, args, wrt, eps=1e-6):
+    x = np.asarray(args[wrt], dtype=float)
+    out = np.zeros(x.shape)
+    for k in np.ndindex(x.shape):
+        plus, minus = list(args), list(args)
+        xp, xm = x.copy(), x.copy()
+        xp[k] += eps
+        xm[k] -= eps
+        plus[wrt], minus[wrt] = (xp, xm) if x.ndim else (float(xp), float(xm))
+        out[k] = (f(*plus) - f(*minus)) / (2 * eps)
+    return out if x.ndim else float(out)
+
+
+def sin_sq(w, x): return np.sum(np.sin(w * x) ** 2)
+def sin_sq_dw(w, x): return np.sin(2 * w * x) * x
+def sin_sq_dx(w, x): return np.sin(2 * w * x) * w
+def tanh_loss(w): return np.sum(np.tanh(X @ w) ** 2)
+def tanh_loss_dw(w): return X.T @ (2 * np.tanh(X @ w) * (1 - np.tanh(X @ w) ** 2))
+
+
+def looping_inner(w, x):
+    s = 0.0
+    for k in range(3):
+        s = s + np.sum(np.cos(w * x + k))
+    return s
+
+
+def looping_inner_dw(w, x):
+    return sum(-np.sin(w * x + k) * x for k in range(3))
+
+
+def scaled(w): return SCALE[0] * np.sum(w ** 3)
+def scaled_dw(w): return SCALE[0] * 3 * w ** 2
+
+
+def squared_norm_of_grad(w): return np.sum(grad(sin_sq)(w, XS) ** 2)
+def squared_norm_of_grad_ref(w): return np.sum(sin_sq_dw(w, XS) ** 2)
+def grad_times_v(w): return np.sum(grad(tanh_loss)(w) * V3)
+def grad_times_v_ref(w): return np.sum(tanh_loss_dw(w) * V3)
+
+
+def assigned_then_used(w, x):
+    g = grad(sin_sq)(w, x)
+    return np.sum(g ** 2) + np.sum(g * w)
+
+
+def assigned_then_used_ref(w, x):
+    g = sin_sq_dw(w, x)
+    return np.sum(g ** 2) + np.sum(g * w)
+
+
+def gradient_steps(w):
+    for _ in range(3):
+        w = w - 0.1 * grad(tanh_loss)(w)
+    return tanh_loss(w)
+
+
+def gradient_steps_ref(w):
+    for _ in range(3):
+        w = w - 0.1 * tanh_loss_dw(w)
+    return tanh_loss(w)
+
+
+def in_a_branch(w, x):
+    if np.sum(w) > 0:
+        g = grad(sin_sq)(w, x)
+    else:
+        g = grad(sin_sq, wrt=1)(w, x)
+    return np.sum(g * g * w)
+
+
+def in_a_branch_ref(w, x):
+    g = sin_sq_dw(w, x) if np.sum(w) > 0 else sin_sq_dx(w, x)
+    return np.sum(g * g * w)
+
+
+def bound_to_a_name(w, x):
+    d = grad(sin_sq, 1)
+    return np.sum(np.sin(d(w, x)) * x)
+
+
+def bound_to_a_name_ref(w, x):
+    return np.sum(np.sin(sin_sq_dx(w, x)) * x)
+
+
+def both_arguments(w, x):
+    gw, gx = grad(sin_sq, wrt=(0, 1))(w, x)
+    return np.sum(gw * gx) + np.sum(x * w)
+
+
+def both_arguments_ref(w, x):
+    return np.sum(sin_sq_dw(w, x) * sin_sq_dx(w, x)) + np.sum(x * w)
+
+
+def value_and_gradient_inside(w, x):
+    value, g = value_and_grad(sin_sq)(w, x)
+    return value * np.sum(g * x)
+
+
+def value_and_gradient_inside_ref(w, x):
+    return sin_sq(w, x) * np.sum(sin_sq_dw(w, x) * x)
+
+
+def inner_with_a_loop(w, x):
+    return np.sum(np.tanh(grad(looping_inner)(w, x)))
+
+
+def inner_with_a_loop_ref(w, x):
+    return np.sum(np.tanh(looping_inner_dw(w, x)))
+
+
+def a_loop_around(w, x):
+    s = 0.0
+    for k in range(2):
+        s = s + np.sum(grad(sin_sq)(w * (k + 1.0), x) * x)
+    return s
+
+
+def a_loop_around_ref(w, x):
+    return sum(np.sum(sin_sq_dw(w * (k + 1.0), x) * x) for k in range(2))
+
+
+def cube(b): return b ** 3 + np.sin(b)
+
+
+def scalar_inner_ref(a): return (3 * a ** 2 + np.cos(a)) * a
+
+
+INSIDE = [
+    (squared_norm_of_grad, squared_norm_of_grad_ref, (V3[::-1] + 0.2,), 0),
+    (grad_times_v, grad_times_v_ref, (V3,), 0),
+    (assigned_then_used, assigned_then_used_ref, (V3, XS), 0),
+    (assigned_then_used, assigned_then_used_ref, (V3, XS), 1),
+    (gradient_steps, gradient_steps_ref, (V3,), 0),
+    (in_a_branch, in_a_branch_ref, (V3, XS), 0),
+    (in_a_branch, in_a_branch_ref, (-V3 - 1.0, XS), 0),
+    (bound_to_a_name, bound_to_a_name_ref, (V3, XS), 1),
+    (both_arguments, both_arguments_ref, (V3, XS), 0),
+    (both_arguments, both_arguments_ref, (V3, XS), 1),
+    (value_and_gradient_inside, value_and_gradient_inside_ref, (V3, XS), 0),
+    (inner_with_a_loop, inner_with_a_loop_ref, (V3, XS), 0),
+    (a_loop_around, a_loop_around_ref, (V3, XS), 0),
+    (a_loop_around, a_loop_around_ref, (V3, XS), 1),
+]
+
+
+@pytest.mark.parametrize("outer, reference, args, wrt", INSIDE,
+                         ids=[f"{c[0].__name__}-{c[3]}" for c in INSIDE])
+def test_grad_of_a_function_that_takes_a_gradient(outer, reference, args, wrt):
+    np.testing.assert_allclose(outer(*args), reference(*args), rtol=1e-12)
+    np.testing.assert_allclose(grad(outer, wrt)(*args), central(reference, args, wrt), rtol=1e-6, atol=1e-9)
+
+
+def test_a_scalar_gradient_inside():
+    assert grad(lambda a: grad(cube)(a) * a)(0.7) == pytest.approx(central(scalar_inner_ref, (0.7,), 0), rel=1e-7)
+
+
+def test_the_guard_sees_the_inner_function_change():
+    def outer(w): return np.sum(grad(scaled)(w) * w)
+    w = V3.copy()
+    first = grad(outer)(w)
+    np.testing.assert_allclose(first, central(lambda w: np.sum(scaled_dw(w) * w), (w,), 0), rtol=1e-6)
+    SCALE[0] = 5.0  # a global the inner function reads
+    try:
+        np.testing.assert_allclose(grad(outer)(w), 2.5 * first, rtol=1e-12)
+    finally:
+        SCALE[0] = 2.0
+    global cube
+    old = cube
+    cube = lambda b: b ** 2  # (the name the body reads, rebound)
+    try:
+        assert grad(lambda a: grad(cube)(a) * a)(0.7) == pytest.approx(4 * 0.7, rel=1e-12)
+    finally:
+        cube = old
+    global sin_sq
+    old = sin_sq
+    sin_sq = lambda w, x: np.sum(np.cos(w * x) ** 2)
+
+    def ref(w): return np.sum((-np.sin(2 * w * XS) * XS) ** 2)
+    try:
+        np.testing.assert_allclose(grad(squared_norm_of_grad)(V3), central(ref, (V3,), 0), rtol=1e-6)
+    finally:
+        sin_sq = old
+    np.testing.assert_allclose(grad(squared_norm_of_grad)(V3), central(squared_norm_of_grad_ref, (V3,), 0),
+                               rtol=1e-6)
+
+
+def of_a_lambda(w, x):
+    g = grad(lambda v: tanh_loss_of(v, x))(w)
+    return np.sum(g ** 2)
+
+
+def tanh_loss_of(w, x): return np.sum(np.tanh(x @ w) ** 2)
+def tanh_loss_of_dw(w, x): return x.T @ (2 * np.tanh(x @ w) * (1 - np.tanh(x @ w) ** 2))
+def of_a_lambda_ref(w, x): return np.sum(tanh_loss_of_dw(w, x) ** 2)
+
+
+def of_a_nested_def(w, x):
+    s = 0.0
+
+    def inner(v, k):
+        return np.sum(np.sin(v * x * k))
+    for k in range(2):
+        s = s + np.sum(grad(inner)(w, k + 1.0) * w)
+    return s
+
+
+def of_a_nested_def_ref(w, x):
+    return sum(np.sum(np.cos(w * x * (k + 1.0)) * x * (k + 1.0) * w) for k in range(2))
+
+
+def late_binding(w, x):
+    f = lambda v: np.sum(np.exp(v * x))
+    x = x * 2.0  # (read when the gradient is called, as Python reads it)
+    return np.sum(grad(f)(w) * x)
+
+
+def late_binding_ref(w, x):
+    return np.sum(np.exp(w * 2.0 * x) * 2.0 * x * 2.0 * x)
+
+
+LIFTED = [
+    (of_a_lambda, of_a_lambda_ref, (np.array([0.3, -0.7]), X[:3, :2]), 0),
+    (of_a_lambda, of_a_lambda_ref, (np.array([0.3, -0.7]), X[:3, :2]), 1),
+    (of_a_nested_def, of_a_nested_def_ref, (np.array([0.3, -0.7]), np.array([0.5, 1.5])), 0),
+    (of_a_nested_def, of_a_nested_def_ref, (np.array([0.3, -0.7]), np.array([0.5, 1.5])), 1),
+    (late_binding, late_binding_ref, (V3, XS), 0),
+    (late_binding, late_binding_ref, (V3, XS), 1),
+]
+
+
+@pytest.mark.parametrize("outer, reference, args, wrt", LIFTED,
+                         ids=[f"{c[0].__name__}-{c[3]}" for c in LIFTED])
+def test_grad_of_a_function_made_inside(outer, reference, args, wrt):
+    """A lambda or nested def made inside is lifted to a function of its own, the enclosing
+    function's names it reads passed as arguments where the gradient is called."""
+    np.testing.assert_allclose(outer(*args), reference(*args), rtol=1e-12)
+    np.testing.assert_allclose(grad(outer, wrt)(*args), central(reference, args, wrt), rtol=1e-6, atol=1e-9)
+
+
+def test_the_guard_sees_what_a_lifted_lambda_calls_change():
+    global tanh_loss_of
+    w, x = np.array([0.3, -0.7]), X[:3, :2]
+    np.testing.assert_allclose(grad(of_a_lambda)(w, x), central(of_a_lambda_ref, (w, x), 0), rtol=1e-6)
+    old = tanh_loss_of
+    tanh_loss_of = lambda w, x: np.sum((x @ w) ** 2)
+
+    def ref(w): return np.sum((2 * x.T @ (x @ w)) ** 2)
+    try:
+        np.testing.assert_allclose(grad(of_a_lambda)(w, x), central(ref, (w,), 0), rtol=1e-6)
+    finally:
+        tanh_loss_of = old
+    np.testing.assert_allclose(grad(of_a_lambda)(w, x), central(of_a_lambda_ref, (w, x), 0), rtol=1e-6)
+
+
+def test_gradients_inside_that_cannot_be_compiled_are_refused_where_they_are_taken():
     from adjoint_compiler import AdjointCompilerError
-    with pytest.raises(AdjointCompilerError, match="higher-order"):
-        grad(calls_a_gradient)(V3)
+    scale = 2.0
+
+    def reads_a_closure_cell(w):
+        return np.sum(grad(lambda v: np.sum(np.sin(v * scale)))(w))
+    with pytest.raises(AdjointCompilerError, match="reads `scale` from the closure") as info:
+        grad(reads_a_closure_cell)(V3)
+    assert "test_nesting.py" in str(info.value)
+
+    def with_a_default(w):
+        return np.sum(grad(lambda v, k=2.0: np.sum(v ** k))(w))
+    with pytest.raises(AdjointCompilerError, match="define it at module level"):
+        grad(with_a_default)(V3)
+
+    def with_aux(w):
+        return value_and_grad(sin_sq, has_aux=True)(w, XS)[1]
+    with pytest.raises(AdjointCompilerError, match="has_aux"):
+        grad(with_aux)(V3)
+
+    def jvp_of_a_lambda_with_a_default(w):
+        return jvp(lambda v, k=3: np.sum(v ** k), (w,), (w,))[1]
+    with pytest.raises(AdjointCompilerError, match="define it at module level"):
+        grad(jvp_of_a_lambda_with_a_default)(V3)
+
+
+def jvp_of_a_lambda(w, x):
+    return jvp(lambda v: np.sum(np.sin(v * x) * v), (w,), (DIR,))[1]
+
+
+def jvp_of_a_lambda_ref(w, x):
+    return np.sum((np.cos(w * x) * x * w + np.sin(w * x)) * DIR)
+
+
+def test_grad_of_a_jvp_of_a_lambda_made_inside():
+    for wrt in (0, 1):
+        np.testing.assert_allclose(jvp_of_a_lambda(V3, XS), jvp_of_a_lambda_ref(V3, XS), rtol=1e-12)
+        np.testing.assert_allclose(grad(jvp_of_a_lambda, wrt)(V3, XS), central(jvp_of_a_lambda_ref, (V3, XS), wrt),
+                                   rtol=1e-6)
+
+
+def takes_its_own_gradient(w):
+    return np.sum(grad(takes_its_own_gradient)(w))
+
+
+def test_a_function_that_takes_its_own_gradient_is_refused():
+    from adjoint_compiler import AdjointCompilerError
+    with pytest.raises(AdjointCompilerError, match="recursive"):
+        grad(takes_its_own_gradient)(V3)
 
 
 def test_vjp_of_a_gradient_is_a_hessian_vector_product():
@@ -300,3 +616,157 @@ def test_vjp_of_value_and_grad():
     out, pullback = vjp(value_and_grad(h), V3)
     assert out[0] == pytest.approx(h(V3))
     np.testing.assert_allclose(pullback((0.0, np.ones(3)))[0], fd_of_gradient(h, (V3,), 0, np.ones(3)), rtol=1e-6)
+
+
+# -- vjp of jvp: the jvp's generated code, differentiated again ----------------------------------------
+
+DIR = np.array([1.0, 2.0, -0.5])
+
+
+def elementwise(x): return np.sin(x) * x[::-1]
+def elementwise_jv(x, v): return np.cos(x) * v * x[::-1] + np.sin(x) * v[::-1]
+def two_args(x, y): return np.sum(np.exp(x * y)) + np.sum(y ** 3)
+def two_args_jv(x, y, vx, vy): return np.sum(np.exp(x * y) * (vx * y + x * vy)) + np.sum(3 * y ** 2 * vy)
+
+
+def loop_map(x):
+    h = x
+    for _ in range(3):
+        h = np.tanh(h) * 1.5
+    return h
+
+
+def loop_map_jv(x, v):
+    h, t = x, v
+    for _ in range(3):
+        t = 1.5 * (1 - np.tanh(h) ** 2) * t
+        h = np.tanh(h) * 1.5
+    return t
+
+
+def test_vjp_of_jvp_is_a_vector_jacobian_product_of_the_tangent():
+    u = np.array([0.5, -1.0, 2.0])
+    out, pullback = vjp(lambda x: jvp(elementwise, (x,), (DIR,))[1], V3)
+    np.testing.assert_allclose(out, elementwise_jv(V3, DIR), rtol=1e-12)
+    np.testing.assert_allclose(pullback(u)[0], central(lambda x: u @ elementwise_jv(x, DIR), (V3,), 0), rtol=1e-6)
+    out, pullback = vjp(lambda x: jvp(loop_map, (x,), (DIR,))[1], V3)
+    np.testing.assert_allclose(out, loop_map_jv(V3, DIR), rtol=1e-12)
+    np.testing.assert_allclose(pullback(u)[0], central(lambda x: u @ loop_map_jv(x, DIR), (V3,), 0), rtol=1e-6)
+
+
+def test_vjp_of_jvp_of_two_arguments_and_of_the_value():
+    y = V3[::-1] * 0.5
+    vy = np.array([0.3, 0.1, -0.2])
+
+    def f(x, y):
+        value, tangent = jvp(two_args, (x, y), (DIR, vy))
+        return value * tangent
+    _, pullback = vjp(f, V3, y)
+    gx, gy = pullback(1.0)
+
+    def ref(x, y): return two_args(x, y) * two_args_jv(x, y, DIR, vy)
+    np.testing.assert_allclose(gx, central(ref, (V3, y), 0), rtol=1e-6)
+    np.testing.assert_allclose(gy, central(ref, (V3, y), 1), rtol=1e-6)
+
+
+def test_grad_of_jvp_of_a_scalar_function_is_a_hessian_vector_product():
+    g = grad(lambda x: jvp(tanh_loss, (x,), (DIR,))[1])(V3)
+    np.testing.assert_allclose(g, central(lambda x: tanh_loss_dw(x) @ DIR, (V3,), 0), rtol=1e-6)
+
+
+def test_jvp_inside_with_an_integer_constant_primal():
+    def power(x, k): return np.sum(x ** k)
+
+    def f(x): return jvp(power, (x, 3), (DIR, 0.0))[1]
+    np.testing.assert_allclose(grad(f)(V3), central(lambda x: np.sum(3 * x ** 2 * DIR), (V3,), 0), rtol=1e-6)
+
+    def loop(x):  # (a zero tangent for the exponent: not differentiated, so no 0 * log(x) of a negative x)
+        s = 0.0
+        for k in range(2, 4):
+            s = s + jvp(power, (x, k), (DIR, 0.0))[1]
+        return s
+    x = np.array([-0.5, 0.7, -1.2])
+    with np.errstate(invalid="raise"):
+        np.testing.assert_allclose(grad(loop)(x), central(lambda x: np.sum((2 * x + 3 * x ** 2) * DIR), (x,), 0),
+                                   rtol=1e-6)
+
+    def g(x): return jvp(power, (x, 3), (DIR, 1.0))[1]
+    from adjoint_compiler import AdjointCompilerError
+    with pytest.raises(AdjointCompilerError, match="carries no tangent"):
+        grad(g)(V3)
+
+
+# -- integer arguments: taken as floats, as `grad` takes them ------------------------------------------
+
+def cubic(x): return x ** 3 + x * 2
+def cubic_sum(x, y): return np.sum(x ** 3 * y)
+
+
+def test_hvp_and_hessian_take_integer_arguments_as_floats_like_grad():
+    assert grad(cubic)(2) == 14.0  # grad: an int argument gets a float gradient
+    for x in (2, np.int64(2), 2.0):  # (the float one crashed in mutation.check before)
+        assert hvp(cubic)(x, 1) == pytest.approx(12.0, rel=1e-12)
+        assert hvp(cubic)(x, 0.5) == pytest.approx(6.0, rel=1e-12)
+        assert hessian(cubic)(x) == pytest.approx(12.0, rel=1e-12)
+    xi, y = np.array([1, 2, -1]), np.array([0.5, 1.0, 2.0])
+    v = np.array([1.0, -1.0, 0.5])
+    expected = 6 * xi * y * v  # the Hessian in x is diag(6 x y)
+    np.testing.assert_allclose(hvp(cubic_sum)(xi, y, v), expected, rtol=1e-12)
+    np.testing.assert_allclose(hvp(cubic_sum)(xi.astype(float), y, v), expected, rtol=1e-12)
+    np.testing.assert_allclose(hessian(cubic_sum)(xi, y), np.diag(6 * xi * y), rtol=1e-12)
+    hx, hy = hvp(cubic_sum, wrt=(0, 1))(xi, np.array([1, 1, 2]), (v, v))
+    np.testing.assert_allclose(hx, 6 * xi * np.array([1, 1, 2]) * v + 3 * xi ** 2 * v, rtol=1e-12)
+    np.testing.assert_allclose(hy, 3 * xi ** 2 * v, rtol=1e-12)
+
+
+def test_hvp_of_a_function_that_takes_a_gradient():
+    """Third derivatives: the jvp of the gradient of a function whose body calls `grad`."""
+    def analytic_gradient(w): return 2 * np.sin(4 * w * XS) * XS ** 3  # of squared_norm_of_grad
+    w, v = V3[::-1] + 0.2, np.array([1.0, -2.0, 0.5])
+    np.testing.assert_allclose(grad(squared_norm_of_grad)(w), analytic_gradient(w), rtol=1e-12)
+    eps = 1e-6
+    expected = (analytic_gradient(w + eps * v) - analytic_gradient(w - eps * v)) / (2 * eps)
+    np.testing.assert_allclose(hvp(squared_norm_of_grad)(w, v), expected, rtol=1e-6, atol=1e-10)
+
+
+# -- hvp taken inside ----------------------------------------------------------------------------------
+
+def hvp_inside(w, x):
+    return np.sum(hvp(sin_sq)(w, x, DIR) * x)
+
+
+def hvp_inside_ref(w, x):  # the Hessian of sin_sq in w is diag(2 x^2 cos(2 w x))
+    return np.sum(2 * x ** 2 * np.cos(2 * w * x) * DIR * x)
+
+
+def hvp_of_both_inside(w, x):
+    hw, hx = hvp(sin_sq, wrt=(0, 1))(w, x, (DIR, V3))
+    return np.sum(hw * w) + np.sum(hx ** 2)
+
+
+def hvp_of_both_inside_ref(w, x):
+    # d2/dw2 = 2 x^2 cos(2wx), d2/dwdx = sin(2wx) + 2wx cos(2wx), d2/dx2 = 2 w^2 cos(2wx)
+    c, m = np.cos(2 * w * x), np.sin(2 * w * x) + 2 * w * x * np.cos(2 * w * x)
+    hw = 2 * x ** 2 * c * DIR + m * V3
+    hx = m * DIR + 2 * w ** 2 * c * V3
+    return np.sum(hw * w) + np.sum(hx ** 2)
+
+
+def hvp_of_a_lambda_inside(w, x):
+    return np.sum(hvp(lambda v: np.sum(np.sin(v * x) ** 2))(w, DIR))
+
+
+def hvp_of_a_lambda_inside_ref(w, x):
+    return np.sum(2 * x ** 2 * np.cos(2 * w * x) * DIR)
+
+
+HVP_INSIDE = [(hvp_inside, hvp_inside_ref), (hvp_of_both_inside, hvp_of_both_inside_ref),
+              (hvp_of_a_lambda_inside, hvp_of_a_lambda_inside_ref)]
+
+
+@pytest.mark.parametrize("outer, reference", HVP_INSIDE, ids=[c[0].__name__ for c in HVP_INSIDE])
+@pytest.mark.parametrize("wrt", [0, 1])
+def test_grad_of_a_function_that_takes_an_hvp(outer, reference, wrt):
+    args = (V3, XS)
+    np.testing.assert_allclose(outer(*args), reference(*args), rtol=1e-12)
+    np.testing.assert_allclose(grad(outer, wrt)(*args), central(reference, args, wrt), rtol=1e-6, atol=1e-9)
