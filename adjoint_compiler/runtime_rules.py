@@ -1314,6 +1314,25 @@ def dict_view_adjoint(g, d, pairs: bool):
     return {k: (gi[1] if gi is not None else None) if pairs else gi for k, gi in zip(d, g)}
 
 
+def dict_pairs_tangent(t, pairs) -> dict:
+    """The tangent of `dict(pairs)` from the tangent `t` of `pairs` (a list of (key, value) pairs
+    and their tangents, or a dict and its tangent): each key's value tangent, a later pair with
+    the same key replacing an earlier one, as in the dict."""
+    if isinstance(pairs, dict):
+        return {k: (0.0 if t is None else t.get(k, 0.0)) for k in pairs}
+    out = {}
+    for (k, _), ti in zip(pairs, t if t is not None else [None] * len(pairs)):
+        out[k] = 0.0 if ti is None or ti[1] is None else ti[1]
+    return out
+
+
+def dict_view_tangent(t, d, pairs: bool) -> list:
+    """The tangent of `list(d.values())` (or of `d.items()`, keys with no tangent) from the
+    tangent `t` of dict `d`."""
+    values = [0.0 if t is None else t.get(k, 0.0) for k in d]
+    return [(0.0, v) for v in values] if pairs else values
+
+
 def record_tangent(cls, fields: tuple, *values):
     """The tangent of `build_record(cls, fields, *values)`: a structure of the class holding the
     tangents (a named tuple of them; a dataclass made without calling `__init__`)."""

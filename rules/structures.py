@@ -52,15 +52,30 @@ def dict_(y, pairs):
     pairs_bar += rt.dict_pairs_adjoint(y_bar, pairs)
 
 
+@tangent(dict)
+def dict_dot(y, pairs):
+    y_dot = rt.dict_pairs_tangent(pairs_dot, pairs)
+
+
 # `d.values()`, `d.items()`, `d.keys()` of a dict made at run time, as lists.
 @adjoint(rt.dict_values_list)
 def dict_values_list(y, d):
     d_bar += rt.dict_view_adjoint(y_bar, d, False)
 
 
+@tangent(rt.dict_values_list)
+def dict_values_list_dot(y, d):
+    y_dot = rt.dict_view_tangent(d_dot, d, False)
+
+
 @adjoint(rt.dict_items_list)
 def dict_items_list(y, d):
     d_bar += rt.dict_view_adjoint(y_bar, d, True)
+
+
+@tangent(rt.dict_items_list)
+def dict_items_list_dot(y, d):
+    y_dot = rt.dict_view_tangent(d_dot, d, True)
 
 
 nondifferentiable(rt.dict_keys_list)

@@ -674,3 +674,31 @@ def test_forward_mode_through_structures_built_inside():
     _, tangent = jvp(returns_dict, (rand(3),), (np.ones(3),))
     assert type(tangent) is dict and list(tangent) == ["a", "b"]
     np.testing.assert_allclose(tangent["a"], np.full(3, 2.0))
+
+
+def dict_comprehension_values(x, w):
+    d = {k: x[k] * w for k in range(3)}
+    return sum(v ** 2 for v in d.values()) + d[1] * d[2]
+
+
+def dict_comprehension_items(x, w):
+    d = {("k%d" % k): np.sin(x[k]) * w for k in range(3)}
+    s = 0.0
+    for name, v in d.items():
+        s = s + v * len(name)
+    return s
+
+
+def dict_comprehension_repeated_keys(x, w):
+    d = {k % 2: x[k] * w for k in range(3)}  # (the later pair replaces the earlier one)
+    return d[0] * 2.0 + d[1]
+
+
+@pytest.mark.parametrize("f", [dict_comprehension_values, dict_comprehension_items,
+                               dict_comprehension_repeated_keys])
+def test_dicts_made_at_run_time_in_both_modes(f):
+    from adjoint_compiler.testing import check_grads, check_jvp
+
+    x, w = np.array([0.3, -1.2, 0.8]), 1.7
+    check_grads(f, x, w, wrt=(0, 1))
+    check_jvp(f, x, w)

@@ -595,11 +595,7 @@ def test_scipy_norm(f, shapes):
 
 # Adjoint rules whose tangent rules are still to be written (forward mode refuses them with a
 # located MissingRuleError until then), and those of the SciPy rules (loaded when SciPy is imported).
-PENDING_TANGENTS = {
-    # dict comprehensions and the views of a dict made at run time (issue 16): reverse mode only so far
-    "builtins.dict", "adjoint_compiler.runtime_rules.dict_values_list",
-    "adjoint_compiler.runtime_rules.dict_items_list",
-}
+PENDING_TANGENTS: set = set()
 PENDING_SCIPY_TANGENTS: set = set()
 
 
