@@ -36,6 +36,7 @@ class Var:
     storage: Var | None = None  # for a version made by a write: the value first holding the array
     is_buffer: bool = False
     user: str = ""  # the name in the user's code this is a version of (for messages)
+    complex: bool = False  # dtypes: the value may hold complex numbers (else it surely holds real ones)
 
     @property
     def display(self) -> str:
@@ -138,6 +139,7 @@ class Assign:
     in_place: bool = False  # `x op= e` rebinding `x` (Python may update an array in place)
     item_of: "Var | None" = None  # `xs[i] op= e` on a list `xs`: Python updates the item in place
     into_copy: bool = False  # a write `ssa` checked at run time not to go through a view
+    complex: bool = False  # dtypes: differentiated under the complex convention (a complex operand or result)
 
 
 @dataclass(eq=False)

@@ -167,6 +167,8 @@ def gradient(g, x):
     `x`'s shape for an array, the same structure for tuples and lists. Structural zeros become zeros."""
     kind = type(x)
     if kind is float:
+        if _is_complex(g):
+            _complex_gradient()
         return 0.0 if g is None else float(g)
     if kind is np.ndarray and type(g) is np.ndarray and g.dtype == x.dtype and g.shape == x.shape \
             and x.dtype.kind == "f":
@@ -184,6 +186,8 @@ def gradient(g, x):
         if g is None:
             return np.zeros(x.shape, dtype)
         g = np.asarray(g)
+        if g.dtype.kind == "c" and x.dtype.kind != "c":
+            _complex_gradient()
         if g.shape != x.shape:
             g = np.broadcast_to(g, x.shape)
         return g.astype(dtype, copy=False)
@@ -191,7 +195,16 @@ def gradient(g, x):
         return 0.0
     if isinstance(x, (complex, np.complexfloating)):
         return complex(g)
+    if _is_complex(g):
+        _complex_gradient()
     return float(g)
+
+
+def _complex_gradient():
+    from .errors import ComplexError
+    raise ComplexError("the gradient of a real argument came out complex, which the compiler cannot explain "
+                       "(a value it took for real held complex numbers at run time); refused rather than "
+                       "dropping its imaginary part")
 
 
 def pow_base_derivative(x, y):
@@ -256,6 +269,7 @@ def expand_reduced(g, x, axis=None, keepdims=False):
 
 from .runtime_rules import *  # the rule templates' helpers, as rt.<name>
 from .runtime_tangents import *  # the tangent rules' helpers (forward mode), as rt.<name>
+from .runtime_complex import *  # the complex rules' helpers, as rt.<name>
 
 
 def seq_head(g, y):
