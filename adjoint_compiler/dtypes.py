@@ -103,8 +103,15 @@ def _function_name(s: ir.Assign) -> str:
     return getattr(s.prim, "__name__", repr(s.prim))
 
 
-def _refuse(what: str, loc, error=ComplexError) -> None:
-    raise error(f"{SUFFIX}: {what}", loc)
+def _refuse(what: str, loc, error=ComplexError, prefix: str = SUFFIX) -> None:
+    raise error(f"{prefix}: {what}", loc)
+
+
+ALLOW_LIST = "complex values are differentiated by the allow-listed functions only"
+
+
+def _refuse_complex(what: str, loc, error=ComplexError) -> None:
+    _refuse(what, loc, error, ALLOW_LIST)
 
 
 def _check_assign(s: ir.Assign) -> None:
@@ -295,12 +302,12 @@ def check(fn: ir.Function) -> None:
     for s in ir.walk(fn.body):
         if isinstance(s, ir.If):
             if operand_complex(s.cond):
-                _refuse("a complex value as the condition of `if` (complex numbers have no order or truth "
+                _refuse_complex("a complex value as the condition of `if` (complex numbers have no order or truth "
                         "value here; compare np.abs(z) or np.real(z))", s.loc)
             continue
         if isinstance(s, ir.Loop):
             if any(operand_complex(op) for op in (s.cond, s.stop) if op is not None):
-                _refuse("a complex value as a loop condition", s.loc)
+                _refuse_complex("a complex value as a loop condition", s.loc)
             continue
         if not isinstance(s, ir.Assign):
             continue
@@ -312,17 +319,17 @@ def check(fn: ir.Function) -> None:
         name = _function_name(s)
         if s.prim in ir.WRITES or s.prim in (ir.SAVE, ir.OWN) or any(
                 isinstance(v, ir.Var) and v.is_buffer for v in [s.target, *s.args]):
-            _refuse(f"`{name}` writes or holds complex values in an array or Buffer, which is not supported; "
+            _refuse_complex(f"`{name}` writes or holds complex values in an array or Buffer, which is not supported; "
                     "build the complex array with arithmetic, np.stack or np.concatenate instead", s.loc)
         if _index_trick(s):
-            _refuse(f"`{name}` with complex values has no rule", s.loc, ComplexRuleError)
+            _refuse_complex(f"`{name}` with complex values has no rule", s.loc, ComplexRuleError)
         if _member(s.prim, _QUERIES) or (isinstance(s.prim, ir.Attr) and s.prim.name in _QUERY_ATTRS):
             continue  # (its shape: no gradient)
         if entry is None:
-            _refuse(f"`{name}` is not defined for complex values here: it has no rule valid for complex "
-                    "operands (the README lists the functions that take them)", s.loc, ComplexRuleError)
+            _refuse_complex(f"`{name}` has no rule valid for complex values (the README lists the functions "
+                    "that take them; real and imaginary parts can be passed separately)", s.loc, ComplexRuleError)
         if entry.complex_dtype and given_complex_dtype(s) is not True:
-            _refuse(f"`{name}` converts a complex value to a dtype that is not complex (its imaginary part "
+            _refuse_complex(f"`{name}` converts a complex value to a dtype that is not complex (its imaginary part "
                     "would be dropped); take np.real(z) or np.abs(z) explicitly", s.loc)
         try:
             bound = entry.rule.bind(list(s.args), call_kwargs(s, entry.rule), s.loc)
@@ -331,7 +338,7 @@ def check(fn: ir.Function) -> None:
         for p in entry.real:
             if any(operand_complex(op) for op in (bound.get(p) if isinstance(bound.get(p), tuple)
                                                   else (bound.get(p),)) if op is not None):
-                _refuse(f"`{name}` needs a real `{p}`, got a value that may be complex", s.loc)
+                _refuse_complex(f"`{name}` needs a real `{p}`, got a value that may be complex", s.loc)
         s.rule, s.bound, s.complex = entry.rule, bound, True
     result = fn.result
     if operand_complex(result):
