@@ -177,7 +177,9 @@ def gradient(g, x):
         if g is None:
             g = [None] * len(x)
         return _rebuild(x, [gradient(gv, xv) for gv, xv in zip(g, x)])
-    if hasattr(x, "data") and hasattr(x, "shape") and not isinstance(x, np.ndarray):  # a Buffer
+    if isinstance(x, (complex, np.complexfloating)):
+        return 0j if g is None else complex(g)
+    if hasattr(x, "data") and hasattr(x, "shape") and not isinstance(x, (np.ndarray, np.generic)):  # a Buffer
         x = x.data
     if isinstance(x, np.ndarray) and x.dtype == object:
         return np.full(x.shape, None, dtype=object) if g is None else np.array(g, dtype=object)
@@ -193,8 +195,6 @@ def gradient(g, x):
         return g.astype(dtype, copy=False)
     if g is None:
         return 0.0
-    if isinstance(x, (complex, np.complexfloating)):
-        return complex(g)
     if _is_complex(g):
         _complex_gradient()
     return float(g)

@@ -1,7 +1,9 @@
 """check_grads: the compiled gradient against central finite differences.
 
 Finite differences are taken along random directions (and along each coordinate for small inputs),
-in float64, so a gradient is never checked against the compiler itself.
+in float64, so a gradient is never checked against the compiler itself. A complex argument
+z = x + iy is perturbed in x and in y separately; its compiled gradient is read under the
+convention of autograd and JAX, dL/dx - i dL/dy.
 """
 from __future__ import annotations
 
@@ -22,9 +24,14 @@ def _fresh(value):
     return value
 
 
-def _flatten(value):
+def _flatten(value, conjugate: bool = False):
+    """The real numbers of `value`: a complex one's real parts, then its imaginary parts (negated
+    with `conjugate`: a gradient dL/dx - i dL/dy is the real vector (dL/dx, dL/dy))."""
     if isinstance(value, (tuple, list)):
-        return np.concatenate([_flatten(v) for v in value]) if value else np.zeros(0)
+        return np.concatenate([_flatten(v, conjugate) for v in value]) if value else np.zeros(0)
+    a = np.asarray(value)
+    if a.dtype.kind == "c":
+        return np.concatenate([a.real.ravel(), (-a.imag if conjugate else a.imag).ravel()])
     return np.asarray(value, dtype=float).ravel()
 
 
@@ -36,6 +43,11 @@ def _unflatten(flat, like, offset=0):
             out.append(item)
         return type(like)(out), offset
     size = np.size(like)
+    if np.iscomplexobj(like):
+        chunk = flat[offset:offset + size] + 1j * flat[offset + size:offset + 2 * size]
+        if isinstance(like, np.ndarray):
+            return chunk.reshape(like.shape).astype(like.dtype), offset + 2 * size
+        return (like.dtype.type(chunk[0]) if isinstance(like, np.generic) else complex(chunk[0])), offset + 2 * size
     chunk = flat[offset:offset + size]
     if isinstance(like, np.ndarray):
         return chunk.reshape(like.shape).astype(np.result_type(like.dtype, float)), offset + size
@@ -73,7 +85,7 @@ def check_grads(f, *args, wrt=0, rtol: float = 1e-5, atol: float = 1e-6, eps: fl
         keywords = {p.name: v for p, v in zip(params, a) if p.kind is p.KEYWORD_ONLY}
         return f(*positional, **keywords)
     for i, gi in zip(wrts, g):
-        flat_g = _flatten(gi)
+        flat_g = _flatten(gi, conjugate=True)
         dirs, derivs = numerical_grad(plain, values, i, eps)
         for d, fd in zip(dirs, derivs):
             ad = float(flat_g @ d)
