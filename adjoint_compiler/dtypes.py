@@ -219,6 +219,11 @@ def given_complex_dtype(s: ir.Assign) -> bool | None:
     (or one compile time cannot read)."""
     found = None
     for op in _dtype_operands(s):
+        if isinstance(op, ir.Var):  # (`z.dtype`: complex if z may be)
+            if op.complex:
+                return True
+            found = False
+            continue
         if not isinstance(op, (ir.Const, ir.Global)):
             return None
         if op.value is None:
@@ -234,6 +239,8 @@ def _makes_complex(s: ir.Assign, reads: bool) -> bool:
     if prim is complex or (isinstance(prim, type) and issubclass(prim, np.complexfloating)) \
             or _member(prim, _COMPLEX_RESULT):
         return True
+    if isinstance(prim, ir.Attr) and prim.name == "dtype":
+        return reads  # (a complex value's dtype names a complex type: `np.zeros(n, dtype=z.dtype)`)
     if _member(prim, _REAL_RESULT) or _member(prim, _QUERIES) \
             or (isinstance(prim, ir.Attr) and prim.name in (_REAL_ATTRS | _QUERY_ATTRS)):
         return False
@@ -328,6 +335,9 @@ def check(fn: ir.Function) -> None:
         if entry is None:
             _refuse_complex(f"`{name}` has no rule valid for complex values (the README lists the functions "
                     "that take them; real and imaginary parts can be passed separately)", s.loc, ComplexRuleError)
+        if given_complex_dtype(s) is False and reads:
+            _refuse_complex(f"`{name}` is given a dtype that is not complex for a complex value (its imaginary "
+                            "part would be dropped); take np.real(z) or np.abs(z) explicitly", s.loc)
         if entry.complex_dtype and given_complex_dtype(s) is not True:
             _refuse_complex(f"`{name}` converts a complex value to a dtype that is not complex (its imaginary part "
                     "would be dropped); take np.real(z) or np.abs(z) explicitly", s.loc)
