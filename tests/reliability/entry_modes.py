@@ -155,13 +155,17 @@ def _equal(a, b) -> bool:
 
 def _typed_like(g, x, where: str) -> None:
     """The gradient-type rule: a float's gradient is a float, a NumPy scalar's a NumPy scalar of its
-    float type, an array's a float array of its shape, a tuple's or list's the same structure."""
+    float type, an array's a float array of its shape (a complex array's a complex array of its
+    dtype), a tuple's or list's the same structure."""
     if isinstance(x, np.ndarray):
-        if not isinstance(g, np.ndarray) or g.shape != x.shape or g.dtype.kind != "f" or \
-                (x.dtype.kind == "f" and g.dtype != x.dtype):
+        if not isinstance(g, np.ndarray) or g.shape != x.shape or g.dtype.kind != ("c" if x.dtype.kind == "c" else "f") \
+                or (x.dtype.kind in "fc" and g.dtype != x.dtype):
             raise Wrong(f"{where}: {g!r} for an array of shape {x.shape} and dtype {x.dtype}")
+    elif type(x) is complex:
+        if type(g) is not complex:
+            raise Wrong(f"{where}: a {type(g).__name__} for a complex (expected a complex)")
     elif isinstance(x, np.generic):
-        want = type(x) if x.dtype.kind == "f" else np.float64
+        want = type(x) if x.dtype.kind in "fc" else np.float64
         if type(g) is not want:
             raise Wrong(f"{where}: a {type(g).__name__} for a {type(x).__name__} (expected a {want.__name__})")
     elif type(x) in (float, int):
