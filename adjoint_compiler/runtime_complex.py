@@ -9,8 +9,16 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["abs_direction", "angle_direction", "fft_adjoint", "fftn_adjoint", "rfft_adjoint", "irfft_adjoint",
+__all__ = ["pow_exponent_derivative_complex", "abs_direction", "angle_direction", "fft_adjoint", "fftn_adjoint", "rfft_adjoint", "irfft_adjoint",
            "fftshift_adjoint"]
+
+
+def pow_exponent_derivative_complex(z, x):
+    """d(x**y)/dy = x**y * log(x) with the principal complex log (a negative real base included,
+    as NumPy computes a real base to a complex power); 0 where x == 0 (the limit for Re y > 0)."""
+    x = np.asarray(x)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(x == 0, 0.0, z * np.log(np.where(x == 0, 1.0, x).astype(complex)))
 
 
 def abs_direction(x, y):

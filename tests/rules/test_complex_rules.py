@@ -367,3 +367,10 @@ def test_operator_module_functions_are_the_operators():
     from adjoint_compiler import registry
     assert registry.lookup_complex(operator.mul).rule is registry.lookup(operator.mul)
     assert registry.lookup_complex(np.maximum) is None
+
+
+def test_a_negative_real_base_to_a_complex_power():
+    def f(x, w):
+        return np.sum(np.abs(x ** w) + np.real(np.power(x, w)))
+    check(f, -np.abs(rand(3)) - 0.5, crand(3), wrt=(0, 1))
+    check(f, -1.5, 0.5 + 0.25j, wrt=(0, 1))
