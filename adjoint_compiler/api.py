@@ -6,7 +6,8 @@ closure cell, attribute, default, inlined function's code and the rule table it 
 the same object), and compile it again when not. Returned gradients never alias the inputs or each
 other, and computing one never writes into the caller's arrays.
 
-Checked at each call: complex arguments are refused (ArgumentError); when the function writes
+Checked at each call: complex values inside container arguments are refused (ArgumentError; a
+complex number or array passed itself is differentiated under the convention of dtypes.py); when the function writes
 into an argument, that argument must share no memory with another argument or a global array the
 code reads (MutationError); a pullback's cotangent must have the output's structure, shapes and
 real numbers (ArgumentError naming the function, the output, expected and received). Our own

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["pow_exponent_derivative_complex", "abs_direction", "angle_direction", "fft_adjoint", "fftn_adjoint", "rfft_adjoint", "irfft_adjoint",
-           "fftshift_adjoint"]
+__all__ = ["pow_exponent_derivative_complex", "abs_direction", "angle_direction", "fft_adjoint", "fftn_adjoint",
+           "rfft_adjoint", "irfft_adjoint", "fftshift_adjoint"]
 
 
 def pow_exponent_derivative_complex(z, x):

@@ -19,13 +19,14 @@ from adjoint_compiler.registry import complex_adjoint, holds_for_complex
 
 # Holomorphic elementwise functions: `x_bar += g * f'(x)` (unbroadcast where binary).
 holds_for_complex(operator.add, operator.sub, operator.mul, operator.truediv, operator.neg, operator.pos,
-                  SQUARE, np.add, np.subtract, np.multiply, np.divide, np.negative, np.positive, np.exp, np.log, np.sqrt, np.square, np.reciprocal, np.sin, np.cos, np.tan, np.sinh,
-                  np.cosh, np.tanh, np.exp2, np.expm1, np.log1p, np.log10, np.log2)
+                  SQUARE, np.add, np.subtract, np.multiply, np.divide, np.negative, np.positive, np.exp,
+                  np.log, np.sqrt, np.square, np.reciprocal, np.sin, np.cos, np.tan, np.sinh, np.cosh, np.tanh,
+                  np.exp2, np.expm1, np.log1p, np.log10, np.log2)
 
 
-
+# `x ** y`: the exponent's derivative with the complex log (a negative real base to a complex power).
 @complex_adjoint(operator.pow, np.power)
-def power(z, x, y):  # (the exponent's derivative with the complex log: a negative real base to a complex power)
+def power(z, x, y):
     x_bar += rt.unbroadcast(rt.chain(z_bar, rt.pow_base_derivative(x, y)), x)
     y_bar += rt.unbroadcast(rt.chain(z_bar, rt.pow_exponent_derivative_complex(z, x)), y)
 

@@ -17,7 +17,7 @@ from adjoint_compiler import adjoint, grad, hessian, jvp, value_and_grad, vjp
 from adjoint_compiler.errors import AdjointCompilerError, ArgumentError, ComplexError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "rules"))
-from test_complex_rules import check, crand, rand  # noqa: E402
+from test_complex_rules import check, crand, rand
 
 pytestmark = pytest.mark.filterwarnings("error::numpy.exceptions.ComplexWarning")
 
@@ -196,7 +196,7 @@ def test_a_complex_argument_not_influencing_the_loss_gets_complex_zeros():
 def test_vjp_with_real_outputs_of_complex_arguments():
     def f(z):
         return np.abs(z) ** 2, np.real(z) * 2.0
-    out, pullback = vjp(f, Z)
+    _, pullback = vjp(f, Z)
     g = pullback((np.ones(4), np.ones(4)))[0]
     np.testing.assert_allclose(g, 2 * np.conj(Z) + 2.0)  # d|z|^2 = 2x dx + 2y dy: 2x - 2iy
 
@@ -279,7 +279,7 @@ def test_a_complex_result_is_refused():
 def test_a_complex_cotangent_is_refused():
     def f(z):
         return np.abs(z)
-    out, pullback = vjp(f, Z)
+    _, pullback = vjp(f, Z)
     with pytest.raises(ArgumentError, match="complex"):
         pullback(np.ones(4) * 1j)
 
@@ -302,7 +302,7 @@ def test_a_user_rule_replaces_the_complex_rule_and_refuses():
 
     @adjoint(my_exp)
     def _(y, z):
-        z_bar += y_bar * y
+        z_bar += y_bar * y  # noqa: F821, F841 (a rule template)
 
     def f(z):
         return np.sum(np.abs(my_exp(z)))

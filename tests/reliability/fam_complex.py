@@ -15,7 +15,6 @@ Every program must give the gradient of finite differences or be refused with a 
 from __future__ import annotations
 
 import numpy as np
-
 from families import Case, family
 
 N = 4

@@ -12,8 +12,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import fam_complex  # noqa: E402,F401
-import families  # noqa: E402
+import fam_complex  # noqa: F401
+import families
 
 SEEDS = range(30)
 

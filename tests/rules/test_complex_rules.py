@@ -39,7 +39,7 @@ def fd_complex(f, args, i, eps=1e-6):
     out = np.zeros(z.shape, complex if cplx else float)
     for idx in np.ndindex(z.shape):
         for part, unit in ((1.0, 1.0), (-1j, 1j)) if cplx else ((1.0, 1.0),):
-            def at(t):
+            def at(t, idx=idx, unit=unit):
                 a = list(args)
                 w = np.array(z, dtype=z.dtype, copy=True)
                 w[idx] = w[idx] + t * unit
@@ -57,7 +57,7 @@ def check(f, *args, wrt=0, rtol=1e-5, atol=1e-6):
     g = grad(f, wrts)(*args)
     value, g2 = value_and_grad(f, wrts)(*args)
     np.testing.assert_allclose(value, f(*args), rtol=1e-12)
-    out, pullback = vjp(f, *args)
+    _, pullback = vjp(f, *args)
     g3 = pullback(1.0)
     for k, i in enumerate(wrts):
         want = fd_complex(f, list(args), i)
