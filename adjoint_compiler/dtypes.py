@@ -300,9 +300,12 @@ def _located(s: ir.Assign, message: str, error=ComplexError):
     raise error(message, s.loc)
 
 
-def check(fn: ir.Function) -> None:
+def check(fn: ir.Function, ndims: dict | None = None) -> None:
     """Refuse, at the user's line, what reads or makes a complex value without a rule valid for
-    complex operands; bind those rules (`Assign.complex`). Run after `infer` and rule binding."""
+    complex operands; bind those rules (`Assign.complex`). Run after `infer` and rule binding.
+    `ndims` (the values known to be numbers or arrays) lets `.real`, `.imag`, `.conj()` of a real
+    array take the complex rule; of any other object they keep their own."""
+    ndims = ndims or {}
     from . import registry
     from .activity import call_kwargs
     from .errors import AdjointCompilerError
@@ -321,7 +324,9 @@ def check(fn: ir.Function) -> None:
         entry = registry.lookup_complex(s.prim)
         reads = _reads_complex(s)
         makes = s.target is not None and s.target.complex
-        if not (reads or makes or (entry is not None and entry.own)):
+        own = entry is not None and entry.own and (
+            not isinstance(s.prim, (ir.Attr, ir.Method)) or (s.args and ndims.get(s.args[0]) is not None))
+        if not (reads or makes or own):
             continue
         name = _function_name(s)
         if s.prim in ir.WRITES or s.prim in (ir.SAVE, ir.OWN) or any(

@@ -252,7 +252,7 @@ def _complex(c: Context) -> None:
     if not _complex_mode(c):
         return
     dtypes.infer(c.fn, {v for v, k in zip(c.fn.params, c.kinds) if k[0] == "c"})
-    dtypes.check(c.fn)
+    dtypes.check(c.fn, c.ndims)
 
 
 def _show_complex(c: Context) -> str:
@@ -485,7 +485,7 @@ PASSES = (
     Pass("cse", _cse, _ir, ("fn",), ("fn",)),
     Pass("globals", _globals, _show_globals, ("fn",), ("namespace", "origins")),
     Pass("rules", _rules, _show_rules, ("fn", "real"), ("fn",)),
-    Pass("complex", _complex, _show_complex, ("fn", "kinds", "mode", "differentiable"), ("fn",)),
+    Pass("complex", _complex, _show_complex, ("fn", "kinds", "mode", "differentiable", "ndims"), ("fn",)),
     Pass("composite", _composite, _show_composite, ("fn",), ("fn",)),
     Pass("activity", _activity, _show_activity, ("fn", "wrt"), ("wrt_vars", "active")),
     Pass("reverse", _reverse, _show_reverse, ("fn", "active", "wrt_vars", "classes", "ndims", "real"),

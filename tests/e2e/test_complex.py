@@ -309,3 +309,19 @@ def test_a_user_rule_replaces_the_complex_rule_and_refuses():
     with pytest.raises(ComplexError, match="no rule valid for complex"):
         grad(f)(Z)
     assert np.isfinite(grad(f)(X)).all()  # (real values: the user's rule)
+
+
+def test_jacrev_of_a_complex_argument():
+    from adjoint_compiler import jacrev
+
+    def f(z, x):
+        return np.abs(z * x + 1j) ** 2
+    z, x = crand(3), rand(3)
+    jz, jx = jacrev(f, (0, 1))(z, x)
+    assert jz.dtype == np.complex128 and jx.dtype == np.float64
+    for k in range(3):
+        def out_k(z, x, k=k):
+            return f(z, x)[k]
+        check(out_k, z, x, wrt=(0, 1))
+        np.testing.assert_allclose(jz[k], grad(out_k)(z, x))
+        np.testing.assert_allclose(jx[k], grad(out_k, 1)(z, x))
