@@ -37,6 +37,7 @@ holds_for_complex(np.sum, "sum", np.mean, "mean", np.reshape, "reshape", np.rave
                   np.moveaxis, operator.getitem, np.concatenate, np.stack, np.hstack, np.vstack, operator.matmul,
                   np.matmul, np.dot, "dot", np.outer, np.einsum, np.tensordot, np.trace, "trace", np.diag,
                   np.copy, "copy", copy.copy, BUILD_TUPLE, BUILD_LIST)
+holds_for_complex(np.zeros, np.ones, np.zeros_like, np.ones_like)  # constants: no gradient, whatever the dtype
 holds_for_complex(np.where, real=("condition",))  # (a complex condition has no truth value)
 holds_for_complex("astype", complex_dtype=True)  # to a complex dtype only: a real one drops the imaginary part
 

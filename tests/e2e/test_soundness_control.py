@@ -609,10 +609,11 @@ def cx_in_helper(v):
 # Complex intermediates from real arguments: differentiated (a real loss), the real argument's
 # gradient the real part (tests/e2e/test_complex.py has the rest).
 COMPLEX_SUPPORTED = [cx_literal, cx_literal_add, cx_exp, cx_astype, cx_astype_numpy, cx_astype_string, cx_fft,
-                     cx_rfft, cx_global_array, cx_global_number, cx_global_tuple, cx_real, cx_imag,
+                     cx_dtype_keyword, cx_dtype_positional, cx_rfft, cx_global_array, cx_global_number,
+                     cx_global_tuple, cx_real, cx_imag,
                      cx_real_attribute, cx_conj, cx_angle, cx_in_helper]
 # Functions outside the allow-list: refused at their line.
-COMPLEX_REFUSED = [cx_dtype_keyword, cx_dtype_positional, cx_array_dtype, cx_constructor, cx_scalar_type, cx_emath]
+COMPLEX_REFUSED = [cx_array_dtype, cx_constructor, cx_scalar_type, cx_emath]
 
 
 @pytest.mark.parametrize("f", COMPLEX_SUPPORTED)

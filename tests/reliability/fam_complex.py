@@ -9,8 +9,8 @@ Every program must give the gradient of finite differences or be refused with a 
 - `complex.mixed`: a chain of allow-listed operations (holomorphic, linear, structural, real,
   imag, conj, abs, angle, FFTs), a loop or a branch, reduced to a real loss;
 - `complex.outside`: the same with one operation outside the allow-list on a complex value
-  (maximum, sort, comparisons, sign, floor, cumsum, writes, float(), complex dtypes of
-  constructors): must be refused (a located ComplexError), never a number.
+  (maximum, sort, comparisons, sign, cumsum, arcsin, clip, float(), np.array, np.empty with a
+  complex dtype, np.linalg): must be refused (a located ComplexError), never a number.
 """
 from __future__ import annotations
 
@@ -31,6 +31,8 @@ _SOURCES = [
     "rot(v)",
     "z * v",
     "z + v",
+    "np.zeros({n}, dtype=complex) + v * 0.5j",
+    "np.ones_like(z) * v",
     "v * (1 + 2j) + z * 0.5",
     "np.fft.fft(v, n={n})[:{n}]",
     "np.concatenate([np.fft.rfft(v), np.conj(np.fft.rfft(v[::-1]))])[:{n}]",
@@ -96,7 +98,7 @@ _OUTSIDE = [
     "{t} * ({t} > 0)",
     "np.arcsin({t} * 0.1)",
     "np.clip({t}, -1.0, 1.0)",
-    "{t} + np.zeros({n}, dtype=complex)",
+    "{t} + np.empty({n}, dtype=complex) * 0.0",
     "{t} * float({t}[0])",
     "np.array([{t}[0], {t}[1], {t}[2], {t}[3]])",
     "np.linalg.inv(np.outer({t}, {t}) + np.eye({n}))[0]",
