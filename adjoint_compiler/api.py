@@ -377,7 +377,10 @@ def _own(g, inputs, seen):
     if isinstance(g, (tuple, list)):
         return type(g)(_own(x, inputs, seen) for x in g)
     if isinstance(g, np.ndarray):
-        fresh = g.flags.owndata and g.flags.writeable and all(g is not a for a in inputs + seen)
+        # (an array owning its data may still be seen through an earlier gradient: `np.real(z_bar)`
+        # of a complex adjoint is a view of it)
+        fresh = g.flags.owndata and g.flags.writeable and all(g is not a for a in inputs) \
+            and not any(np.may_share_memory(g, a) for a in seen)
         if not fresh and (not g.flags.writeable or any(np.may_share_memory(g, a) for a in inputs + seen)):
             g = g.copy()
         seen.append(g)

@@ -325,3 +325,13 @@ def test_jacrev_of_a_complex_argument():
         check(out_k, z, x, wrt=(0, 1))
         np.testing.assert_allclose(jz[k], grad(out_k)(z, x))
         np.testing.assert_allclose(jx[k], grad(out_k, 1)(z, x))
+
+
+def test_gradients_never_share_memory_through_a_real_part():
+    def f(v, z):
+        t = z + v  # (v_bar is np.real(t_bar), a view of z_bar = t_bar)
+        return np.sum(np.abs(t * t))
+    for g in (grad(f, (0, 1))(X, Z), vjp(f, X, Z)[1](1.0)):
+        assert not np.shares_memory(g[0], g[1])
+        g[0][...] = 0.0
+        assert np.abs(g[1]).sum() > 0
