@@ -3,11 +3,13 @@
 Each program differentiates with respect to a real array `v` (finite differences in the real
 framework of `families.check_case`); complex values come from literals, `1j * v`, `np.exp(1j * v)`,
 `.astype(complex)`, `np.fft`, a complex global array, a helper, or the complex argument `z` (not
-differentiated here: tests/rules/test_complex_rules.py checks complex arguments in x and y).
+differentiated in `mixed`; `complex_wrt` differentiates with respect to it).
 Every program must give the gradient of finite differences or be refused with a located error:
 
 - `complex.mixed`: a chain of allow-listed operations (holomorphic, linear, structural, real,
   imag, conj, abs, angle, FFTs), a loop or a branch, reduced to a real loss;
+- `complex.complex_wrt`: the same, differentiated with respect to the complex argument z, against
+  finite differences in its real and imaginary parts (value_and_grad);
 - `complex.outside`: the same with one operation outside the allow-list on a complex value
   (maximum, sort, comparisons, sign, cumsum, arcsin, clip, float(), np.array, np.empty with a
   complex dtype, np.linalg): must be refused (a located ComplexError), never a number.
@@ -151,6 +153,15 @@ def _case(ch, outside: str | None) -> Case:
 @family("complex")
 def mixed(ch) -> Case:
     return _case(ch, None)
+
+
+@family("complex")
+def complex_wrt(ch) -> Case:
+    """The same programs differentiated with respect to the complex argument z (value_and_grad
+    against finite differences in its real and imaginary parts: `families.fd_grad`)."""
+    case = _case(ch, None)
+    case.wrt = 1
+    return case
 
 
 @family("complex")
