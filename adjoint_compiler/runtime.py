@@ -25,9 +25,13 @@ def seed(y):
     """The adjoint seed of a scalar result: 1.0 for a number or a 0-d array, ones of the result's
     shape for an array of one element (`(1,)`, `(1, 1)`: a scalar to `float()`, as in autograd);
     a clear error for any other result."""
+    if isinstance(y, (complex, np.complexfloating)) or (isinstance(y, np.ndarray) and y.dtype.kind == "c"):
+        from .errors import ComplexError
+        raise ComplexError("grad needs a real loss, but the function returned a complex value at run time "
+                           "(return np.real(...), np.abs(...) or np.abs(...)**2 of it)")
     if isinstance(y, _SCALARS) and not isinstance(y, (bool, np.bool_)):
         return 1.0
-    if isinstance(y, np.ndarray) and y.size == 1 and y.dtype.kind in "fciu":
+    if isinstance(y, np.ndarray) and y.size == 1 and y.dtype.kind in "fiu":
         return 1.0 if y.ndim == 0 else np.ones(y.shape)
     raise ArgumentError(f"grad needs a function that returns a scalar, but it returned {describe(y)}; "
                     "use vjp for array or tuple outputs")

@@ -335,3 +335,11 @@ def test_gradients_never_share_memory_through_a_real_part():
         assert not np.shares_memory(g[0], g[1])
         g[0][...] = 0.0
         assert np.abs(g[1]).sum() > 0
+
+
+def test_a_dtype_known_only_at_run_time():
+    def f(x, dt):
+        return np.sum(x.astype(dt) * 2.0)
+    with pytest.raises(ComplexError, match="complex value at run time"):
+        grad(f)(X, complex)
+    np.testing.assert_allclose(grad(f)(X, float), 2.0 * np.ones(4))
