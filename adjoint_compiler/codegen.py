@@ -254,7 +254,8 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
             result = value
         w.emit(1, "# adjoint")
         if not seeded:  # (a seeded result's 1.0 is part of the backward code)
-            w.emit(1, f"{result_bar} = {seed}({result})" if result_bar else f"{seed}({result})")
+            call = f"{seed}({result}, {powers!r})" if powers else f"{seed}({result})"
+            w.emit(1, f"{result_bar} = {call}" if result_bar else call)
         w.backward(backward, 1)
         if guard:
             w.emit(1, guard)

@@ -21,11 +21,13 @@ def describe(value) -> str:
     return f"a value of type {type(value).__name__}"
 
 
-def seed(y):
+def seed(y, powers: str = ""):
     """The adjoint seed of a scalar result: 1.0 for a number or a 0-d array, ones of the result's
     shape for an array of one element (`(1,)`, `(1, 1)`: a scalar to `float()`, as in autograd);
     a clear error for any other result."""
     if isinstance(y, (complex, np.complexfloating)) or (isinstance(y, np.ndarray) and y.dtype.kind == "c"):
+        if powers:  # (`powers`: the user's lines where a power may have made it complex)
+            refuse_complex((y,), powers)
         from .errors import ComplexError
         raise ComplexError("grad needs a real loss, but the function returned a complex value at run time "
                            "(return np.real(...), np.abs(...) or np.abs(...)**2 of it)")
