@@ -6,7 +6,8 @@ closure cell, attribute, default, inlined function's code and the rule table it 
 the same object), and compile it again when not. Returned gradients never alias the inputs or each
 other, and computing one never writes into the caller's arrays.
 
-Checked at each call: complex arguments are refused (ArgumentError); when the function writes
+Checked at each call: complex values inside container arguments are refused (ArgumentError; a
+complex number or array passed itself is differentiated under the convention of dtypes.py); when the function writes
 into an argument, that argument must share no memory with another argument or a global array the
 code reads (MutationError); a pullback's cotangent must have the output's structure, shapes and
 real numbers (ArgumentError naming the function, the output, expected and received). Our own
@@ -49,14 +50,21 @@ _COMPILE_LOCK = threading.RLock()
 
 _RANKS = tuple(f"r{n}" for n in range(33))
 _FLOAT_RANKS = tuple(f"f{n}" for n in range(33))
+_COMPLEX_RANKS = tuple(f"c{n}" for n in range(33))
+
+
+def _array_kind(value) -> str:
+    kind = value.dtype.kind
+    return (_FLOAT_RANKS if kind == "f" else _COMPLEX_RANKS if kind == "c" else _RANKS)[value.ndim]
 
 
 def _kind(value) -> str:
     """What the compiled code may assume about an argument: 'seq', 'f<ndim>' (a real float or an
-    array of real floats), 'r<ndim>' (another number or array) or 'num'."""
+    array of real floats), 'c<ndim>' (a complex number or array), 'r<ndim>' (another number or
+    array) or 'num'."""
     kind = type(value)
     if kind is np.ndarray:
-        return (_FLOAT_RANKS if value.dtype.kind == "f" else _RANKS)[value.ndim]
+        return _array_kind(value)
     if kind is float:
         return "f0"
     if kind is int:
@@ -66,9 +74,11 @@ def _kind(value) -> str:
     if isinstance(value, (tuple, list)):
         return _seq_kind(value, 0)
     if isinstance(value, np.ndarray):
-        return f"{'f' if value.dtype.kind == 'f' else 'r'}{value.ndim}"
+        return f"{'f' if value.dtype.kind == 'f' else 'c' if value.dtype.kind == 'c' else 'r'}{value.ndim}"
     if isinstance(value, np.floating):
         return "f0"
+    if isinstance(value, (complex, np.complexfloating)):
+        return "c0"
     if isinstance(value, (numbers.Number, np.generic)):
         return "r0"
     if isinstance(value, type):
@@ -240,8 +250,16 @@ def _is_complex(value, depth: int = 0, seen: set | None = None) -> bool:
     return False
 
 
-def _check_real(func, values) -> None:
-    """Refuse complex arguments: their values flow into intermediates the rules treat as real."""
+def _top_complex(value) -> bool:
+    """A complex number or array passed as an argument itself (`grad`, `vjp` accept those)."""
+    return isinstance(value, (complex, np.complexfloating)) or \
+        (isinstance(value, np.ndarray) and not isinstance(value, (np.matrix, np.ma.MaskedArray))
+         and value.dtype.kind == "c")
+
+
+def _check_real(func, values, allow_complex: bool = False) -> None:
+    """Refuse complex arguments (with `allow_complex`, only those inside tuples, lists, dicts and
+    Buffers: a complex number or array passed itself is followed by the complex analysis)."""
     for i, v in enumerate(values):
         if isinstance(v, (np.matrix, np.ma.MaskedArray)):
             names = _param_names(func)
@@ -249,11 +267,14 @@ def _check_real(func, values) -> None:
             raise ArgumentError(f"{_name(func)}: argument `{name}` is a {type(v).__name__}, whose operators "
                                 "differ from an ndarray's (`*` of np.matrix is a product of matrices, a masked array "
                                 "skips masked slots); pass a plain array (`np.asarray(...)`)")
-        if type(v) is not float and _is_complex(v):
+        if type(v) is not float and _is_complex(v) and not (allow_complex and _top_complex(v)):
             names = _param_names(func)
             name = names[i] if i < len(names) else str(i)
-            raise ArgumentError(f"{_name(func)}: argument `{name}` is complex; complex numbers are not "
-                                "supported yet (pass real arrays, e.g. the real and imaginary parts separately)")
+            where = ("inside a container or Buffer; grad and vjp take complex numbers and arrays passed as "
+                     "arguments themselves" if allow_complex else
+                     "and forward mode (jvp, jacfwd, hessian) does not support complex numbers; grad and vjp do")
+            raise ArgumentError(f"{_name(func)}: argument `{name}` is complex {where} (or pass the real and "
+                                "imaginary parts separately)")
 
 
 def _name(func) -> str:
@@ -358,8 +379,7 @@ def _bind(func, args, kwargs):
 
 def compiled(func, wrt: tuple, values: list, mode: str):
     """The cached compiled gradient for these argument kinds, compiling it once (thread-safe)."""
-    key = (func, wrt, tuple([(_FLOAT_RANKS if v.dtype.kind == "f" else _RANKS)[v.ndim] if type(v) is np.ndarray
-                             else _kind(v) for v in values]), mode)
+    key = (func, wrt, tuple([_array_kind(v) if type(v) is np.ndarray else _kind(v) for v in values]), mode)
     entry = _CACHE.get(key)
     if entry is not None and entry.guard.holds():
         return entry
@@ -472,7 +492,7 @@ def _gradient(g, x):
 
 def _typed(g, x):
     if isinstance(x, np.generic):
-        kind = x.dtype.type if x.dtype.kind == "f" else np.float64
+        kind = x.dtype.type if x.dtype.kind in "fc" else np.float64
         return g if type(g) is kind else kind(g)
     if isinstance(x, (tuple, list)) and isinstance(g, (tuple, list)) and len(g) == len(x) \
             and any(isinstance(v, (np.generic, tuple, list, dict)) or trees.record_fields(v) is not None for v in x):
@@ -531,7 +551,10 @@ def _own(g, inputs, seen):
             object.__setattr__(g, k, _own(getattr(g, k), inputs, seen))
         return g
     if isinstance(g, np.ndarray):
-        fresh = g.flags.owndata and g.flags.writeable and all(g is not a for a in inputs + seen)
+        # (an array owning its data may still be seen through an earlier gradient: `np.real(z_bar)`
+        # of a complex adjoint is a view of it)
+        fresh = g.flags.owndata and g.flags.writeable and all(g is not a for a in inputs) \
+            and not any(np.may_share_memory(g, a) for a in seen)
         if not fresh and (not g.flags.writeable or any(np.may_share_memory(g, a) for a in inputs + seen)):
             g = g.copy()
         seen.append(g)
@@ -580,7 +603,7 @@ def _run(func, wrt_t, as_tuple, args, kwargs, mode):
     values = _bind(func, args, kwargs)
     for v in values:  # complex arguments are refused before anything is compiled for them
         if type(v) is not float and type(v) is not int and (type(v) is not np.ndarray or v.dtype.kind == "c"):
-            _check_real(func, values)
+            _check_real(func, values, allow_complex=True)
             break
     entry = compiled(func, wrt_t, values, mode)
     n = len(values)
@@ -715,7 +738,7 @@ def vjp(func, *args, wrt=None):
     values = _bind(func, args, kwargs)
     for i in wrt:
         _check_numeric(values[i], f"argument {i} of {getattr(func, '__name__', func)}")
-    _check_real(func, values)
+    _check_real(func, values, allow_complex=True)
     mode = vjp_mode(func)
     while True:
         entry = compiled(func, wrt, values, mode)

@@ -173,7 +173,7 @@ def complex_powers(fn: ir.Function, arrays: frozenset) -> str:
     float to a fractional power is complex), with an exponent that is not an integer literal."""
     lines = []
     for s in ir.walk(fn.body):
-        if isinstance(s, ir.Assign) and s.prim in (operator.pow, pow) and len(s.args) == 2 \
+        if isinstance(s, ir.Assign) and s.prim in (operator.pow, pow) and len(s.args) == 2 and not s.complex \
                 and s.target is not None and s.target.name not in arrays \
                 and not (isinstance(s.args[1], ir.Const) and type(s.args[1].value) is int):
             where = f"{os.path.basename(s.loc.file)} line {s.loc.line}"
@@ -215,7 +215,7 @@ def names_in(expr) -> set:
 
 def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep: set, needed: set,
              header: str, tape=None, namer=None, arrays: frozenset = frozenset(), seeded: bool = False,
-             recipes=None, views=frozenset()) -> tuple:
+             recipes=None, views=frozenset(), guarded=None) -> tuple:
     """(source, {generated line: Loc}) of the gradient function of `fn`.
 
     `result_bar` is the result's adjoint name (None if the result is inactive), `grads` the returned
@@ -224,7 +224,8 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
     to be a scalar and its value is not computed unless the adjoint reads it); 'split' is `<f>_vjp(*args) -> (value, saved)` and
     `<f>_pullback(saved, result_bar) -> grads`. `arrays` are the names known to hold arrays (a
     power of anything else may turn complex); `release` then deletes them after their last use.
-    `views` are the Buffer reads that read the Buffer's array in place (peek)."""
+    `views` are the Buffer reads that read the Buffer's array in place (peek). `guarded`: the
+    gradients that must come out real (default all; a complex argument's is complex)."""
     w = Writer(fn.loc.file, tape, recipes, views)
     w.emit(0, header)
     w.emit(0, "import numpy as np")
@@ -236,7 +237,9 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
     grad_tuple = "(" + ", ".join(map(to_source, grads)) + ("," if len(grads) == 1 else "") + ")"
     restored = code_names(backward, lambda s: stores(s)[0] | stores(s)[1], reads=False)
     powers = complex_powers(fn, arrays)
-    guard = f"{rtcall.name(runtime.refuse_complex)}({grad_tuple}, {powers!r})" if powers else None
+    guarded = grads if guarded is None else guarded
+    guarded_tuple = "(" + ", ".join(map(to_source, guarded)) + ("," if len(guarded) == 1 else "") + ")"
+    guard = f"{rtcall.name(runtime.refuse_complex)}({guarded_tuple}, {powers!r})" if powers and guarded else None
     snapshot, seed = rtcall.name(runtime.snapshot), rtcall.name(runtime.seed)
     if mode != "split":
         w.emit(0, f"def {fn.name}_grad({params}):")
@@ -251,7 +254,8 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
             result = value
         w.emit(1, "# adjoint")
         if not seeded:  # (a seeded result's 1.0 is part of the backward code)
-            w.emit(1, f"{result_bar} = {seed}({result})" if result_bar else f"{seed}({result})")
+            call = f"{seed}({result}, {powers!r})" if powers else f"{seed}({result})"
+            w.emit(1, f"{result_bar} = {call}" if result_bar else call)
         w.backward(backward, 1)
         if guard:
             w.emit(1, guard)

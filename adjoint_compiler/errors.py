@@ -60,7 +60,8 @@ class TextGradientError(CompileError):
 
 
 class ArgumentError(AdjointCompilerError, TypeError, ValueError):
-    """An argument (or a pullback's cotangent) a gradient cannot accept: complex values, a
+    """An argument (or a pullback's cotangent) a gradient cannot accept: complex values inside a
+    container argument or in forward mode, a complex cotangent, a
     non-numeric value to differentiate, a cotangent of the wrong structure, shape or kind (the
     message names the function, which output, the expected shape and what was received)."""
 
@@ -70,7 +71,11 @@ class ArgumentIndexError(ArgumentError, IndexError):
 
 
 class ComplexError(AdjointCompilerError):
-    """A complex number in a differentiated function: not supported until complex rules exist."""
+    """A complex value the compiler will not differentiate, at the user's line: one reaching a
+    function outside the complex allow-list (`np.maximum`, `np.sort`, `<`, writes, constructors with
+    a complex dtype; README "Complex numbers"), a complex loss of `grad` or output of `vjp`, a
+    complex `if` condition, complex values in forward mode or in a gradient differentiated again,
+    or a real argument's gradient that came out complex at run time."""
 
     def __init__(self, message: str, loc=None):
         super().__init__(_located(message, loc))
@@ -78,7 +83,8 @@ class ComplexError(AdjointCompilerError):
 
 
 class ComplexRuleError(ComplexError, MissingRuleError):
-    """A function that takes or gives complex values (`np.fft.fft`, `np.real`): no rule yet."""
+    """A function given a complex value that has no rule valid for complex operands (`np.maximum`
+    of a complex array, `np.emath.sqrt`, `np.fft.hfft`)."""
 
 
 class InternalError(AdjointCompilerError):

@@ -38,6 +38,7 @@ class Var:
     user: str = ""  # the name in the user's code this is a version of (for messages)
     stack: bool = False  # a list only pushed and popped (stacks.py): its adjoint is a cotangent stack
     tree: Any = None  # for a structure (dict, named tuple, dataclass, object): its kind (trees.py)
+    complex: bool = False  # dtypes: the value may hold complex numbers (else it surely holds real ones)
 
     @property
     def display(self) -> str:
@@ -146,6 +147,7 @@ class Assign:
     in_place: bool = False  # `x op= e` rebinding `x` (Python may update an array in place)
     item_of: Var | None = None  # `xs[i] op= e` on a list `xs`: Python updates the item in place
     into_copy: bool = False  # a write `ssa` checked at run time not to go through a view
+    complex: bool = False  # dtypes: differentiated under the complex convention (a complex operand or result)
 
 
 @dataclass(eq=False)

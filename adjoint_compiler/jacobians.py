@@ -64,7 +64,9 @@ def jacrev(func, wrt=0, out=None):
                                 f"{getattr(func, '__name__', func)} returned a {type(value).__name__}")
         value = np.asarray(value)
         arg_shapes = [np.shape(args[i]) for i in wrt_t]
-        blocks = [np.zeros(value.shape + s) for s in arg_shapes]
+        # (a complex argument's rows are complex: each is the gradient dL/dx - i dL/dy of one output)
+        blocks = [np.zeros(value.shape + s, complex if np.iscomplexobj(args[i]) else float)
+                  for s, i in zip(arg_shapes, wrt_t)]
         for flat in range(value.size):
             cotangent = np.zeros(value.shape)
             cotangent.reshape(-1)[flat] = 1.0
@@ -72,7 +74,7 @@ def jacrev(func, wrt=0, out=None):
             at = np.unravel_index(flat, value.shape) if value.shape else ()
             for block, i in zip(blocks, wrt_t):
                 block[at] = grads[i]
-        blocks = [float(b) if b.ndim == 0 else b for b in blocks]
+        blocks = [(complex(b) if b.dtype.kind == "c" else float(b)) if b.ndim == 0 else b for b in blocks]
         return tuple(blocks) if as_tuple else blocks[0]
     jacobian_function.__name__ = f"jacobian_{getattr(func, '__name__', 'f')}"
     return jacobian_function

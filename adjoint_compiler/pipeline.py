@@ -4,8 +4,8 @@ Each pass (`Pass`) names the facts of the compilation's `Context` it reads and t
 establishes, and prints its result: `compile_gradient(..., stage=NAME)` (and `python -m
 adjoint_compiler show FILE:FUNC --stage NAME`) stops after the pass NAME and returns that text.
 
-    frontend fence normalize ssa dtypes shapes floats mutation hoist cse globals rules composite
-    activity reverse simplify copies plain needed tape peek codegen release loader
+    frontend fence normalize ssa dtypes shapes floats mutation hoist cse globals rules complex
+    composite activity reverse simplify copies plain needed tape peek codegen release loader
 
 Forward mode (`mode="jvp"`) shares the passes up to `globals`, then binds tangent rules, finds the
 values varied by the tangent inputs, and writes the tangents (`FORWARD_PASSES`):
@@ -51,7 +51,7 @@ from . import (
 )
 from . import runtime as rt
 from .backward import Code
-from .errors import InternalError
+from .errors import ComplexError, InternalError
 from .functions import printable
 from .naming import Namer
 from .printing import format_backward, format_ir, to_source
@@ -225,20 +225,45 @@ def _ssa(c: Context) -> None:
     args = c.source.node.args
     params = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
     c.fn = ssa.build(c.source, c.normalized, c.namer,
-                     {p: ("num" if k[0] in "rf" else k) for p, k in zip(params, c.kinds)},
+                     {p: ("num" if k[0] in "rfc" else k) for p, k in zip(params, c.kinds)},
                      track_arguments=c.written_out)
     if c.written_out:
         written_outputs(c.fn, c.source.node, c.namer)
 
 
+def _complex_mode(c: Context) -> bool:
+    """Whether complex values may be differentiated: reverse mode, in code not differentiated again."""
+    return c.mode != "jvp" and not c.differentiable
+
+
 def _dtypes(c: Context) -> None:
-    """Refuse complex values, at the user's line."""
-    dtypes.check(c.fn)
+    """Forward mode and code differentiated again: refuse complex values, at the user's line."""
+    if _complex_mode(c):
+        return  # (the `complex` pass, once the rules are bound)
+    for v, k in zip(c.fn.params, c.kinds):
+        if k[0] == "c":
+            raise ComplexError(f"argument `{v.display}` is complex: complex numbers are supported by grad, "
+                               "value_and_grad and vjp, not in forward mode or in a gradient differentiated "
+                               "again", c.fn.loc)
+    dtypes.refuse_all(c.fn)
+
+
+def _complex(c: Context) -> None:
+    """The values that may be complex; what touches them needs a rule valid for complex operands."""
+    if not _complex_mode(c):
+        return
+    dtypes.infer(c.fn, {v for v, k in zip(c.fn.params, c.kinds) if k[0] == "c"})
+    dtypes.check(c.fn, c.ndims)
+
+
+def _show_complex(c: Context) -> str:
+    return format_ir(c.fn, lambda s: ", ".join([f"{v.name}: complex" for v in ir.defined_by(s) if v.complex]
+                                               + (["complex rule"] if isinstance(s, ir.Assign) and s.complex else [])))
 
 
 def _shapes(c: Context) -> None:
     """Shape classes and ranks, from the argument kinds."""
-    c.classes, c.ndims = shapes.infer(c.fn, {v: (int(k[1:]) if k[0] in "rf" else None)
+    c.classes, c.ndims = shapes.infer(c.fn, {v: (int(k[1:]) if k[0] in "rfc" else None)
                                              for v, k in zip(c.fn.params, c.kinds)}, c.ints)
 
 
@@ -314,7 +339,9 @@ def _show_rules(c: Context) -> str:
 
 
 def _composite(c: Context) -> None:
-    """Multi-statement forms (sigmoid, log-loss, log-softmax) get one adjoint."""
+    """Multi-statement forms (sigmoid, log-loss, log-softmax) get one adjoint (real code only)."""
+    if any(v.complex for v in ir.defined_in(c.fn.body) | set(c.fn.params)):
+        return  # (the composites' rules are written for real numbers)
     composite.fuse(c.fn)
 
 
@@ -428,7 +455,8 @@ def _codegen(c: Context) -> None:
     arrays = {v for v, ndim in c.ndims.items() if ndim}
     c.arrays = frozenset({v.name for v in arrays} | {c.names[v] for v in arrays if v in c.names})
     c.text, c.line_locs = codegen.generate(fn, c.mode, c.result_bar, c.code, c.grads, c.keep, c.needed, header,
-                                           c.plan, c.namer, c.arrays, c.seeded, c.recipes, c.in_place)
+                                           c.plan, c.namer, c.arrays, c.seeded, c.recipes, c.in_place,
+                                           [g for g, v in zip(c.grads, c.wrt_vars) if not v.complex])
 
 
 def _release(c: Context) -> None:
@@ -458,7 +486,7 @@ PASSES = (
     Pass("fence", _fence, lambda c: "".join(c.source.lines), ("source",)),
     Pass("normalize", _normalize, lambda c: to_source(printable(c.normalized)), ("source",), ("normalized",)),
     Pass("ssa", _ssa, _ir, ("source", "normalized", "kinds", "written_out"), ("fn",)),
-    Pass("dtypes", _dtypes, _ir, ("fn",)),
+    Pass("dtypes", _dtypes, _ir, ("fn", "kinds", "mode", "differentiable")),
     Pass("shapes", _shapes, _show_shapes, ("fn", "kinds"), ("classes", "ndims", "ints")),
     Pass("floats", _floats, _show_floats, ("fn", "kinds"), ("real", "fn")),
     Pass("mutation", _mutation, _show_mutation, ("fn", "classes", "ndims"), ("views",)),
@@ -467,6 +495,7 @@ PASSES = (
     Pass("globals", _globals, _show_globals, ("fn",), ("namespace", "origins")),
     Pass("stacks", _stacks, _ir, ("fn", "mode", "differentiable"), ("fn",)),
     Pass("rules", _rules, _show_rules, ("fn", "real"), ("fn",)),
+    Pass("complex", _complex, _show_complex, ("fn", "kinds", "mode", "differentiable", "ndims"), ("fn",)),
     Pass("composite", _composite, _show_composite, ("fn",), ("fn",)),
     Pass("activity", _activity, _show_activity, ("fn", "wrt"), ("wrt_vars", "active")),
     Pass("reverse", _reverse, _show_reverse, ("fn", "active", "wrt_vars", "classes", "ndims", "real"),

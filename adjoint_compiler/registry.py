@@ -15,6 +15,7 @@ import importlib
 import inspect
 import sys
 import threading
+from dataclasses import dataclass
 
 from . import ir
 from .errors import RuleError
@@ -27,7 +28,7 @@ _loaded = False
 _loading = False  # while built-in rules load, they never replace a rule the user registered
 _lock = threading.RLock()
 BUILTIN_MODULES = ("arithmetic", "ufuncs", "reductions", "linalg", "shape", "indexing", "writes", "nondiff", "numpy_more",
-                   "composites", "runtime_helpers", "python", "structures", "numpy_twins")
+                   "composites", "runtime_helpers", "python", "structures", "numpy_twins", "complex")
 
 
 def _key(func):
@@ -253,6 +254,56 @@ def lookup(prim):
     if rule is None and hasattr(prim, "__func__"):  # a classmethod, bound anew at each access
         rule = RULES.get(prim.__func__)
     return rule
+
+
+@dataclass(frozen=True)
+class ComplexRule:
+    """A primitive's fact for complex operands: the adjoint rule valid for them under the
+    convention z_bar = dL/dx - i dL/dy (`rule`), the parameters that must stay real (`real`: the
+    condition of `np.where`, the signal of `np.fft.rfft`), whether its dtype parameter must name a
+    complex type (`astype`), and whether the rule is the primitive's only one (`own`: `np.real`,
+    `np.fft.fft`: a real operand takes the complex path too, its contribution projected)."""
+
+    rule: Rule
+    real: tuple = ()
+    complex_dtype: bool = False
+    own: bool = False
+
+
+COMPLEX: dict = {}  # primitive -> ComplexRule; absent: complex operands are refused
+
+
+def holds_for_complex(*funcs, real: tuple = (), complex_dtype: bool = False) -> None:
+    """Declare that the adjoint rule registered for each of `funcs` is valid for complex operands
+    (a holomorphic function's `x_bar += g * f'(x)`, a linear map's plain transpose)."""
+    with _lock:
+        for func in funcs:
+            COMPLEX[_key(func)] = ComplexRule(RULES[_key(func)], tuple(real), complex_dtype)
+
+
+def complex_adjoint(*funcs, real: tuple = (), own: bool = False):
+    """Register the decorated template as the adjoint rule of `funcs` for complex operands (a
+    non-holomorphic function, or one whose real rule does not hold for them)."""
+    def register(template):
+        rule = parse_template(template, _describe(funcs[0]))
+        with _lock:
+            for func in funcs:
+                _check_arity(func, rule)
+                COMPLEX[_key(func)] = ComplexRule(rule, tuple(real), own=own)
+        return template
+    return register
+
+
+def lookup_complex(prim) -> ComplexRule | None:
+    """The complex fact of `prim`, or None: complex operands are refused (also once a user has
+    registered a rule of their own for it, which may assume real numbers)."""
+    load_builtin_rules()
+    try:
+        if prim in USER_KEYS:
+            return None
+        return COMPLEX.get(prim)
+    except TypeError:  # unhashable callee
+        return None
 
 
 def lookup_tangent(prim):

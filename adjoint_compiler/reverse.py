@@ -12,6 +12,7 @@ import gast
 
 from . import ir, runtime, slots
 from .backward import Accum, BIf, BLoop, Mark, Raw, Reset, Restore
+from .errors import InternalError
 from .shapes import broadcast_free
 from .simplify import assign_stmt, rt_call
 from .template import instantiate
@@ -46,9 +47,10 @@ class Reverser:
                 if slot is not None:
                     out += self.slot_adjoint(s, slot)
                 elif s.target is not None and s.target in self.active and s.rule.body is not None:
-                    out += instantiate(s.rule, s, self.active, self.adjoint_name, self.namer.fresh,
+                    made = instantiate(s.rule, s, self.active, self.adjoint_name, self.namer.fresh,
                                        lambda stmt, op: broadcast_free(stmt, op, self.ranks),
                                        lambda op: self.ranks.get(op) == 0, self.ndims)
+                    out += [self.projected(a, True) for a in made] if s.complex else made
                 if s.prim in ir.WRITES:
                     out.append(Restore(s))
             elif isinstance(s, ir.If):
@@ -61,6 +63,19 @@ class Reverser:
             if self.in_loop:
                 out.append(Mark(s))
         return out
+
+    def projected(self, a, complex_source: bool):
+        """A contribution from a complex adjoint (`complex_source`) into a value that is surely
+        real keeps its real part: v real, z = v * c gives v_bar += np.real(z_bar * c)."""
+        if not complex_source:
+            return a
+        if isinstance(a, Raw):
+            raise InternalError(f"a rule for complex operands wrote `{a.stmt}` (only `x_bar += ...` can be projected)")
+        if not isinstance(a, Accum) or a.var.complex:
+            return a
+        real = gast.Call(func=gast.Attribute(value=ir_name("np"), attr="real", ctx=gast.Load()), args=[a.expr],
+                         keywords=[])
+        return Accum(a.var, real, a.loc)
 
     def slot_adjoint(self, s: ir.Assign, slot) -> list:
         """`y = b[i]` adds `y_bar` to the slot's gradient; `b[i] = v` hands it to `v` and starts it
@@ -113,21 +128,21 @@ class Reverser:
             if snapshot:
                 held = self.namer.fresh(self.adjoint_name(p) + "_in")
                 body.append(Raw(assign_stmt(held, ir_name(self.adjoint_name(p))), s.loc, transfer=True))
-                handoff.append(Accum(n, ir_name(held), s.loc, transfer=True))
+                handoff.append(self.projected(Accum(n, ir_name(held), s.loc, transfer=True), p.complex))
             else:
-                body.append(Accum(n, ir_name(self.adjoint_name(p)), s.loc, transfer=True))
+                body.append(self.projected(Accum(n, ir_name(self.adjoint_name(p)), s.loc, transfer=True), p.complex))
         body += [Reset(p) for p, _, _ in carried] + handoff
         self.in_loop += 1
         body += self.block(s.body) + ends
         self.in_loop -= 1
         out = [BLoop(s, body, s.loc, tuple(found.values()))]
-        out += [Accum(i, ir_name(self.adjoint_name(p)), s.loc)
+        out += [self.projected(Accum(i, ir_name(self.adjoint_name(p)), s.loc), p.complex)
                 for p, _, i in carried + [(p, None, i) for p, i in zip(s.params, s.inits) if p in found]
                 if isinstance(i, ir.Var) and i in self.active]
         return out
 
     def branch(self, s: ir.If, stmts, results) -> list:
-        seeds = [Accum(r, ir_name(self.adjoint_name(o)), s.loc)
+        seeds = [self.projected(Accum(r, ir_name(self.adjoint_name(o)), s.loc), o.complex)
                  for o, r in zip(s.outputs, results)
                  if o in self.active and isinstance(r, ir.Var) and r in self.active]
         return seeds + self.block(stmts)

@@ -28,13 +28,19 @@ def describe(value) -> str:
     return f"a value of type {type(value).__name__}"
 
 
-def seed(y):
+def seed(y, powers: str = ""):
     """The adjoint seed of a scalar result: 1.0 for a number or a 0-d array, ones of the result's
     shape for an array of one element (`(1,)`, `(1, 1)`: a scalar to `float()`, as in autograd);
     a clear error for any other result."""
+    if isinstance(y, (complex, np.complexfloating)) or (isinstance(y, np.ndarray) and y.dtype.kind == "c"):
+        if powers:  # (`powers`: the user's lines where a power may have made it complex)
+            refuse_complex((y,), powers)
+        from .errors import ComplexError
+        raise ComplexError("grad needs a real loss, but the function returned a complex value at run time "
+                           "(return np.real(...), np.abs(...) or np.abs(...)**2 of it)")
     if isinstance(y, _SCALARS) and not isinstance(y, (bool, np.bool_)):
         return 1.0
-    if isinstance(y, np.ndarray) and y.size == 1 and y.dtype.kind in "fciu":
+    if isinstance(y, np.ndarray) and y.size == 1 and y.dtype.kind in "fiu":
         return 1.0 if y.ndim == 0 else np.ones(y.shape)
     raise ArgumentError(f"grad needs a function that returns a scalar, but it returned {describe(y)}; "
                     "use vjp for array or tuple outputs")
@@ -182,6 +188,8 @@ def gradient(g, x):
     `x`'s shape for an array, the same structure for tuples and lists. Structural zeros become zeros."""
     kind = type(x)
     if kind is float:
+        if _is_complex(g):
+            _complex_gradient()
         return 0.0 if g is None else float(g)
     if kind is np.ndarray and type(g) is np.ndarray and g.dtype == x.dtype and g.shape == x.shape \
             and x.dtype.kind == "f":
@@ -192,7 +200,9 @@ def gradient(g, x):
         return _rebuild(x, [gradient(gv, xv) if _trees.differentiable_leaf(xv) else None for gv, xv in zip(g, x)])
     if type(x) is dict or _trees.record_fields(x) is not None:
         return _trees.rebuild(g, x, gradient)
-    if hasattr(x, "data") and hasattr(x, "shape") and not isinstance(x, np.ndarray):  # a Buffer
+    if isinstance(x, (complex, np.complexfloating)):
+        return 0j if g is None else complex(g)
+    if hasattr(x, "data") and hasattr(x, "shape") and not isinstance(x, (np.ndarray, np.generic)):  # a Buffer
         x = x.data
     if isinstance(x, np.ndarray) and x.dtype == object:
         return np.full(x.shape, None, dtype=object) if g is None else np.array(g, dtype=object)
@@ -201,14 +211,23 @@ def gradient(g, x):
         if g is None:
             return np.zeros(x.shape, dtype)
         g = np.asarray(g)
+        if g.dtype.kind == "c" and x.dtype.kind != "c":
+            _complex_gradient()
         if g.shape != x.shape:
             g = np.broadcast_to(g, x.shape)
         return g.astype(dtype, copy=False)
     if g is None:
         return 0.0
-    if isinstance(x, (complex, np.complexfloating)):
-        return complex(g)
+    if _is_complex(g):
+        _complex_gradient()
     return float(g)
+
+
+def _complex_gradient():
+    from .errors import ComplexError
+    raise ComplexError("the gradient of a real argument came out complex, which the compiler cannot explain "
+                       "(a value it took for real held complex numbers at run time); refused rather than "
+                       "dropping its imaginary part")
 
 
 def pow_base_derivative(x, y):
@@ -275,6 +294,7 @@ from .runtime_rules import *  # the rule templates' helpers, as rt.<name>
 from .runtime_tangents import *  # the tangent rules' helpers (forward mode), as rt.<name>
 from .runtime_tangents_more import *  # ... and those of issue 15's primitives
 from .runtime_numpy_more import *  # the rest of issue 15's NumPy list (rot90 ... np.add.at)
+from .runtime_complex import *  # the complex rules' helpers, as rt.<name>
 
 
 def push(xs, items):

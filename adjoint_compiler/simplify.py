@@ -142,6 +142,8 @@ class Resolver:
         if s.var.kind != "num":
             owned.discard(name)
             return _assign(name, rt_call(runtime.accum, _name(name), expr))
+        if s.var.complex:  # (its first contribution may be a real array: never added into in place)
+            owned.discard(name)
         if name in owned and rt_helper(expr) is runtime.getitem_adjoint:
             g, _, idx = expr.args
             literal = _literal_index(idx)

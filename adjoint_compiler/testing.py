@@ -1,7 +1,9 @@
 """check_grads: the compiled gradient against central finite differences.
 
 Finite differences are taken along random directions (and along each coordinate for small inputs),
-in float64, so a gradient is never checked against the compiler itself.
+in float64, so a gradient is never checked against the compiler itself. A complex argument
+z = x + iy is perturbed in x and in y separately; its compiled gradient is read under the
+convention of autograd and JAX, dL/dx - i dL/dy.
 """
 from __future__ import annotations
 
@@ -40,21 +42,27 @@ def _restructure(like, items: list):
     return out
 
 
-def _flatten(value, like=None):
-    """The differentiable leaves of `value` in order: None leaves are skipped, and so are the
-    leaves of a structure whose counterpart in `like` (the argument, when `value` is its gradient)
-    is an integer (perturbing `n` in `range(p.n)` would not be a derivative)."""
+def _flatten(value, like=None, conjugate: bool = False):
+    """The real numbers of the differentiable leaves of `value` in order (a complex one's real
+    parts, then its imaginary parts, negated with `conjugate`: a gradient dL/dx - i dL/dy is the
+    real vector (dL/dx, dL/dy)). None leaves are skipped, and so are the leaves of a structure
+    whose counterpart in `like` (the argument, when `value` is its gradient) is an integer
+    (perturbing `n` in `range(p.n)` would not be a derivative)."""
     like = value if like is None else like
     if value is None:
         return np.zeros(0)
     if trees.fields_of(value) is not None:
-        parts = [_flatten(trees.item(value, k), trees.item(like, k)) for k in trees.fields_of(value)[1]
-                 if not _integer_field(trees.item(like, k))]
+        parts = [_flatten(trees.item(value, k), trees.item(like, k), conjugate)
+                 for k in trees.fields_of(value)[1] if not _integer_field(trees.item(like, k))]
         return np.concatenate(parts) if parts else np.zeros(0)
     if isinstance(value, (tuple, list)):
-        return np.concatenate([_flatten(v, w) for v, w in zip(value, like)]) if value else np.zeros(0)
+        parts = [_flatten(v, w, conjugate) for v, w in zip(value, like)]
+        return np.concatenate(parts) if parts else np.zeros(0)
     if not trees.differentiable_leaf(value):
         return np.zeros(0)
+    a = np.asarray(value)
+    if a.dtype.kind == "c":
+        return np.concatenate([a.real.ravel(), (-a.imag if conjugate else a.imag).ravel()])
     return np.asarray(value, dtype=float).ravel()
 
 
@@ -78,6 +86,11 @@ def _unflatten(flat, like, offset=0):
     if like is None or not trees.differentiable_leaf(like):
         return like, offset
     size = np.size(like)
+    if np.iscomplexobj(like):
+        chunk = flat[offset:offset + size] + 1j * flat[offset + size:offset + 2 * size]
+        if isinstance(like, np.ndarray):
+            return chunk.reshape(like.shape).astype(like.dtype), offset + 2 * size
+        return (like.dtype.type(chunk[0]) if isinstance(like, np.generic) else complex(chunk[0])), offset + 2 * size
     chunk = flat[offset:offset + size]
     if isinstance(like, np.ndarray):
         return chunk.reshape(like.shape).astype(np.result_type(like.dtype, float)), offset + size
@@ -115,7 +128,7 @@ def check_grads(f, *args, wrt=0, rtol: float = 1e-5, atol: float = 1e-6, eps: fl
         keywords = {p.name: v for p, v in zip(params, a) if p.kind is p.KEYWORD_ONLY}
         return f(*positional, **keywords)
     for i, gi in zip(wrts, g):
-        flat_g = _flatten(gi, values[i])
+        flat_g = _flatten(gi, values[i], conjugate=True)
         dirs, derivs = numerical_grad(plain, values, i, eps)
         for d, fd in zip(dirs, derivs):
             ad = float(flat_g @ d)

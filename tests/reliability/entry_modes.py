@@ -87,17 +87,37 @@ def copy_args(args):
     return copy.deepcopy(list(args))
 
 
+def _real_view(a):
+    """A complex value as the real array of its real and imaginary parts (compared as such)."""
+    a = np.asarray(a)
+    return np.stack([a.real, a.imag]).astype(float) if a.dtype.kind == "c" else np.asarray(a, dtype=float)
+
+
 def close(ad, fd, scale) -> bool:
     try:
-        ad, fd = np.asarray(ad, dtype=float), np.asarray(fd, dtype=float)
+        ad, fd = _real_view(ad), _real_view(fd)
     except (TypeError, ValueError):
         return False
     return ad.shape == fd.shape and bool(np.all(np.abs(ad - fd) <= 1e-5 * np.abs(fd) + 1e-6 * scale))
 
 
 def central(phi, args, k, eps=1e-6):
-    """Central differences of scalar `phi(args)` w.r.t. every element of argument k."""
+    """Central differences of scalar `phi(args)` w.r.t. every element of argument k (for a complex
+    argument z = x + iy, dphi/dx - i dphi/dy)."""
     x = args[k]
+    if np.iscomplexobj(x):
+        g = np.zeros(np.shape(x), complex)
+        for j in np.ndindex(np.shape(x)):
+            for unit, part in ((1.0, 1.0), (1j, -1j)):
+                def at(t, j=j, unit=unit):
+                    a = copy_args(args)
+                    if isinstance(x, np.ndarray):
+                        a[k][j] = x[j] + t * unit
+                    else:
+                        a[k] = type(x)(x + t * unit)
+                    return phi(a)
+                g[j] += part * (at(eps) - at(-eps)) / (2 * eps)
+        return g if isinstance(x, np.ndarray) else complex(g[()])
     if not isinstance(x, np.ndarray):
         def at(t):
             a = copy_args(args)
@@ -155,13 +175,17 @@ def _equal(a, b) -> bool:
 
 def _typed_like(g, x, where: str) -> None:
     """The gradient-type rule: a float's gradient is a float, a NumPy scalar's a NumPy scalar of its
-    float type, an array's a float array of its shape, a tuple's or list's the same structure."""
+    float type, an array's a float array of its shape (a complex array's a complex array of its
+    dtype), a tuple's or list's the same structure."""
     if isinstance(x, np.ndarray):
-        if not isinstance(g, np.ndarray) or g.shape != x.shape or g.dtype.kind != "f" or \
-                (x.dtype.kind == "f" and g.dtype != x.dtype):
+        if not isinstance(g, np.ndarray) or g.shape != x.shape or g.dtype.kind != ("c" if x.dtype.kind == "c" else "f") \
+                or (x.dtype.kind in "fc" and g.dtype != x.dtype):
             raise Wrong(f"{where}: {g!r} for an array of shape {x.shape} and dtype {x.dtype}")
+    elif type(x) is complex:
+        if type(g) is not complex:
+            raise Wrong(f"{where}: a {type(g).__name__} for a complex (expected a complex)")
     elif isinstance(x, np.generic):
-        want = type(x) if x.dtype.kind == "f" else np.float64
+        want = type(x) if x.dtype.kind in "fc" else np.float64
         if type(g) is not want:
             raise Wrong(f"{where}: a {type(g).__name__} for a {type(x).__name__} (expected a {want.__name__})")
     elif type(x) in (float, int):

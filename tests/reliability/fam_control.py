@@ -7,7 +7,7 @@
 - `list_slots`: Python lists written slot by slot (`out = [0.0] * n; out[i] = ...`);
 - `zero_d`: 0-d arrays written (`a[...] = v`, `a[()] = v`, `np.copyto(a, v)`);
 - `iterators`: `itertools.islice`, `iter`, `map` and generators into `copyto`;
-- `complex`: complex values in many spellings (refused), and real programs that look like them;
+- `complex`: complex values in many spellings (differentiated or refused outside the allow-list), and real programs that look like them;
 - `reused_names`: one name assigned in consecutive loops (the tape once restored a loop-carried
   value the forward pass never computed: UnboundLocalError).
 

@@ -72,8 +72,11 @@ def copy_args(args):
 
 
 def fd_grad(f, args, i, eps=1e-6):
-    """Central differences of f w.r.t. every element of argument i (arguments copied per call)."""
+    """Central differences of f w.r.t. every element of argument i (arguments copied per call); for
+    a complex argument z = x + iy, dL/dx - i dL/dy (the convention of autograd and JAX)."""
     x = args[i]
+    if np.iscomplexobj(x):
+        return _fd_complex(f, args, i, eps)
     if not isinstance(x, np.ndarray):
         def at(t):
             a = copy_args(args)
@@ -90,8 +93,30 @@ def fd_grad(f, args, i, eps=1e-6):
     return g
 
 
+def _fd_complex(f, args, i, eps):
+    x = np.asarray(args[i])
+    g = np.zeros(x.shape, complex)
+    for j in np.ndindex(x.shape):
+        for unit, part in ((1.0, 1.0), (1j, -1j)):
+            def at(t, j=j, unit=unit):
+                a = copy_args(args)
+                if isinstance(args[i], np.ndarray):
+                    a[i][j] = x[j] + t * unit
+                else:
+                    a[i] = type(args[i])(x[()] + t * unit)
+                return float(np.real(f(*a)))
+            g[j] += part * (at(eps) - at(-eps)) / (2 * eps)
+    return g if isinstance(args[i], np.ndarray) else complex(g[()])
+
+
+def _real_view(a):
+    """A complex value as the real array of its real and imaginary parts (compared as such)."""
+    a = np.asarray(a)
+    return np.stack([a.real, a.imag]).astype(float) if a.dtype.kind == "c" else np.asarray(a, dtype=float)
+
+
 def _close(a, b, rtol=1e-5, atol=1e-6) -> bool:
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    a, b = _real_view(a), _real_view(b)
     return a.shape == b.shape and bool(np.all(np.abs(a - b) <= rtol * np.abs(b) + atol * max(1.0, np.abs(b).max(initial=0))))
 
 

@@ -1,0 +1,96 @@
+"""The helpers of the complex rules (rules/complex.py), as rt.<name> in generated code.
+
+The convention is autograd's and JAX's: for a real loss L and z = x + iy, the adjoint is
+z_bar = dL/dx - i dL/dy. A linear map y = A z then has the plain transpose as its adjoint,
+z_bar = A.T @ y_bar (no conjugate); the DFT matrix is symmetric, so the adjoint of `fft` is
+`fft` itself, with the lengths that `n=` cut or padded put back.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["pow_exponent_derivative_complex", "abs_direction", "angle_direction", "fft_adjoint", "fftn_adjoint",
+           "rfft_adjoint", "irfft_adjoint", "fftshift_adjoint"]
+
+
+def pow_exponent_derivative_complex(z, x):
+    """d(x**y)/dy = x**y * log(x) with the principal complex log (a negative real base included,
+    as NumPy computes a real base to a complex power); 0 where x == 0 (the limit for Re y > 0)."""
+    x = np.asarray(x)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(x == 0, 0.0, z * np.log(np.where(x == 0, 1.0, x).astype(complex)))
+
+
+def abs_direction(x, y):
+    """d|z| as an adjoint factor: conj(z) / |z|, and 0 where z == 0 (the subgradient of least
+    norm, as `np.sign(0) == 0` for real `abs`). `y` is |z|."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(y == 0, 0.0, np.conj(x) / np.where(y == 0, 1.0, y))
+
+
+def angle_direction(z, deg=False):
+    """The adjoint factor of `np.angle(z)`: -1j * conj(z) / |z|**2, and 0 where z == 0."""
+    r2 = np.real(z) ** 2 + np.imag(z) ** 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d = np.where(r2 == 0, 0.0, -1j * np.conj(z) / np.where(r2 == 0, 1.0, r2))
+    return d * (180.0 / np.pi) if deg else d
+
+
+def _fit(g, length: int, axis: int):
+    """`g` cut or zero-padded along `axis` to `length` (the transpose of what `n=` did)."""
+    have = g.shape[axis]
+    if have == length:
+        return g
+    if have > length:
+        return np.take(g, np.arange(length), axis=axis)
+    pad = [(0, 0)] * g.ndim
+    pad[axis] = (0, length - have)
+    return np.pad(g, pad)
+
+
+def fft_adjoint(g, a, n=None, axis=-1, norm=None, inverse=False):
+    """The adjoint of `np.fft.fft(a, n, axis, norm)` (`ifft` with `inverse`): the same transform of
+    `g` (the DFT matrix is symmetric), fitted back to `a`'s length along `axis`."""
+    a = np.asarray(a)
+    out = (np.fft.ifft if inverse else np.fft.fft)(g, axis=axis, norm=norm)
+    return _fit(out, a.shape[axis], axis)
+
+
+def fftn_adjoint(g, a, axes=None, norm=None, inverse=False, two=False):
+    """The adjoint of `np.fft.fftn(a, axes=axes, norm=norm)` (`fft2` with `two`, whose axes default
+    to the last two; the inverses with `inverse`)."""
+    if axes is None and two:
+        axes = (-2, -1)
+    return (np.fft.ifftn if inverse else np.fft.fftn)(g, axes=axes, norm=norm)
+
+
+def rfft_adjoint(g, a, n=None, axis=-1, norm=None):
+    """The adjoint of `np.fft.rfft(a, n, axis, norm)` for a real `a`: the rfft keeps the first
+    n//2 + 1 entries of the fft, so its transpose is the fft of `g` padded with zeros to n (the
+    caller keeps the real part: `a` is real)."""
+    a = np.asarray(a)
+    length = a.shape[axis] if n is None else n
+    out = np.fft.fft(_fit(g, length, axis), axis=axis, norm=norm)
+    return _fit(out, a.shape[axis], axis)
+
+
+def irfft_adjoint(g, a, n=None, axis=-1, norm=None):
+    """The adjoint of `np.fft.irfft(a, n, axis, norm)` (real output from the first n//2 + 1
+    entries of `a`, the imaginary parts of the first and, for even n, the last ignored):
+    c_k * ifft(g)_k with c_k = 2 for the entries that stand for a conjugate pair, 1 for the others."""
+    a = np.asarray(a)
+    length = 2 * (a.shape[axis] - 1) if n is None else n
+    keep = length // 2 + 1
+    out = _fit(np.fft.ifft(g, axis=axis, norm=norm), keep, axis)
+    weights = np.full(keep, 2.0)
+    weights[0] = 1.0
+    if length % 2 == 0:
+        weights[-1] = 1.0
+    shape = [1] * out.ndim
+    shape[axis] = keep
+    return _fit(out * weights.reshape(shape), a.shape[axis], axis)
+
+
+def fftshift_adjoint(g, axes=None, inverse=False):
+    """The adjoint of `np.fft.fftshift(x, axes)` (a permutation): `ifftshift` of `g`, and back."""
+    return (np.fft.fftshift if inverse else np.fft.ifftshift)(g, axes=axes)

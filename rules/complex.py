@@ -1,0 +1,121 @@
+"""Complex operands: which adjoint rules hold for them, and the rules of the functions whose real
+rule does not (see adjoint_compiler/dtypes.py for the analysis and the refusals).
+
+The convention is autograd's and JAX's: for a real loss L and z = x + iy, z_bar = dL/dx - i dL/dy.
+Under it the chain rule of a holomorphic f is z_bar += y_bar * f'(z), so the real rules written as
+`x_bar += g * f'(x)` hold unchanged, and a linear map's adjoint is its plain transpose (matmul:
+`A_bar = g @ B.T`, no conjugate). A contribution into a value that is surely real is projected
+with np.real by `reverse` (v real, z = v * c: v_bar = Re(z_bar * c)). Everything not declared
+here refuses complex operands at the user's line.
+"""
+import copy
+import operator
+
+import numpy as np
+
+from adjoint_compiler import runtime as rt
+from adjoint_compiler.ir import BUILD_LIST, BUILD_TUPLE, SQUARE, Attr
+from adjoint_compiler.registry import complex_adjoint, holds_for_complex
+
+# Holomorphic elementwise functions: `x_bar += g * f'(x)` (unbroadcast where binary).
+holds_for_complex(operator.add, operator.sub, operator.mul, operator.truediv, operator.neg, operator.pos,
+                  SQUARE, np.add, np.subtract, np.multiply, np.divide, np.negative, np.positive, np.exp,
+                  np.log, np.sqrt, np.square, np.reciprocal, np.sin, np.cos, np.tan, np.sinh, np.cosh, np.tanh,
+                  np.exp2, np.expm1, np.log1p, np.log10, np.log2)
+
+
+# `x ** y`: the exponent's derivative with the complex log (a negative real base to a complex power).
+@complex_adjoint(operator.pow, np.power)
+def power(z, x, y):
+    x_bar += rt.unbroadcast(rt.chain(z_bar, rt.pow_base_derivative(x, y)), x)
+    y_bar += rt.unbroadcast(rt.chain(z_bar, rt.pow_exponent_derivative_complex(z, x)), y)
+
+
+# Linear and structural: the plain transpose.
+holds_for_complex(np.sum, "sum", np.mean, "mean", np.reshape, "reshape", np.ravel, "ravel", "flatten", np.squeeze,
+                  "squeeze", np.expand_dims, np.transpose, "transpose", Attr("T"), np.swapaxes, "swapaxes",
+                  np.moveaxis, operator.getitem, np.concatenate, np.stack, np.hstack, np.vstack, operator.matmul,
+                  np.matmul, np.dot, "dot", np.outer, np.einsum, np.tensordot, np.trace, "trace", np.diag,
+                  np.copy, "copy", copy.copy, BUILD_TUPLE, BUILD_LIST)
+holds_for_complex(np.zeros, np.ones, np.zeros_like, np.ones_like)  # constants: no gradient, whatever the dtype
+holds_for_complex(np.where, real=("condition",))  # (a complex condition has no truth value)
+holds_for_complex("astype", complex_dtype=True)  # to a complex dtype only: a real one drops the imaginary part
+
+
+# -- the non-holomorphic functions ------------------------------------------------------------------
+
+@complex_adjoint(np.real, Attr("real"), own=True)
+def real(y, val):
+    val_bar += y_bar
+
+
+@complex_adjoint(np.imag, Attr("imag"), own=True)
+def imag(y, val):
+    val_bar += -1j * y_bar
+
+
+@complex_adjoint(np.conj, "conj", "conjugate", own=True)
+def conj(y, x):
+    x_bar += np.conj(y_bar)
+
+
+@complex_adjoint(np.abs, abs)
+def absolute(y, x):
+    x_bar += y_bar * rt.abs_direction(x, y)
+
+
+@complex_adjoint(np.angle, own=True)
+def angle(y, z, deg=False):
+    z_bar += y_bar * rt.angle_direction(z, deg=deg)
+
+
+# -- np.fft: linear maps whose matrices are symmetric -----------------------------------------------
+
+@complex_adjoint(np.fft.fft, own=True)
+def fft(y, a, n=None, axis=-1, norm=None):
+    a_bar += rt.fft_adjoint(y_bar, a, n=n, axis=axis, norm=norm)
+
+
+@complex_adjoint(np.fft.ifft, own=True)
+def ifft(y, a, n=None, axis=-1, norm=None):
+    a_bar += rt.fft_adjoint(y_bar, a, n=n, axis=axis, norm=norm, inverse=True)
+
+
+@complex_adjoint(np.fft.fft2, own=True)
+def fft2(y, a, *, axes=None, norm=None):
+    a_bar += rt.fftn_adjoint(y_bar, a, axes=axes, norm=norm, two=True)
+
+
+@complex_adjoint(np.fft.ifft2, own=True)
+def ifft2(y, a, *, axes=None, norm=None):
+    a_bar += rt.fftn_adjoint(y_bar, a, axes=axes, norm=norm, inverse=True, two=True)
+
+
+@complex_adjoint(np.fft.fftn, own=True)
+def fftn(y, a, *, axes=None, norm=None):
+    a_bar += rt.fftn_adjoint(y_bar, a, axes=axes, norm=norm)
+
+
+@complex_adjoint(np.fft.ifftn, own=True)
+def ifftn(y, a, *, axes=None, norm=None):
+    a_bar += rt.fftn_adjoint(y_bar, a, axes=axes, norm=norm, inverse=True)
+
+
+@complex_adjoint(np.fft.rfft, real=("a",), own=True)
+def rfft(y, a, n=None, axis=-1, norm=None):
+    a_bar += rt.rfft_adjoint(y_bar, a, n=n, axis=axis, norm=norm)
+
+
+@complex_adjoint(np.fft.irfft, own=True)
+def irfft(y, a, n=None, axis=-1, norm=None):
+    a_bar += rt.irfft_adjoint(y_bar, a, n=n, axis=axis, norm=norm)
+
+
+@complex_adjoint(np.fft.fftshift, own=True)
+def fftshift(y, x, axes=None):
+    x_bar += rt.fftshift_adjoint(y_bar, axes=axes)
+
+
+@complex_adjoint(np.fft.ifftshift, own=True)
+def ifftshift(y, x, axes=None):
+    x_bar += rt.fftshift_adjoint(y_bar, axes=axes, inverse=True)
