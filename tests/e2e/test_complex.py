@@ -340,6 +340,6 @@ def test_gradients_never_share_memory_through_a_real_part():
 def test_a_dtype_known_only_at_run_time():
     def f(x, dt):
         return np.sum(x.astype(dt) * 2.0)
-    with pytest.raises(ComplexError, match="complex value at run time"):
+    with pytest.raises(ComplexError, match="complex value at run time|result may be complex"):
         grad(f)(X, complex)
     np.testing.assert_allclose(grad(f)(X, float), 2.0 * np.ones(4))

@@ -368,8 +368,8 @@ def c_quantile(x): return np.abs(np.quantile(x * 1j, 0.3))  # <- HERE
 
 
 def c_add_at(x):
-    y = np.zeros(3, dtype=complex)  # <- HERE
-    np.add.at(y, [0, 1], x[:2])
+    y = np.zeros(3, dtype=complex)  # (a constant: allowed)
+    np.add.at(y, [0, 1], x[:2])  # <- HERE
     return np.abs(np.sum(y))
 
 
