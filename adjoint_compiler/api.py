@@ -288,25 +288,28 @@ def _param_names(func) -> list:
         return []
 
 
-def _arrays_in(value, out: list, depth: int = 0, seen: set | None = None) -> list:
-    """Every ndarray in `value` (itself, a Buffer's data, inside tuples, lists, dicts, dataclasses
-    and the user's objects)."""
-    if isinstance(value, np.ndarray):
-        out.append(value)
-    elif isinstance(value, Buffer):
-        out.append(value.data)
-    elif depth > trees.MAX_DEPTH:
-        pass
-    elif isinstance(value, (tuple, list)):
-        for v in value:
-            _arrays_in(v, out, depth + 1, seen)
-    elif isinstance(value, dict) or trees.record_fields(value) is not None:
-        seen = set() if seen is None else seen
-        if id(value) not in seen:  # (a dict or object met again, on a cycle: its arrays are listed)
-            seen.add(id(value))
-            for v in (value.values() if isinstance(value, dict) else
-                      [getattr(value, k) for k in trees.record_fields(value)]):
-                _arrays_in(v, out, depth + 1, seen)
+def _arrays_in(value) -> list:
+    """Every ndarray in `value`: itself, a Buffer's data, and those inside tuples, lists, dicts,
+    named tuples, dataclasses and the user's objects, at any depth (each container once, so a
+    cycle ends). Complete on purpose: the aliasing check of written arguments, the copies `vjp`
+    makes and the ownership of gradients rely on seeing every array."""
+    out, seen, todo = [], set(), [value]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, np.ndarray):
+            out.append(v)
+        elif isinstance(v, Buffer):
+            out.append(v.data)
+        elif id(v) in seen:
+            continue
+        elif isinstance(v, (tuple, list)):
+            seen.add(id(v))
+            todo.extend(reversed(v))
+        else:
+            shape = trees.fields_of(v)
+            if shape is not None:
+                seen.add(id(v))
+                todo.extend(trees.item(v, k) for k in reversed(shape[1]))
     return out
 
 
@@ -325,7 +328,7 @@ def _check_aliasing(func, entry, values) -> None:
     for i in entry.written:
         if i >= len(values):
             continue
-        mine = _arrays_in(values[i], [])
+        mine = _arrays_in(values[i])
         if not mine:
             continue
         for k, a in enumerate(mine):
@@ -333,12 +336,12 @@ def _check_aliasing(func, entry, values) -> None:
                 if np.may_share_memory(a, b):
                     refuse(i, "another array inside the same argument")
         for j, v in enumerate(values):
-            if j != i and any(np.may_share_memory(a, b) for b in _arrays_in(v, []) for a in mine):
+            if j != i and any(np.may_share_memory(a, b) for b in _arrays_in(v) for a in mine):
                 names = _param_names(func)
                 refuse(i, f"argument `{names[j] if j < len(names) else j}`")
         for gname, g in entry.function.__globals__.items():
             if isinstance(g, (np.ndarray, Buffer, tuple, list)) and \
-                    any(np.may_share_memory(a, b) for b in _arrays_in(g, []) for a in mine):
+                    any(np.may_share_memory(a, b) for b in _arrays_in(g) for a in mine):
                 refuse(i, f"the global `{gname}` the function reads")
 
 
@@ -474,7 +477,7 @@ def _deliver(raw, picked: list, values: list) -> list:
         if type(x) is np.ndarray and type(g) is np.ndarray and g.base is None and g.dtype is x.dtype \
                 and g.shape == x.shape and x.dtype.kind == "f" and g.flags.writeable and _fresh(g, out):
             for v in values:  # not an input (nor inside one)
-                if v is g or (type(v) is not np.ndarray and type(v) is not float and not _fresh(g, _arrays(v))):
+                if v is g or (type(v) is not np.ndarray and type(v) is not float and not _fresh(g, _arrays_in(v))):
                     break
             else:
                 out.append(g)
@@ -511,7 +514,7 @@ def _owned(grads: list, inputs: list) -> list:
     """Copy any gradient array that shares memory with an input or an earlier gradient, or that is
     read-only (a broadcast view)."""
     out, seen = [], []
-    flat_inputs = [a for v in inputs for a in _arrays(v)]
+    flat_inputs = [a for v in inputs for a in _arrays_in(v)]
     for g in grads:
         out.append(_own(g, flat_inputs, seen))
     return out
@@ -522,23 +525,6 @@ def _fresh(g, arrays: list) -> bool:
         if g is a:
             return False
     return True
-
-
-def _arrays(v, depth: int = 0, seen: set | None = None):
-    if isinstance(v, np.ndarray):
-        return [v]
-    if depth > trees.MAX_DEPTH:
-        return []
-    if isinstance(v, (tuple, list)):
-        return [a for x in v for a in _arrays(x, depth + 1, seen)]
-    shape = trees.fields_of(v)
-    if shape is not None:
-        seen = set() if seen is None else seen
-        if id(v) in seen:
-            return []
-        seen.add(id(v))
-        return [a for k in shape[1] for a in _arrays(trees.item(v, k), depth + 1, seen)]
-    return []
 
 
 def _own(g, inputs, seen):
@@ -858,32 +844,48 @@ def _zero_cotangents(produced: list, positions: tuple):
 def _unshared(out, saved):
     """`out`, with a copy of each array in it that shares memory with what the pullback keeps: the
     pullback restores saved arrays in place, and a caller writing into `out` must not change it."""
-    arrays = [a for a in _arrays_in(out, []) if isinstance(a, np.ndarray)]
+    arrays = [a for a in _arrays_in(out) if isinstance(a, np.ndarray)]
     if not arrays:
         return out
-    kept = {id(a if a.base is None else a.base) for a in _arrays_in(saved, [])}
+    kept = {id(a if a.base is None else a.base) for a in _arrays_in(saved)}
     if not any(id(a if a.base is None else a.base) in kept for a in arrays):
         return out
     return _copy_arrays(out)
 
 
-def _copy_arrays(value):
+def _copy_arrays(value, memo: dict | None = None):
+    """`value` with a copy of every array in it (`_arrays_in`'s), its containers rebuilt; what is
+    shared stays shared, and a cycle ends (`memo`, by id, as `copy.deepcopy` keeps it)."""
+    if memo is None:
+        memo = {}
+    made = memo.get(id(value))
+    if made is not None:
+        return made[1]
     if isinstance(value, np.ndarray):
-        return value.copy()
-    if isinstance(value, Buffer):
-        return Buffer(value.data.copy())
-    if isinstance(value, (tuple, list)):
-        return rt._rebuild(value, [_copy_arrays(v) for v in value])
-    if type(value) is dict:
-        return {k: _copy_arrays(v) for k, v in value.items()}
-    if trees.record_fields(value) is not None:
+        made = value.copy()
+    elif isinstance(value, Buffer):
+        made = Buffer(value.data.copy())
+    elif type(value) is list:
+        made = []
+        memo[id(value)] = (value, made)
+        made.extend(_copy_arrays(v, memo) for v in value)
+    elif isinstance(value, (tuple, list)):
+        made = rt._rebuild(value, [_copy_arrays(v, memo) for v in value])
+    elif type(value) is dict:
+        made = {}
+        memo[id(value)] = (value, made)
+        made.update((k, _copy_arrays(v, memo)) for k, v in value.items())
+    elif trees.record_fields(value) is not None:
         import copy
 
         made = copy.copy(value)
+        memo[id(value)] = (value, made)
         for k in trees.record_fields(value):
-            object.__setattr__(made, k, _copy_arrays(getattr(value, k)))
-        return made
-    return value
+            object.__setattr__(made, k, _copy_arrays(getattr(value, k), memo))
+    else:
+        return value
+    memo[id(value)] = (value, made)  # (the value kept alive: its id is not reused meanwhile)
+    return made
 
 
 def _cotangent_spec(out, whose: str = "the output", top: bool = True):

@@ -21,6 +21,7 @@ import numpy as np
 
 from . import frontend, loader, trees
 from .api import (
+    _arrays_in,
     _bind,
     _check_aliasing,
     _check_real,
@@ -100,17 +101,6 @@ def _tangent_for(primal, tangent, what: str):
     return float(value)
 
 
-def _arrays(value, out: list) -> list:
-    if isinstance(value, np.ndarray):
-        out.append(value)
-    elif isinstance(value, Buffer):
-        out.append(value.data)
-    elif isinstance(value, (tuple, list)):
-        for v in value:
-            _arrays(v, out)
-    return out
-
-
 def _deliver(tangent, value, inputs: list):
     """The tangent handed to the user: the output's structure, floats, float arrays of the
     output's shape (zeros for integer outputs), None for None, never memory of an input or of
@@ -186,7 +176,7 @@ def jvp(func, primals: tuple, tangents: tuple) -> tuple:
     wrt, given = [wrt[j] for j in order], [given[j] for j in order]
     entry = compiled(target, tuple(wrt), values, "jvp")
     value, tangent = _run(target, entry, values, given)
-    return value, _deliver(tangent, value, _arrays(list(values) + list(given), []))
+    return value, _deliver(tangent, value, _arrays_in(list(values) + list(given)))
 
 
 def jvp_source(func, args: tuple | None = None) -> str:

@@ -189,7 +189,7 @@ def _forward_over_reverse(gradient, args: list, wrt_t: tuple, directions: tuple,
     # the gradient's value is a tuple of gradients, one per `wrt` argument, or the gradient itself
     value = tuple(values[i] for i in positions)
     parts = tangent if as_tuple else (tangent,)
-    return tuple(fa._deliver(t, x, fa._arrays(list(values) + list(tangents.values()), []))
+    return tuple(fa._deliver(t, x, fa._arrays_in(list(values) + list(tangents.values())))
                  for t, x in zip(parts, value))
 
 

@@ -226,3 +226,40 @@ def test_list_pop():
 def test_pop_of_a_shared_list_is_refused():
     with pytest.raises(MutationError):
         grad(pop_shared)(np.array([0.3, 0.8]))
+
+
+def reads_deep(out, p):
+    out[0] = 3 * out[1]
+    return np.sum(out * out) + np.sum(p[0][0][0][0][0][0][0][0][0][0][0] ** 2)
+
+
+def _nest(x, depth):
+    for _ in range(depth):
+        x = [x, 1.0]
+    return x
+
+
+def test_an_alias_nested_deeper_than_structures_are_followed_is_refused():
+    # (past trees.MAX_DEPTH the structure is an opaque value; its arrays are still checked)
+    u = U.copy()
+    with pytest.raises(MutationError, match=r"reads_deep: argument `out`.*argument `p`"):
+        grad(reads_deep)(u, _nest(u, 11))
+    np.testing.assert_array_equal(u, U)
+    check_grads(reads_deep, U.copy(), _nest(G.copy(), 11), wrt=0)
+
+
+def deep_sum(p):
+    return np.sum(p[0][0][0][0][0][0][0][0][0][0][0] ** 3)
+
+
+def test_vjp_keeps_its_own_copy_of_an_array_nested_deeply():
+    p = _nest(U.copy(), 11)
+    leaf = p
+    for _ in range(11):
+        leaf = leaf[0]
+    _, pullback = vjp(deep_sum, p)
+    leaf *= 10.0  # the caller writes into its array after vjp
+    (g,) = pullback(1.0)
+    for _ in range(11):
+        g = g[0]
+    np.testing.assert_allclose(g, 3 * U ** 2)

@@ -4,7 +4,9 @@
 a view, a reversed view, an array inside a tuple): Python's result is what counts, so the
 compiler must follow the write through every name or refuse. `gen_aliased_entry` passes the
 same array twice to a writing `f` itself: the call must be refused (a MutationError), or, when
-the arguments do not overlap, differentiate.
+the arguments do not overlap, differentiate. `gen_aliased_nested` hides the second name inside
+lists, tuples and dicts nested up to twelve deep, past the depth at which structures become
+opaque values (trees.MAX_DEPTH): the aliasing check must still see it.
 """
 from __future__ import annotations
 
@@ -64,3 +66,20 @@ def gen_aliased_entry(ch) -> Case:
     else:
         args = [u.copy(), u]
     return Case(src, args, wrt=ch.choice([0, 1]), must_work=how == "separate")
+
+
+@family("aliasing")
+def gen_aliased_nested(ch) -> Case:
+    n = ch.int(3, 5)
+    depth = ch.int(1, 12)
+    u = _vec(ch, n)
+    leaf = u if ch.coin() else u.copy()
+    path, p = "", leaf
+    for _ in range(depth):
+        if ch.coin():
+            p, path = {"k": p}, '["k"]' + path
+        else:
+            p, path = (list if ch.coin() else tuple)([p, 1.0]), "[0]" + path
+    write = _write(ch, "out", "out")
+    src = f"def f(out, p):\n    {write}\n    return np.sum(out * out) + np.sum(p{path} ** 2)\n"
+    return Case(src, [u, p], wrt=0, must_work=leaf is not u)
