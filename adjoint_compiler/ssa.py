@@ -1137,7 +1137,8 @@ class SSABuilder:
         if self.inlinable(prim):
             self.env[name] = self.inline(prim, args, kwargs, callee, at, out)
             return
-        folded = self.function_item(prim, args) or self.static_sequence_op(prim, args, callee, at)
+        folded = self.function_item(prim, args) or self.static_sequence_op(prim, args, callee, at) \
+            or _folded_test(prim, args, kwargs)
         if folded is not None:  # `FUNCS[0]` of a module-level list or dict of functions, a display of them
             self.env[name] = folded
             return
@@ -1175,6 +1176,11 @@ class SSABuilder:
 
     def branch(self, s, out: list) -> None:
         cond = self.operand(s.test)
+        if isinstance(cond, ir.Const) and type(cond.value) is bool:
+            # a test known here (`axis is None` of an inlined helper called with `axis=None`): only
+            # the branch taken is compiled, so no dead code and no `None[i]` is generated
+            out.extend(self.block(s.body if cond.value else s.orelse))
+            return
         before = self.env
         self.env = dict(before)
         self.nesting += 1
@@ -2278,6 +2284,26 @@ def _numeric_result(prim) -> bool:
     return module in ("numpy", "math", "_operator", "operator") or isinstance(prim, np.ufunc) \
         or prim in (abs, float, sum, max, min, pow, round, len, int)
 
+
+_FOLDED_TESTS = {operator.is_: 2, operator.is_not: 2, operator.not_: 1, operator.eq: 2, operator.ne: 2,
+                 operator.lt: 2, operator.le: 2, operator.gt: 2, operator.ge: 2, np.ndim: 1}
+
+
+def _folded_test(prim, args, kwargs):
+    """`a is b`, `a == b`, `a < b`, `not a`, `np.ndim(a)` (...) on literals (None, bools, ints,
+    floats, text) as a literal, or None. Only these: on such literals they cannot raise (an order
+    test of text and a number is left alone) and mean the same whatever the literals."""
+    if _FOLDED_TESTS.get(prim) != len(args) or kwargs or not all(isinstance(a, ir.Const) for a in args):
+        return None
+    values = [a.value for a in args]
+    if not all(v is None or type(v) in (bool, int, float, str) for v in values):
+        return None
+    if prim is np.ndim:
+        return ir.Const(0) if type(values[0]) in (bool, int, float) else None
+    try:
+        return ir.Const(bool(prim(*values)))
+    except TypeError:  # (`None < 1`: left to run, and raise, as written)
+        return None
 
 def _numeric(op) -> bool:
     if isinstance(op, ir.Var):

@@ -164,3 +164,32 @@ def test_sequential_guarded_exits_stay_linear(tmp_path, kind):
         x = np.linspace(-0.5, 1.3, 7)
         check_grads(module.f, x)
     assert sizes[10] < 2.3 * sizes[5], sizes  # linear (with a constant part), not 2**k
+
+
+def _prod_of_sines(x, axis):
+    if axis is None:
+        return np.prod(np.sin(x))
+    return np.sum(np.prod(np.sin(x), axis=axis))
+
+
+def prod_of_sines(x):
+    return _prod_of_sines(x, None) + _prod_of_sines(x, 0)
+
+
+def test_a_test_on_literals_compiles_only_the_branch_taken():
+    # `axis is None` with `axis=None` known when compiling: the other branch is not generated
+    # (before, `None[i]` from an inlined helper's loop over `axis` was, with a SyntaxWarning)
+    import warnings
+
+    from adjoint_compiler import grad, jvp_source
+
+    x = np.array([0.3, 0.7, -0.4])
+    source = adjoint_source(prod_of_sines, args=(x,))
+    code = [line for line in source.splitlines() if not line.strip().startswith("#")]
+    assert not any(" is None" in line or line.strip().startswith("if ") for line in code), source
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SyntaxWarning)
+        second = jvp_source(grad(prod_of_sines), args=(x,))
+    assert "None[" not in second and "None is None" not in second
+    check_grads(prod_of_sines, x)
+    check_grads(prod_of_sines, np.array([[0.3, 0.7], [-0.4, 1.1]]))
