@@ -382,7 +382,8 @@ def _bind(func, args, kwargs):
 
 def compiled(func, wrt: tuple, values: list, mode: str):
     """The cached compiled gradient for these argument kinds, compiling it once (thread-safe)."""
-    key = (func, wrt, tuple([_array_kind(v) if type(v) is np.ndarray else _kind(v) for v in values]), mode)
+    key = (func, wrt, tuple([(_FLOAT_RANKS[v.ndim] if v.dtype.kind == "f" else _array_kind(v))
+                             if type(v) is np.ndarray else _kind(v) for v in values]), mode)
     entry = _CACHE.get(key)
     if entry is not None and entry.guard.holds():
         return entry
@@ -585,12 +586,17 @@ def _through_partial(func, wrt: tuple, args, kwargs):
 
 def _run(func, wrt_t, as_tuple, args, kwargs, mode):
     """Run the compiled 'joint' (value and gradient) or 'grad' (gradient only) function."""
-    func, wrt_t, args, kwargs = _through_partial(func, wrt_t, args, kwargs)
+    if type(func) is not types.FunctionType:  # (a plain function is itself: the common case, kept cheap)
+        func, wrt_t, args, kwargs = _through_partial(func, wrt_t, args, kwargs)
     values = _bind(func, args, kwargs)
     for v in values:  # complex arguments are refused before anything is compiled for them
-        if type(v) is not float and type(v) is not int and (type(v) is not np.ndarray or v.dtype.kind == "c"):
-            _check_real(func, values, allow_complex=True)
-            break
+        if type(v) is np.ndarray:
+            if v.dtype.kind != "c":
+                continue
+        elif type(v) is float or type(v) is int:
+            continue
+        _check_real(func, values, allow_complex=True)
+        break
     entry = compiled(func, wrt_t, values, mode)
     n = len(values)
     picked = []
