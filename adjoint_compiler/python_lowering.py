@@ -289,8 +289,10 @@ class PythonLowering:
         as a list), and the list of their keys (each computed once, in order, as Python does)."""
         if len(e.args) != 1:
             self.refuse("with `key=`, pass one iterable", e)
-        seq = e.args[0]  # (a sequence is read by position as it is: `list(x)` of an array would be its rows too)
-        items = self.stream_list(seq, out) if self.stream_of(seq) else self.atom(seq, out)
+        seq = e.args[0]
+        # (a display is read by position as it is; anything else as the list of what iterating it
+        # gives, as Python does: a dict's keys, an array's rows, a stream's items)
+        items = self.atom(seq, out) if isinstance(seq, (gast.List, gast.Tuple)) else self.stream_list(seq, out)
         key = next((k.value for k in e.keywords if k.arg == "key"), None)
         if key is None or (isinstance(key, gast.Constant) and key.value is None):
             return items, items

@@ -702,3 +702,23 @@ def test_dicts_made_at_run_time_in_both_modes(f):
     x, w = np.array([0.3, -1.2, 0.8]), 1.7
     check_grads(f, x, w, wrt=(0, 1))
     check_jvp(f, x, w)
+
+
+def by_sorted_keys(d):
+    total = 0.0
+    for i, k in enumerate(sorted(d)):
+        total = total + np.sum(np.sin(d[k])) * (i + 1.0)
+    return total
+
+
+def by_key_order(d):
+    first = min(d, key=lambda k: k[::-1])
+    return sum(np.sum(d[k] ** 2) * (j + 1.0) for j, k in enumerate(sorted(d, reverse=True))) + np.sum(d[first])
+
+
+def test_sorted_min_max_of_a_dict_iterate_its_keys():
+    # (autograd's test_dict test_iter: `sorted(d)` read the dict by position, a KeyError)
+    d = {"item_2": np.array([0.3, -0.7, 1.1]), "item_1": np.array([0.5, 0.2]), "b": np.array([1.3])}
+    g = check_tree(by_sorted_keys, d)
+    np.testing.assert_allclose(g["item_1"], 2.0 * np.cos(d["item_1"]))  # "b" < "item_1" < "item_2"
+    check_tree(by_key_order, d)

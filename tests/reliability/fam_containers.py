@@ -1,0 +1,73 @@
+"""Family generator: Python builtins that consume a container (issue 15's probe of autograd's own
+tests found `sorted(d)` of a dict crashing: the lowering read the dict by position).
+
+`builtins` makes a helper `consume(c)` over one container - a dict of arrays with text keys, a
+list or a tuple of arrays, a tuple of floats, a 1-D array, built by `f(x)` from slices of `x`, or
+a dict of arrays passed to `f(x, d)` - consumed by `sorted` (plain, `reverse=`,
+`key=`), `min`/`max` (plain or `key=`), `list`, `enumerate`, `zip`, `reversed`, `sum` or a
+comprehension, and reads the items (by the keys for a dict) into a loss. Python's answer is what
+counts: a gradient that matches finite differences, or a located refusal.
+"""
+from __future__ import annotations
+
+import numpy as np
+from families import Case, family
+
+_READS = ["np.sum(np.sin({v}))", "np.sum({v} * {v})", "np.sum(np.tanh({v})) * 2.0", "np.sum({v}) ** 2"]
+
+
+def _container(ch, kind: str, n: int) -> tuple:
+    """(the lines of `f(x)` that build the container `c` from slices of `x`, x's length)."""
+    if kind in ("floats", "array"):
+        return (["    c = tuple(float(v) for v in x)"] if kind == "floats" else ["    c = x * 1.0"]), n
+    sizes = [ch.int(1, 3) for _ in range(n)]
+    bounds = np.cumsum([0] + sizes)
+    parts = [f"x[{a}:{b}]" for a, b in zip(bounds[:-1], bounds[1:])]
+    if kind == "dict":
+        keys = ch.choice([["b", "a", "c", "d"], ["item_2", "item_1", "item_3", "item_0"], ["w", "v", "u", "z"]])
+        return ["    c = {" + ", ".join(f"{k!r}: {p}" for k, p in zip(keys, parts)) + "}"], int(bounds[-1])
+    display = "[" + ", ".join(parts) + "]"
+    return [f"    c = {display if kind == 'list' else 'tuple(' + display + ')'}"], int(bounds[-1])
+
+
+@family("containers")
+def builtins(ch) -> Case:
+    kind = ch.choice(["dict", "dict_arg", "list", "tuple", "floats", "array"])
+    n = ch.int(2, 4)
+    build, size = _container(ch, kind, n)
+    read = ch.choice(_READS)
+    item = {"dict": "c[k]", "dict_arg": "(c[k] * x[0])"}.get(kind, "k")
+    key = {"dict": "lambda k: k[::-1]", "dict_arg": "lambda k: k[::-1]", "floats": "lambda v: -v", "array": "lambda v: v * v"}.get(kind, "len")
+    way = ch.choice(["sorted", "sorted_reverse", "sorted_key", "min", "max", "min_key", "max_key",
+                     "list", "enumerate", "zip", "reversed", "sum", "comprehension"])
+    if kind in ("list", "tuple") and way in ("sorted", "sorted_reverse", "min", "max"):
+        way = "sorted_key"  # (arrays do not compare)
+    if kind in ("dict", "dict_arg", "list", "tuple") and way == "sum":
+        way = "comprehension"
+    lines = [f"def consume(c{', x' if kind == 'dict_arg' else ''}):", "    total = 0.0"]
+    if way in ("sorted", "sorted_reverse", "sorted_key", "list", "reversed"):
+        call = {"sorted": "sorted(c)", "sorted_reverse": "sorted(c, reverse=True)", "sorted_key": f"sorted(c, key={key})",
+                "list": "list(c)", "reversed": "reversed(list(c))"}[way]
+        lines += [f"    for j, k in enumerate({call}):", f"        total = total + {read.format(v=item)} * (j + 1.0)"]
+    elif way in ("min", "max", "min_key", "max_key"):
+        call = f"{way[:3]}(c{', key=' + key if way.endswith('key') else ''})"
+        lines += [f"    k = {call}", f"    total = total + {read.format(v=item)}"]
+    elif way == "enumerate":
+        lines += ["    for j, k in enumerate(c):", f"        total = total + {read.format(v=item)} / (j + 2.0)"]
+    elif way == "zip":
+        lines += ["    for j, k in zip(range(10), c):", f"        total = total + {read.format(v=item)} * (j - 0.5)"]
+    elif way == "sum":
+        lines += ["    total = sum(c) * 2.0 + sum(v * v for v in c)"]
+    else:
+        lines += [f"    parts = [{read.format(v=item)} for k in c]", "    total = parts[0] * 0.5 + sum(parts)"]
+    lines.append("    return total")
+    rng = np.random.default_rng(ch.int(0, 10_000))
+    if kind == "dict_arg":  # the dict is an argument of `f` (its gradient flows into x through its items)
+        keys = ch.choice([["b", "a", "c", "d"], ["item_2", "item_1", "item_3", "item_0"], ["w", "v", "u", "z"]])
+        d = {k: rng.uniform(-1.5, 1.5, size=ch.int(1, 3)) for k in keys[:n]}
+        lines += ["", "", "def f(x, d):", "    return consume(d, x)"]
+        return Case("\n".join(lines) + "\n", [rng.uniform(0.5, 1.5, size=2), d], must_work=True)
+    lines += ["", "", "def f(x):"] + build + ["    return consume(c)"]
+    x = rng.permutation(np.linspace(-1.4, 1.6, size)) + rng.uniform(0, 0.05, size)  # (distinct: orders are stable)
+    # (a dict display is resolved when compiling: read with a key known then, or refused at its line)
+    return Case("\n".join(lines) + "\n", [x], must_work=kind != "dict")
