@@ -1629,7 +1629,7 @@ def append_adjoint(g, arr, values, axis=None):
 
 def column_stack_adjoint(g, tup):
     """The gradients of the items of `tup` in `np.column_stack(tup)` (vectors are columns)."""
-    promoted = [np.asarray(a)[:, None] if np.ndim(a) < 2 else np.asarray(a) for a in tup]
+    promoted = [np.atleast_2d(a).T if np.ndim(a) < 2 else np.asarray(a) for a in tup]  # (NumPy's: a number is 1x1)
     return _split(g, tup, promoted, 1)
 
 

@@ -158,6 +158,16 @@ def test_joining(f, sw):
     check_grads(f, rng.standard_normal(4), rng.standard_normal(4), rng.standard_normal(sw), wrt=(0, 1))
 
 
+def column_stack_numbers(a, w): return np.sum(np.column_stack(a) * w)  # a vector's items: one row
+def column_stack_scalar(a, b, w): return np.sum(np.column_stack((2.0 * b, a[0])) * w)
+
+
+def test_column_stack_of_numbers():
+    # (autograd's test_column_stack_1d: the items of a vector are numbers, each a 1x1 block)
+    check_grads(column_stack_numbers, rng.standard_normal(3), rng.standard_normal((1, 3)))
+    check_grads(column_stack_scalar, rng.standard_normal(3), 0.7, rng.standard_normal((1, 2)), wrt=(0, 1))
+
+
 def dstack_matrices(a, b, w): return np.sum(np.dstack((a, b)) * w)
 
 
