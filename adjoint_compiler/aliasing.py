@@ -61,7 +61,8 @@ FRESH_FUNCTIONS = {
 # may return their operand or a view of it, so they are not here).
 FRESH_FUNCTIONS |= {rt.seed, rt.zeros_like, rt.shape_of, rt.broadcast_shape, rt.reduced_size, rt.sum_to_scalar,
                     rt.getitem_adjoint, rt.broadcast_like, rt.chain, rt.chain_div, rt.pow_base_derivative,
-                    rt.pow_exponent_derivative, rt.dot_left, rt.dot_right, rt.matmul_left, rt.matmul_right,
+                    rt.pow_derivative, rt.pow_exponent_derivative, rt.dot_left, rt.dot_right, rt.matmul_left,
+                    rt.matmul_right,
                     rt.sum_of_product, rt.extremum_adjoint, rt.extremum_transpose, rt.save_slots,
                     rt.written_adjoint, rt.written_transpose, rt.written_total, rt.written_total_transpose,
                     rt.overwritten_adjoint, rt.copied_adjoint, rt.copied_transpose, rt.overcopied_adjoint,

@@ -240,6 +240,25 @@ def pow_base_derivative(x, y):
         return np.where(y == 0, 0.0, y * x ** (y - 1))
 
 
+def pow_derivative(x, y, k: int):
+    """The k-th derivative of x**y in x (k >= 2): y (y-1) ... (y-k+1) x**(y-k), an exact zero
+    where that falling factorial is (x**0 and x**1 at x = 0 too, where x**(y-k) is infinite)."""
+    factor = 1.0
+    for j in range(k):
+        factor = factor * (y - j)
+    if np.ndim(y) == 0 and np.ndim(x) == 0 and isinstance(x, _SCALARS):
+        return 0.0 * x if factor == 0 else factor * x ** (y - k)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(np.equal(factor, 0), 0.0, factor * np.power(x, np.subtract(y, k), dtype=float))
+
+
+def pow_derivative_exponent_gradient(y):
+    """The exponent's part of the gradient of `pow_derivative` (a third derivative of x ** y with a
+    varied exponent): not supported, a located refusal."""
+    raise NotImplementedError("the third derivative of `x ** y` with respect to a varied exponent `y` is not "
+                              "supported; make the exponent a constant")
+
+
 def pow_exponent_derivative(z, x):
     """d(x**y)/dy = x**y * log(x); 0 where x == 0 (the limit for y > 0)."""
     if isinstance(x, _SCALARS):

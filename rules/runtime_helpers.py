@@ -132,14 +132,25 @@ def chain_div_dot(y, g, d):
 
 @adjoint(rt.pow_base_derivative)
 def pow_base_derivative(d, x, y):
-    x_bar += rt.unbroadcast(rt.chain(d_bar, y * rt.pow_base_derivative(x, y - 1)), x)
+    x_bar += rt.unbroadcast(rt.chain(d_bar, rt.pow_derivative(x, y, 2)), x)
     y_bar += rt.unbroadcast(d_bar * (x ** (y - 1) + y * rt.pow_exponent_derivative(x ** (y - 1), x)), y)
 
 
 @tangent(rt.pow_base_derivative)
 def pow_base_derivative_dot(d, x, y):
-    d_dot = (rt.chain(x_dot, y * rt.pow_base_derivative(x, y - 1))
+    d_dot = (rt.chain(x_dot, rt.pow_derivative(x, y, 2))
              + y_dot * (x ** (y - 1) + y * rt.pow_exponent_derivative(x ** (y - 1), x)))
+
+
+@adjoint(rt.pow_derivative)
+def pow_derivative(d, x, y, k):
+    x_bar += rt.unbroadcast(rt.chain(d_bar, rt.pow_derivative(x, y, k + 1)), x)
+    y_bar += rt.pow_derivative_exponent_gradient(y)
+
+
+@tangent(rt.pow_derivative)
+def pow_derivative_dot(d, x, y, k):
+    d_dot = rt.chain(x_dot, rt.pow_derivative(x, y, k + 1)) + rt.pow_derivative_exponent_gradient(y_dot)
 
 
 @adjoint(rt.pow_exponent_derivative)

@@ -770,3 +770,23 @@ def test_grad_of_a_function_that_takes_an_hvp(outer, reference, wrt):
     args = (V3, XS)
     np.testing.assert_allclose(outer(*args), reference(*args), rtol=1e-12)
     np.testing.assert_allclose(grad(outer, wrt)(*args), central(reference, args, wrt), rtol=1e-6, atol=1e-9)
+
+
+def power_zero(x):
+    return x ** 0.0
+
+
+def power_one(x):
+    return x ** 1.0
+
+
+def power_three(x):
+    return np.power(x, 3)
+
+
+@pytest.mark.parametrize("x", [0.0, 0.7])
+def test_higher_derivatives_of_powers_are_exact_at_zero(x):
+    # (autograd's test_power_arg0: grad(grad(x ** 0.0))(0.0) raised ZeroDivisionError: 0 * 0.0 ** -2)
+    for f, second, third in [(power_zero, 0.0, 0.0), (power_one, 0.0, 0.0), (power_three, 6 * x, 6.0)]:
+        assert grad(grad(f))(x) == pytest.approx(second, abs=1e-12)
+        assert grad(grad(grad(f)))(x) == pytest.approx(third, abs=1e-12)
