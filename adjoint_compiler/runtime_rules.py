@@ -829,7 +829,13 @@ def reduce_like(h, g, axis=None, keepdims=False):
 
 
 def getitem_transpose(h, g, idx):
-    """The transpose of `getitem_adjoint(g, x, idx)`: the slots `idx` of `h`, in `g`'s shape."""
+    """The transpose of `getitem_adjoint(g, x, idx)`: the slots `idx` of `h`, in `g`'s shape (of a
+    list's or tuple's gradient, its items there; one without a gradient, zeros)."""
+    if isinstance(h, (tuple, list)):
+        part = h[idx]
+        if isinstance(idx, slice):
+            return [np.zeros(np.shape(v)) if p is None else p for p, v in zip(part, g)]
+        return np.zeros(np.shape(g)) if part is None else _runtime.unbroadcast(part, g)
     return _runtime.unbroadcast(np.asarray(h)[idx], g)
 
 
@@ -890,7 +896,12 @@ def seq_place(h, g, start: int):
 
 
 def item_transpose(h, g, i):
-    """The transpose of `item(g, i, like)`: `h` at position i of a list like `g`."""
+    """The transpose of `item(g, i, like)`: `h` at position i of a list like `g` (of zeros like `g`
+    when `g` is an array: a list's gradient made by an array rule, `np.var([x, y])`'s)."""
+    if isinstance(g, np.ndarray):
+        out = np.zeros(g.shape, dtype=np.result_type(g, h, float))
+        out[i] = h
+        return out
     out = [None] * len(g)
     out[i] = h
     return out

@@ -790,3 +790,40 @@ def test_higher_derivatives_of_powers_are_exact_at_zero(x):
     for f, second, third in [(power_zero, 0.0, 0.0), (power_one, 0.0, 0.0), (power_three, 6 * x, 6.0)]:
         assert grad(grad(f))(x) == pytest.approx(second, abs=1e-12)
         assert grad(grad(grad(f)))(x) == pytest.approx(third, abs=1e-12)
+
+
+def _two_items(xs):
+    return np.sum(np.sin(xs[0])) + np.sum(np.cos(xs[1]))
+
+
+def _of_gradient(xs):
+    g = grad(_two_items)(xs)
+    return np.sum(g[0]) + np.sum(np.sin(g[0])) + np.sum(np.sin(g[1]))
+
+
+@pytest.mark.parametrize("kind", [list, tuple])
+def test_gradient_of_a_gradient_of_a_list_of_arrays_of_several_shapes(kind):
+    # (autograd's test_list/test_tuple: the transpose of an item's adjoint read the list as one array)
+    rng = np.random.default_rng(4)
+    xs = kind([rng.normal(size=(3, 2)), rng.normal(size=4), rng.normal(size=(2, 2))])
+    g = grad(_of_gradient)(xs)
+    np.testing.assert_allclose(g[0], -np.sin(xs[0]) - np.cos(np.cos(xs[0])) * np.sin(xs[0]), rtol=1e-12)
+    np.testing.assert_allclose(g[1], np.cos(-np.sin(xs[1])) * -np.cos(xs[1]), rtol=1e-12)
+    np.testing.assert_array_equal(g[2], np.zeros((2, 2)))
+
+
+def _spread(x):
+    return np.var([x, 3.0 * x, x ** 2]) + np.std([np.sin(x), x])
+
+
+def _spread_slope(x):
+    return grad(_spread)(x)
+
+
+@pytest.mark.parametrize("x", [0.4, 1.3])
+def test_second_derivative_through_a_reduction_of_a_list(x):
+    # (autograd's test_std_list_of_boxes at order 2: the array gradient of the list, `[x, ...]`,
+    # was transposed into a list, and two such lists were added by concatenation)
+    eps = 1e-5
+    by_differences = (grad(_spread)(x + eps) - grad(_spread)(x - eps)) / (2 * eps)
+    assert grad(_spread_slope)(x) == pytest.approx(by_differences, rel=1e-6, abs=1e-8)
