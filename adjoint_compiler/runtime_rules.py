@@ -1665,10 +1665,19 @@ def kron_adjoint(g, a, b):
     return _scalar(np.sum(g4 * b_exp, axis=b_axes).reshape(a.shape)), _scalar(np.sum(g4 * a_exp, axis=a_axes).reshape(b.shape))
 
 
-def cross_adjoint(g, a, b):
-    """The gradients `(a_bar, b_bar)` in `c = np.cross(a, b)` (vectors along the last axis; 2-vectors
-    as 3-vectors with a zero third component): a_bar = b x g, b_bar = g x a."""
+def cross_adjoint(g, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """The gradients `(a_bar, b_bar)` in `c = np.cross(a, b, axisa, axisb, axisc, axis)` (vectors
+    along the axes given, the last by default; 2-vectors as 3-vectors with a zero third
+    component): a_bar = b x g, b_bar = g x a."""
+    if axis is not None:
+        axisa = axisb = axisc = axis
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if (axisa, axisb, axisc) != (-1, -1, -1):
+        a_m, b_m = np.moveaxis(a, axisa, -1), np.moveaxis(b, axisb, -1)
+        has_vector_axis = not (a_m.shape[-1] == 2 and b_m.shape[-1] == 2)  # (else c has no axisc)
+        g_m = np.moveaxis(np.asarray(g, dtype=float), axisc, -1) if has_vector_axis else g
+        ga, gb = cross_adjoint(g_m, a_m, b_m)
+        return np.moveaxis(ga, -1, axisa), np.moveaxis(gb, -1, axisb)
 
     def three(v):
         return np.concatenate([v, np.zeros(v.shape[:-1] + (1,))], -1) if v.shape[-1] == 2 else v

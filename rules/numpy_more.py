@@ -147,15 +147,15 @@ def kron_dot(y, a, b):
 
 
 @adjoint(np.cross)
-def cross(c, a, b):
-    parts = rt.cross_adjoint(c_bar, a, b)
+def cross(c, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    parts = rt.cross_adjoint(c_bar, a, b, axisa, axisb, axisc, axis)
     a_bar += parts[0]
     b_bar += parts[1]
 
 
 @tangent(np.cross)
-def cross_dot(c, a, b):
-    c_dot = np.cross(a_dot, b) + np.cross(a, b_dot)
+def cross_dot(c, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    c_dot = np.cross(a_dot, b, axisa, axisb, axisc, axis) + np.cross(a, b_dot, axisa, axisb, axisc, axis)
 
 
 # -- interpolation, quadrature, polynomials -------------------------------------------------------------

@@ -205,6 +205,23 @@ def test_cross_of_2_vectors():
     check_grads(cross_, a, b, rng.standard_normal(4), wrt=(0, 1))
 
 
+def cross_axes(a, b, w): return np.sum(np.cross(a, b, axisa=0, axisc=0) * w)
+def cross_axis(a, b, w): return np.sum(np.cross(a, b, axis=1) * w)
+def cross_axisb(a, b, w): return np.sum(np.cross(a, b, 0, 1, -1) * w)
+
+
+@pytest.mark.filterwarnings("ignore:Arrays of 2-dimensional vectors:DeprecationWarning")
+@pytest.mark.parametrize("f, sa, sb", [(cross_axes, (3, 4), (4, 3)), (cross_axes, (2, 4), (4, 2)),
+                                       (cross_axis, (5, 3, 2), (5, 3, 2)), (cross_axisb, (3, 2), (2, 3)),
+                                       (cross_axisb, (2, 2), (2, 3))])
+def test_cross_axes(f, sa, sb):
+    # (autograd's test_cross: axisa, axisb, axisc and axis)
+    a, b = rng.standard_normal(sa), rng.standard_normal(sb)
+    w = w_like(np.cross(a, b, axisa=0, axisc=0) if f is cross_axes else np.cross(a, b, axis=1) if f is cross_axis
+               else np.cross(a, b, 0, 1, -1))
+    check_grads(f, a, b, w, wrt=(0, 1))
+
+
 # -- interpolation, quadrature, polynomials --------------------------------------------------------------------
 XP = np.array([-1.0, 0.0, 0.5, 2.0])
 
