@@ -15,7 +15,9 @@ Subgradient conventions (where a function has a kink or a tie):
 """
 from __future__ import annotations
 
+import functools
 import math
+import operator
 import string as _string
 
 import numpy as np
@@ -408,12 +410,101 @@ def _sublist_subscripts(args) -> tuple:
     return spec, operands
 
 
-class einsum_adjoint:
+def einsum_adjoint(g, args):
     """`einsum_adjoint(g, args)[i]`: the gradient of `args[i]` in `np.einsum(*args)`, one einsum
     of `g` with the other operands, for the subscripts form (`args[0]` a string) and the
     interleaved operand/sublist form. Indexing computes only the requested operand's gradient."""
+    return _EinsumGradients(g, args)
+
+
+def _einsum_positions(args) -> range:
+    """The positions of the operands in the arguments of `np.einsum(*args)` (either form)."""
+    if isinstance(args[0], str):
+        return range(1, len(args))
+    return range(0, len(args) - (len(args) % 2 == 1), 2)
+
+
+def einsum_adjoint_transpose(h, g, args):
+    """The gradients `(g_bar, args_bar)` in `grads = einsum_adjoint(g, args)`, given `h[i]`, the
+    gradient of `grads[i]` (None where it has none). `grads[i]` is linear in `g` with the einsum
+    itself, operand i replaced by h[i], as its transpose; in each other operand j it is the
+    gradient of operand j of that same einsum."""
+    g_bar, args_bar = None, [None] * len(args)
+    positions = _einsum_positions(args)
+    for i in positions:
+        hi = h[i] if i < len(h) else None
+        if hi is None:
+            continue
+        ops = list(args)
+        ops[i] = hi
+        term = np.einsum(*ops)
+        g_bar = term if g_bar is None else g_bar + term
+        grads = _EinsumGradients(g, ops)
+        for j in positions:
+            if j != i:
+                t = grads[j]
+                args_bar[j] = t if args_bar[j] is None else args_bar[j] + t
+    g_bar = np.zeros(np.shape(g)) if g_bar is None else _runtime.unbroadcast(g_bar, g)
+    return g_bar, _rebuild_like(args, args_bar)
+
+
+def _rebuild_like(args, items: list):
+    return tuple(items) if isinstance(args, tuple) else items
+
+
+class _TangentItems:
+    """The tangent of `einsum_adjoint(g, args)`: item i, the tangent of the gradient of operand i,
+    computed when read; `+` adds item by item (the tangent rule's terms)."""
+
+    def __init__(self, parts: list, n: int):
+        self.parts, self.n = parts, n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i):
+        values = [v for v in (p(i) for p in self.parts) if v is not None]
+        return None if not values else functools.reduce(operator.add, values)
+
+    def __add__(self, other):
+        return _TangentItems(self.parts + other.parts, self.n)
+
+
+def einsum_adjoint_g_tangent(g_dot, args):
+    """The part of the tangent of `einsum_adjoint(g, args)` from `g`'s tangent (it is linear in g)."""
+    grads = _EinsumGradients(g_dot, args)
+    positions = set(_einsum_positions(args))
+    return _TangentItems([lambda i: grads[i] if i in positions else None], len(args))
+
+
+def einsum_adjoint_args_tangent(g, args, args_dot):
+    """The part of the tangent of `einsum_adjoint(g, args)` from the operands' tangents: for item
+    i, the gradients of operand i with each other operand j replaced by its tangent."""
+    positions = list(_einsum_positions(args))
+
+    def item(i):
+        if i not in positions:
+            return None
+        total = None
+        for j in positions:
+            if j != i and args_dot is not None and args_dot[j] is not None:
+                ops = list(args)
+                ops[j] = args_dot[j]
+                t = _EinsumGradients(g, ops)[i]
+                total = t if total is None else total + t
+        return total
+    return _TangentItems([item], len(args))
+
+
+class _EinsumGradients:
+    """The gradients of the operands of `np.einsum(*args)` (`einsum_adjoint`), each computed when
+    it is read."""
+
+    def __len__(self) -> int:
+        return len(self.args)
 
     def __init__(self, g, args):
+        self.args = args
         if isinstance(args[0], str):
             subscripts, operands = args[0], args[1:]
             self.position = {k + 1: k for k in range(len(operands))}

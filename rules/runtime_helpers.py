@@ -396,3 +396,15 @@ def overfilled_adjoint(y, g, items):
 @tangent(rt.overfilled_adjoint)
 def overfilled_adjoint_dot(y, g, items):
     y_dot = rt.overfilled_adjoint(g_dot, items)
+
+
+@adjoint(rt.einsum_adjoint)
+def einsum_adjoint(grads, g, args):
+    parts = rt.einsum_adjoint_transpose(grads_bar, g, args)
+    g_bar += parts[0]
+    args_bar += parts[1]
+
+
+@tangent(rt.einsum_adjoint)
+def einsum_adjoint_dot(grads, g, args):
+    grads_dot = rt.einsum_adjoint_g_tangent(g_dot, args) + rt.einsum_adjoint_args_tangent(g, args, args_dot)

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from test_writes import three_snapshots
 
+from adjoint_compiler.testing import check_grads
 from adjoint_compiler import (
     Buffer,
     MissingRuleError,
@@ -827,3 +828,25 @@ def test_second_derivative_through_a_reduction_of_a_list(x):
     eps = 1e-5
     by_differences = (grad(_spread)(x + eps) - grad(_spread)(x - eps)) / (2 * eps)
     assert grad(_spread_slope)(x) == pytest.approx(by_differences, rel=1e-6, abs=1e-8)
+
+
+def _einsums(x, y):
+    a = np.einsum("ij,jk->ik", x, y) + np.einsum("...j,jk->...k", x, y)
+    b = np.einsum("ii->", x[:, :2] @ y[:2, :]) + np.einsum("i,i->", x[0], y[:, 1])
+    c = np.einsum(x, [0, 1], y, [1, 2], [0])  # interleaved operands and sublists
+    d = np.einsum("ij,k->jk", x, y[0]) + np.einsum("ij->j", x)[None, :2]  # a sum within one operand
+    return np.sum(np.sin(a)) + b ** 2 + np.sum(c ** 3) + np.sum(np.cos(d))
+
+
+def _einsums_slope(x, y):
+    gx, gy = grad(_einsums, (0, 1))(x, y)
+    return np.sum(gx * x) + np.sum(np.tanh(gy))
+
+
+def test_second_order_through_einsum():
+    # (the gradient of an einsum was a lazy class, refused when differentiated again)
+    rng = np.random.default_rng(8)
+    x, y = rng.normal(size=(2, 3)), rng.normal(size=(3, 2))
+    check_grads(_einsums_slope, x, y, wrt=(0, 1))
+    v = rng.normal(size=x.shape)
+    np.testing.assert_allclose(hvp(_einsums)(x, y, v), fd_of_gradient(_einsums, (x, y), 0, v), rtol=1e-6, atol=1e-8)
