@@ -152,12 +152,12 @@ def _deliver(tangent, value, inputs: list):
         tangent = tangent.data
     if not isinstance(value, np.ndarray) and np.ndim(value) == 0:
         if tangent is None or _integer(value):
-            return 0.0
+            return 0j if _complex(value) else 0.0
         scalar = _real_unless(np.asarray(tangent).reshape(()), value)
         return complex(scalar) if scalar.dtype.kind == "c" else float(scalar)
     shape = np.shape(value)
     if tangent is None or _integer(value):
-        return np.zeros(shape)
+        return np.zeros(shape, dtype=value.dtype if _complex(value) else float)
     out = _real_unless(np.asarray(tangent), value)
     if out.shape != shape:
         out = np.broadcast_to(out, shape)
@@ -170,9 +170,9 @@ def _deliver(tangent, value, inputs: list):
 def _real_unless(tangent: np.ndarray, value) -> np.ndarray:
     """The tangent as a float array, or a complex one for a complex `value` (a complex tangent of a
     real value would be a wrong rule: never dropped silently)."""
+    if _complex(value):
+        return tangent if tangent.dtype.kind == "c" else tangent.astype(np.result_type(value))
     if tangent.dtype.kind == "c":
-        if _complex(value):
-            return tangent
         from .errors import InternalError
         raise InternalError(f"the tangent of a real value came out complex ({type(value).__name__}); "
                             "please report this")

@@ -384,3 +384,31 @@ def test_higher_order_with_complex_values_is_refused_at_the_line():
     with pytest.raises(ComplexError, match="differentiated again") as info:
         hessian(f)(rand(3))
     _assert_located(info.value, f)
+
+
+def test_a_power_that_turns_complex_at_run_time_is_refused_when_the_result_may_be_complex():
+    def f(x, z):
+        return z * (x ** 0.5)
+    np.testing.assert_allclose(jvp(f, (2.0, 1j), (1.0, 0j))[1], 0.5j / np.sqrt(2.0))
+    with pytest.raises(ComplexError, match="became complex at run time"):
+        jvp(f, (-2.0, 1j), (1.0, 0j))
+
+
+def test_a_complex_constant_as_a_branch_value():
+    def g(x, z):
+        if x > 0:
+            w = 1j
+        else:
+            w = z
+        return w * x
+    check(g, 2.0, 0.5 + 1j)
+    check(g, -2.0, 0.5 + 1j)
+
+
+def test_a_complex_output_not_varied_has_a_complex_zero_tangent():
+    def f(x, z):
+        return z * 2.0, x * 1j, np.sum(z)
+    _, (a, b, c) = jvp(f, (rand(3), crand(3)), (np.ones(3), np.zeros(3)))
+    assert a.dtype.kind == "c" and not a.any() and b.dtype.kind == "c" and type(c) is complex
+    _, tangent = jvp(lambda x, z: z, (1.0, 1j), (1.0, 0j))
+    assert tangent == 0 and type(tangent) is complex
