@@ -15,7 +15,13 @@ abs, angle and np.fft with rules of their own) and binds those rules (`Assign.co
 projects a contribution flowing from such a statement into a value that is surely real with
 `np.real`. A complex result of `grad` (or output of `vjp`) is refused: the loss must be real.
 
-Forward mode and code to be differentiated again keep the syntactic refusal (`refuse_all`):
+Forward mode (`check(fn, forward=True)`, JAX's convention: the tangent along a complex t is the
+derivative along t with C read as R^2) binds the tangent rules of the same records
+(`ComplexRule.tangent`) and refuses what has none; its result may be complex. A real value's
+tangent stays real: only a rule with a real result (real, imag, abs, angle, irfft) reads a
+complex tangent into one, and those are written to return real tangents.
+
+Code to be differentiated again keeps the syntactic refusal (`refuse_all`):
 
     z = v * (1 + 2j)               a complex literal (also in a default argument)
     complex(a, b), np.complex128   complex constructors and scalar types
