@@ -412,3 +412,13 @@ def test_a_complex_output_not_varied_has_a_complex_zero_tangent():
     assert a.dtype.kind == "c" and not a.any() and b.dtype.kind == "c" and type(c) is complex
     _, tangent = jvp(lambda x, z: z, (1.0, 1j), (1.0, 0j))
     assert tangent == 0 and type(tangent) is complex
+
+
+def test_check_jvp_takes_complex_arguments_and_outputs():
+    from adjoint_compiler.testing import check_jvp
+
+    def f(z, x):
+        return np.sin(z) * x + np.conj(z)
+    check_jvp(f, crand(3), rand(3))
+    check_jvp(f, 0.5 + 1j, 2.0)
+    check_jvp(power_spectrum, rand(4))
