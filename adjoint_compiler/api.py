@@ -270,9 +270,10 @@ def _check_real(func, values, allow_complex: bool = False) -> None:
         if type(v) is not float and _is_complex(v) and not (allow_complex and _top_complex(v)):
             names = _param_names(func)
             name = names[i] if i < len(names) else str(i)
-            where = ("inside a container or Buffer; grad and vjp take complex numbers and arrays passed as "
-                     "arguments themselves" if allow_complex else
-                     "and forward mode (jvp, jacfwd, hessian) does not support complex numbers; grad and vjp do")
+            where = ("inside a container or Buffer; grad, vjp and jvp take complex numbers and arrays passed "
+                     "as arguments themselves" if allow_complex else
+                     "and a gradient differentiated again (hessian, hvp) does not support complex numbers; grad, "
+                     "vjp and jvp do")
             raise ArgumentError(f"{_name(func)}: argument `{name}` is complex {where} (or pass the real and "
                                 "imaginary parts separately)")
 

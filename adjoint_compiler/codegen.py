@@ -172,14 +172,21 @@ def complex_powers(fn: ir.Function, arrays: frozenset) -> str:
     `pow(x, y)` of a value not known to be an array (NumPy arrays stay real; a negative Python
     float to a fractional power is complex), with an exponent that is not an integer literal."""
     lines = []
+    for where in power_statements(fn, arrays).values():
+        if where not in lines:
+            lines.append(where)
+    return ", ".join(lines)
+
+
+def power_statements(fn: ir.Function, arrays: frozenset) -> dict:
+    """{statement: its user line} of the powers `complex_powers` names."""
+    out = {}
     for s in ir.walk(fn.body):
         if isinstance(s, ir.Assign) and s.prim in (operator.pow, pow) and len(s.args) == 2 and not s.complex \
                 and s.target is not None and s.target.name not in arrays \
                 and not (isinstance(s.args[1], ir.Const) and type(s.args[1].value) is int):
-            where = f"{os.path.basename(s.loc.file)} line {s.loc.line}"
-            if where not in lines:
-                lines.append(where)
-    return ", ".join(lines)
+            out[s] = f"{os.path.basename(s.loc.file)} line {s.loc.line}"
+    return out
 
 
 def _set_on_some_paths(fn: ir.Function) -> set:
@@ -314,7 +321,13 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
 # -- forward mode ----------------------------------------------------------------------------------
 
 class TangentWriter(Writer):
-    """Prints the statements of `forward` (the IR with `Tangent` statements among its own)."""
+    """Prints the statements of `forward` (the IR with `Tangent` statements among its own);
+    `guards`: {power statement: its user line} checked right after it (a function whose result
+    may be complex cannot check its result for a power that turned complex)."""
+
+    def __init__(self, home_file: str, guards: dict | None = None):
+        super().__init__(home_file)
+        self.guards = guards or {}
 
     def forward(self, stmts, depth: int, keep: set, needed: set) -> int:
         count = 0
@@ -324,17 +337,23 @@ class TangentWriter(Writer):
                 self.emit(depth, s.text, s.loc)
                 count += 1
             else:
-                count += super().forward([s], depth, keep, needed)
+                printed = super().forward([s], depth, keep, needed)
+                if printed and s in self.guards:
+                    self.emit(depth, f"{rtcall.name(runtime.refuse_complex)}(({operand(s.target)},), "
+                                     f"{self.guards[s]!r})", s.loc)
+                    printed += 1
+                count += printed
         return count
 
 
 def generate_jvp(fn: ir.Function, body: list, tangent_params: list, result_dot, header: str, keep: set,
-                 needed: set, arrays: frozenset = frozenset()) -> tuple:
+                 needed: set, arrays: frozenset = frozenset(), complex_result: bool = False) -> tuple:
     """(source, {generated line: Loc}) of `<f>_jvp(*primals, *tangents) -> (value, tangent)`: the
     statements `forward` made (primal and tangent interleaved) that are in `keep`, loop and branch
     values whose names are `needed`, under one `# L<n>` comment per user line, returning the
-    result and its tangent."""
-    w = TangentWriter(fn.loc.file)
+    result and its tangent. A power that may turn a real number complex is checked on the result
+    and its tangent, or (`complex_result`: the result may be complex) right after it."""
+    w = TangentWriter(fn.loc.file, power_statements(fn, arrays) if complex_result else None)
     w.emit(0, header)
     w.emit(0, "import numpy as np")
     w.emit(0, "from adjoint_compiler import runtime as rt")
@@ -345,7 +364,7 @@ def generate_jvp(fn: ir.Function, body: list, tangent_params: list, result_dot, 
     w.forward(body, 1, keep, needed)
     w.new_block()
     result, tangent = operand(fn.result), operand(result_dot)
-    powers = complex_powers(fn, arrays)
+    powers = "" if complex_result else complex_powers(fn, arrays)
     if powers:
         w.emit(1, f"{rtcall.name(runtime.refuse_complex)}(({result}, {tangent}), {powers!r})")
     w.emit(1, f"return {result}, {tangent}")

@@ -15,7 +15,13 @@ abs, angle and np.fft with rules of their own) and binds those rules (`Assign.co
 projects a contribution flowing from such a statement into a value that is surely real with
 `np.real`. A complex result of `grad` (or output of `vjp`) is refused: the loss must be real.
 
-Forward mode and code to be differentiated again keep the syntactic refusal (`refuse_all`):
+Forward mode (`check(fn, forward=True)`, JAX's convention: the tangent along a complex t is the
+derivative along t with C read as R^2) binds the tangent rules of the same records
+(`ComplexRule.tangent`) and refuses what has none; its result may be complex. A real value's
+tangent stays real: only a rule with a real result (real, imag, abs, angle, irfft) reads a
+complex tangent into one, and those are written to return real tangents.
+
+Code to be differentiated again keeps the syntactic refusal (`refuse_all`):
 
     z = v * (1 + 2j)               a complex literal (also in a default argument)
     complex(a, b), np.complex128   complex constructors and scalar types
@@ -34,7 +40,7 @@ import numpy as np
 from . import ir
 from .errors import ComplexError, ComplexRuleError
 
-SUFFIX = "complex numbers are not supported yet"
+SUFFIX = "complex numbers are not supported in a gradient differentiated again (hessian, hvp, grad of grad)"
 
 # Functions that take or give complex values by nature (no rule for them yet).
 _COMPLEX_FUNCTIONS = {np.real, np.imag, np.conj, np.conjugate, np.angle, np.real_if_close,
@@ -300,11 +306,13 @@ def _located(s: ir.Assign, message: str, error=ComplexError):
     raise error(message, s.loc)
 
 
-def check(fn: ir.Function, ndims: dict | None = None) -> None:
+def check(fn: ir.Function, ndims: dict | None = None, forward: bool = False) -> None:
     """Refuse, at the user's line, what reads or makes a complex value without a rule valid for
     complex operands; bind those rules (`Assign.complex`). Run after `infer` and rule binding.
     `ndims` (the values known to be numbers or arrays) lets `.real`, `.imag`, `.conj()` of a real
-    array take the complex rule; of any other object they keep their own."""
+    array take the complex rule; of any other object they keep their own. With `forward` (jvp,
+    jacfwd), the rules bound are the tangent rules declared valid for complex operands
+    (`ComplexRule.tangent`), and the result may be complex (its tangent is)."""
     ndims = ndims or {}
     from . import registry
     from .activity import call_kwargs
@@ -337,8 +345,9 @@ def check(fn: ir.Function, ndims: dict | None = None) -> None:
             _refuse_complex(f"`{name}` with complex values has no rule", s.loc, ComplexRuleError)
         if _member(s.prim, _QUERIES) or (isinstance(s.prim, ir.Attr) and s.prim.name in _QUERY_ATTRS):
             continue  # (its shape: no gradient)
-        if entry is None:
-            _refuse_complex(f"`{name}` has no rule valid for complex values (the README lists the functions "
+        if entry is None or (forward and entry.tangent is None):
+            mode = " in forward mode (jvp, jacfwd)" if entry is not None else ""
+            _refuse_complex(f"`{name}` has no rule valid for complex values{mode} (the README lists the functions "
                     "that take them; real and imaginary parts can be passed separately)", s.loc, ComplexRuleError)
         if given_complex_dtype(s) is False and reads:
             _refuse_complex(f"`{name}` is given a dtype that is not complex for a complex value (its imaginary "
@@ -346,17 +355,18 @@ def check(fn: ir.Function, ndims: dict | None = None) -> None:
         if entry.complex_dtype and given_complex_dtype(s) is not True:
             _refuse_complex(f"`{name}` converts a complex value to a dtype that is not complex (its imaginary part "
                     "would be dropped); take np.real(z) or np.abs(z) explicitly", s.loc)
+        rule = entry.tangent if forward else entry.rule
         try:
-            bound = entry.rule.bind(list(s.args), call_kwargs(s, entry.rule), s.loc)
+            bound = rule.bind(list(s.args), call_kwargs(s, rule), s.loc)
         except AdjointCompilerError as exc:
             raise ComplexError(f"complex values: {str(exc).splitlines()[0]}", s.loc) from None
         for p in entry.real:
             if any(operand_complex(op) for op in (bound.get(p) if isinstance(bound.get(p), tuple)
                                                   else (bound.get(p),)) if op is not None):
                 _refuse_complex(f"`{name}` needs a real `{p}`, got a value that may be complex", s.loc)
-        s.rule, s.bound, s.complex = entry.rule, bound, True
+        s.rule, s.bound, s.complex = rule, bound, True
     result = fn.result
-    if operand_complex(result):
+    if operand_complex(result) and not forward:
         defs = {s.target: s for s in ir.walk(fn.body) if isinstance(s, ir.Assign) and s.target is not None}
         loc = defs[result].loc if isinstance(result, ir.Var) and result in defs else fn.loc
         raise ComplexError("the function's result may be complex: `grad` needs a real loss and `vjp` real outputs "

@@ -74,8 +74,8 @@ class ComplexError(AdjointCompilerError):
     """A complex value the compiler will not differentiate, at the user's line: one reaching a
     function outside the complex allow-list (`np.maximum`, `np.sort`, `<`, writes, constructors with
     a complex dtype; README "Complex numbers"), a complex loss of `grad` or output of `vjp`, a
-    complex `if` condition, complex values in forward mode or in a gradient differentiated again,
-    or a real argument's gradient that came out complex at run time."""
+    complex `if` condition, complex values in a gradient differentiated again (hessian, hvp), or
+    a real argument's gradient that came out complex at run time."""
 
     def __init__(self, message: str, loc=None):
         super().__init__(_located(message, loc))

@@ -11,6 +11,12 @@ A tangent has its primal's structure: a float for a number, a float array of the
 array, a tuple or list of tangents for a tuple or list. Integer and boolean arguments carry no
 tangent (give None or zeros). The tangent returned never shares memory with an argument or a
 tangent passed in.
+
+Complex values follow JAX: a complex argument (a number or an array passed itself) takes a
+complex (or real) tangent t, and the tangent out is the derivative along t with C read as R^2
+(f'(z) t for a holomorphic f); a complex output has a complex tangent. `jacfwd` takes real
+arguments (complex intermediates and outputs are fine); with respect to a complex argument it
+is refused (its Jacobian over R^2 is not one complex matrix unless f is holomorphic).
 """
 from __future__ import annotations
 
@@ -52,8 +58,13 @@ def _numeric(value) -> bool:
     if isinstance(value, Buffer):
         return True
     if isinstance(value, np.ndarray):
-        return value.dtype.kind in "fiub"
+        return value.dtype.kind in "fiubc"
     return isinstance(value, (numbers.Number, np.generic)) and not isinstance(value, (str, bytes))
+
+
+def _complex(value) -> bool:
+    return isinstance(value, (complex, np.complexfloating)) or (isinstance(value, np.ndarray)
+                                                                and value.dtype.kind == "c")
 
 
 def _zero(tangent) -> bool:
@@ -88,14 +99,18 @@ def _tangent_for(primal, tangent, what: str):
         value = np.asarray(tangent.data if isinstance(tangent, Buffer) else tangent)
     except Exception:  # noqa: BLE001 -- ragged nesting and the like: not a tangent
         value = None
-    if value is None or value.dtype.kind not in "fiub":
+    if value is None or value.dtype.kind not in ("fiubc" if _complex(primal) else "fiub"):
         kind = "complex numbers" if value is not None and value.dtype.kind == "c" else type(tangent).__name__
-        raise ArgumentError(f"{what} must hold real numbers, got {kind}")
+        raise ArgumentError(f"{what} must hold real numbers, got {kind}" + (
+            " (a real argument takes a real tangent; a complex argument a complex one)"
+            if kind == "complex numbers" else ""))
     shape = np.shape(primal)
     if value.shape != shape:
         raise ArgumentError(f"{what} must have the shape of its primal, {shape}, got shape {value.shape}")
     if isinstance(primal, Buffer):
         return Buffer(value.astype(float))
+    if _complex(primal):  # (a real tangent of a complex value: the direction t + 0j)
+        return np.array(value, dtype=primal.dtype) if isinstance(primal, np.ndarray) else complex(value)
     if isinstance(primal, np.ndarray):
         return np.array(value, dtype=primal.dtype if primal.dtype.kind == "f" else float)
     return float(value)
@@ -126,17 +141,32 @@ def _deliver(tangent, value, inputs: list):
     if isinstance(tangent, Buffer):
         tangent = tangent.data
     if not isinstance(value, np.ndarray) and np.ndim(value) == 0:
-        return 0.0 if tangent is None or _integer(value) else float(np.asarray(tangent).reshape(()))
+        if tangent is None or _integer(value):
+            return 0j if _complex(value) else 0.0
+        scalar = _real_unless(np.asarray(tangent).reshape(()), value)
+        return complex(scalar) if scalar.dtype.kind == "c" else float(scalar)
     shape = np.shape(value)
     if tangent is None or _integer(value):
-        return np.zeros(shape)
-    out = np.asarray(tangent, dtype=float)
+        return np.zeros(shape, dtype=value.dtype if _complex(value) else float)
+    out = _real_unless(np.asarray(tangent), value)
     if out.shape != shape:
         out = np.broadcast_to(out, shape)
     if not out.flags.writeable or not out.flags.owndata or any(np.may_share_memory(out, a) for a in inputs):
         out = np.array(out)
     inputs.append(out)
     return out
+
+
+def _real_unless(tangent: np.ndarray, value) -> np.ndarray:
+    """The tangent as a float array, or a complex one for a complex `value` (a complex tangent of a
+    real value would be a wrong rule: never dropped silently)."""
+    if _complex(value):
+        return tangent if tangent.dtype.kind == "c" else tangent.astype(np.result_type(value))
+    if tangent.dtype.kind == "c":
+        from .errors import InternalError
+        raise InternalError(f"the tangent of a real value came out complex ({type(value).__name__}); "
+                            "please report this")
+    return tangent.astype(float, copy=False) if tangent.dtype != float else tangent
 
 
 def _run(func, entry, values: list, tangents: list, checked: bool = False):
@@ -163,7 +193,7 @@ def jvp(func, primals: tuple, tangents: tuple) -> tuple:
     own = tuple(range(len(primals)))
     target, moved, args, kwargs = _through_partial(func, own, tuple(primals), {})
     values = _bind(target, args, kwargs)
-    _check_real(target, values)
+    _check_real(target, values, allow_complex=True)
     names = _param_names(target)
     wrt, given = [], []
     for k, i in zip(own, moved):
@@ -235,7 +265,7 @@ def _column(tangent, value):
         tangent = tangent.data
     if tangent is None or _integer(value):
         return np.zeros(np.shape(value))
-    column = np.asarray(tangent, dtype=float)
+    column = _real_unless(np.asarray(tangent), value)
     return column if column.shape == np.shape(value) else np.broadcast_to(column, np.shape(value))
 
 
@@ -258,9 +288,16 @@ def jacfwd(func, wrt: int | tuple = 0, out: int | None = None):
             if not -n <= i < n:
                 raise ArgumentIndexError(f"wrt={i} is out of range: {_name(func)} takes {n} arguments")
         positions = [i % n for i in moved]
-        _check_real(target, values)
+        _check_real(target, values, allow_complex=True)
         for i in positions:
             v = values[i]
+            if _complex(v):
+                names = _param_names(target)
+                raise ArgumentError(f"jacfwd: argument `{names[i] if i < len(names) else i}` of {_name(func)} is "
+                                    "complex; jacfwd differentiates with respect to real arguments (a complex "
+                                    "function of a complex argument has one complex Jacobian only if it is "
+                                    "holomorphic). Use jvp with complex tangents, or pass the real and imaginary "
+                                    "parts as real arguments")
             if isinstance(v, (tuple, list, Buffer)) or not _numeric(v):
                 raise ArgumentError(f"jacfwd: argument {i} of {_name(func)} must be a number or an array, got "
                                     f"{type(v).__name__}")
@@ -307,5 +344,5 @@ def _assemble(value, blocks: list, as_tuple: bool, name: str):
             continue
         stacked = np.stack([_column(c, value) for c in columns], axis=-1)
         jac = stacked.reshape(out_shape + shape)
-        jacobians.append(float(jac) if jac.ndim == 0 else jac)
+        jacobians.append((complex(jac) if jac.dtype.kind == "c" else float(jac)) if jac.ndim == 0 else jac)
     return tuple(jacobians) if as_tuple else jacobians[0]

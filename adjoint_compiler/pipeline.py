@@ -7,10 +7,11 @@ adjoint_compiler show FILE:FUNC --stage NAME`) stops after the pass NAME and ret
     frontend fence normalize ssa dtypes shapes floats mutation hoist cse globals rules complex
     composite activity reverse simplify copies plain needed tape peek codegen release loader
 
-Forward mode (`mode="jvp"`) shares the passes up to `globals`, then binds tangent rules, finds the
-values varied by the tangent inputs, and writes the tangents (`FORWARD_PASSES`):
+Forward mode (`mode="jvp"`) shares the passes up to `stacks`, then binds tangent rules (the
+complex ones where a value may be complex), finds the values varied by the tangent inputs, and
+writes the tangents (`FORWARD_PASSES`):
 
-    ... globals rules activity forward codegen release loader
+    ... globals stacks rules complex activity forward codegen release loader
 """
 from __future__ import annotations
 
@@ -232,28 +233,30 @@ def _ssa(c: Context) -> None:
 
 
 def _complex_mode(c: Context) -> bool:
-    """Whether complex values may be differentiated: reverse mode, in code not differentiated again."""
-    return c.mode != "jvp" and not c.differentiable
+    """Whether complex values may be differentiated: in code not differentiated again (reverse
+    and forward mode)."""
+    return not c.differentiable
 
 
 def _dtypes(c: Context) -> None:
-    """Forward mode and code differentiated again: refuse complex values, at the user's line."""
+    """Code differentiated again: refuse complex values, at the user's line."""
     if _complex_mode(c):
         return  # (the `complex` pass, once the rules are bound)
     for v, k in zip(c.fn.params, c.kinds):
         if k[0] == "c":
             raise ComplexError(f"argument `{v.display}` is complex: complex numbers are supported by grad, "
-                               "value_and_grad and vjp, not in forward mode or in a gradient differentiated "
-                               "again", c.fn.loc)
+                               "value_and_grad, vjp, jvp and jacfwd, not in a gradient differentiated again "
+                               "(hessian, hvp, grad of grad)", c.fn.loc)
     dtypes.refuse_all(c.fn)
 
 
 def _complex(c: Context) -> None:
-    """The values that may be complex; what touches them needs a rule valid for complex operands."""
+    """The values that may be complex; what touches them needs a rule valid for complex operands
+    (in forward mode, a tangent rule valid for them)."""
     if not _complex_mode(c):
         return
     dtypes.infer(c.fn, {v for v, k in zip(c.fn.params, c.kinds) if k[0] == "c"})
-    dtypes.check(c.fn, c.ndims)
+    dtypes.check(c.fn, c.ndims, forward=c.mode == "jvp")
 
 
 def _show_complex(c: Context) -> str:
@@ -528,9 +531,21 @@ def _tangent_rules(c: Context) -> None:
     forward.bind_tangents(c.fn)
 
 
+def _tangent_note(s) -> str:
+    return f"tangent {s.rule.shown}" if isinstance(s, ir.Assign) and s.rule and s.rule.kind == "tangent" \
+        and not isinstance(s.prim, ir.Prim) else ""
+
+
 def _show_tangent_rules(c: Context) -> str:
-    return format_ir(c.fn, lambda s: f"tangent {s.rule.shown}" if isinstance(s, ir.Assign) and s.rule
-                     and s.rule.kind == "tangent" and not isinstance(s.prim, ir.Prim) else "")
+    return format_ir(c.fn, _tangent_note)
+
+
+def _show_forward_complex(c: Context) -> str:
+    """The IR as forward mode differentiates it: each statement's tangent rule, the values that may
+    be complex, and the statements bound to a tangent rule for complex operands."""
+    return format_ir(c.fn, lambda s: ", ".join(
+        ([_tangent_note(s)] if _tangent_note(s) else []) + [f"{v.name}: complex" for v in ir.defined_by(s) if v.complex]
+        + (["complex rule"] if isinstance(s, ir.Assign) and s.complex else [])))
 
 
 def _forward_activity(c: Context) -> None:
@@ -561,12 +576,13 @@ def _jvp_codegen(c: Context) -> None:
     c.arrays = frozenset({v.name for v in arrays} | {c.tangent_names[v.name] for v in arrays
                                                      if v.name in c.tangent_names})
     c.text, c.line_locs = codegen.generate_jvp(fn, c.tangent_code, c.tangent_params, c.result_dot, header,
-                                               c.keep, c.needed, c.arrays)
+                                               c.keep, c.needed, c.arrays, dtypes.operand_complex(fn.result))
 
 
 _SHARED = PASSES[:STAGES.index("stacks") + 1]
 FORWARD_PASSES = _SHARED + (
     Pass("rules", _tangent_rules, _show_tangent_rules, ("fn",), ("fn",)),
+    Pass("complex", _complex, _show_forward_complex, ("fn", "kinds", "mode", "differentiable", "ndims"), ("fn",)),
     Pass("activity", _forward_activity, _show_activity, ("fn", "wrt"), ("wrt_vars", "active")),
     Pass("forward", _forward, _show_forward, ("fn", "active", "wrt_vars", "classes", "ndims", "views", "real"),
          ("tangent_code", "tangent_params", "result_dot", "tangent_names", "keep", "needed")),

@@ -15,7 +15,7 @@ import importlib
 import inspect
 import sys
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import ir
 from .errors import RuleError
@@ -259,26 +259,42 @@ def lookup(prim):
 @dataclass(frozen=True)
 class ComplexRule:
     """A primitive's fact for complex operands: the adjoint rule valid for them under the
-    convention z_bar = dL/dx - i dL/dy (`rule`), the parameters that must stay real (`real`: the
-    condition of `np.where`, the signal of `np.fft.rfft`), whether its dtype parameter must name a
-    complex type (`astype`), and whether the rule is the primitive's only one (`own`: `np.real`,
-    `np.fft.fft`: a real operand takes the complex path too, its contribution projected)."""
+    convention z_bar = dL/dx - i dL/dy (`rule`), the tangent rule valid for them, the directional
+    derivative along a complex tangent with C read as R^2 (`tangent`; None: forward mode refuses
+    complex operands), the parameters that must stay real (`real`: the condition of `np.where`,
+    the signal of `np.fft.rfft`), whether its dtype parameter must name a complex type (`astype`),
+    and whether the rule is the primitive's only one (`own`: `np.real`, `np.fft.fft`: a real
+    operand takes the complex path too, its contribution projected)."""
 
     rule: Rule
     real: tuple = ()
     complex_dtype: bool = False
     own: bool = False
+    tangent: Rule | None = None
 
 
 COMPLEX: dict = {}  # primitive -> ComplexRule; absent: complex operands are refused
 
 
-def holds_for_complex(*funcs, real: tuple = (), complex_dtype: bool = False) -> None:
+def _registered_tangent(func) -> Rule | None:
+    """The tangent rule `func` has for real operands: its own, or the zero rule of a constant."""
+    rule = TANGENTS.get(_key(func))
+    if rule is None and RULES.get(_key(func)) is not None and RULES[_key(func)].body is None:
+        rule = RULES[_key(func)]
+    if rule is None:
+        raise RuleError(f"holds_for_complex(..., tangent=True): {_describe(func)} has no tangent rule")
+    return rule
+
+
+def holds_for_complex(*funcs, real: tuple = (), complex_dtype: bool = False, tangent: bool = False) -> None:
     """Declare that the adjoint rule registered for each of `funcs` is valid for complex operands
-    (a holomorphic function's `x_bar += g * f'(x)`, a linear map's plain transpose)."""
+    (a holomorphic function's `x_bar += g * f'(x)`, a linear map's plain transpose); with
+    `tangent`, that its tangent rule is too (`y_dot = f'(x) * x_dot`: no abs, sign, comparison
+    or real part of an operand in it), so forward mode takes complex operands."""
     with _lock:
         for func in funcs:
-            COMPLEX[_key(func)] = ComplexRule(RULES[_key(func)], tuple(real), complex_dtype)
+            COMPLEX[_key(func)] = ComplexRule(RULES[_key(func)], tuple(real), complex_dtype,
+                                              tangent=_registered_tangent(func) if tangent else None)
 
 
 def complex_adjoint(*funcs, real: tuple = (), own: bool = False):
@@ -290,6 +306,23 @@ def complex_adjoint(*funcs, real: tuple = (), own: bool = False):
             for func in funcs:
                 _check_arity(func, rule)
                 COMPLEX[_key(func)] = ComplexRule(rule, tuple(real), own=own)
+        return template
+    return register
+
+
+def complex_tangent(*funcs):
+    """Register the decorated template as the tangent rule of `funcs` for complex operands (after
+    their `complex_adjoint` or `holds_for_complex`: it completes the same record). The body is the
+    derivative along a complex tangent `x_dot`, C read as R^2 (`np.real(x_dot)` for `np.real`)."""
+    def register(template):
+        rule = parse_tangent(template, _describe(funcs[0]))
+        with _lock:
+            for func in funcs:
+                _check_arity(func, rule)
+                if _key(func) not in COMPLEX:
+                    raise RuleError(f"complex_tangent: {_describe(func)} has no complex adjoint rule yet "
+                                    "(declare it with holds_for_complex or complex_adjoint first)")
+                COMPLEX[_key(func)] = replace(COMPLEX[_key(func)], tangent=rule)
         return template
     return register
 

@@ -426,8 +426,9 @@ def refuse_complex(values, where: str):
         if type(v) is complex or (isinstance(v, (np.ndarray, np.complexfloating)) and v.dtype.kind == "c") \
                 or (isinstance(v, (tuple, list)) and any(_is_complex(u) for u in v)):
             from .errors import ComplexError
-            raise ComplexError("complex numbers are not supported yet: a value became complex at run time "
-                               f"(a negative number to a fractional power is complex in Python: {where})")
+            raise ComplexError("a value the compiler took for real became complex at run time (a negative "
+                               f"number to a fractional power is complex in Python: {where}); to differentiate "
+                               "it as a complex value, raise a complex one (`(x * (1 + 0j)) ** 0.5`)")
 
 
 def _is_complex(v) -> bool:

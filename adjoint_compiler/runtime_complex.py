@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["pow_exponent_derivative_complex", "abs_direction", "angle_direction", "fft_adjoint", "fftn_adjoint",
-           "rfft_adjoint", "irfft_adjoint", "fftshift_adjoint"]
+           "rfft_adjoint", "irfft_adjoint", "fftshift_adjoint", "fftn_tangent"]
 
 
 def pow_exponent_derivative_complex(z, x):
@@ -62,6 +62,14 @@ def fftn_adjoint(g, a, axes=None, norm=None, inverse=False, two=False):
     if axes is None and two:
         axes = (-2, -1)
     return (np.fft.ifftn if inverse else np.fft.fftn)(g, axes=axes, norm=norm)
+
+
+def fftn_tangent(t, axes=None, norm=None, inverse=False, two=False):
+    """The tangent of `np.fft.fftn(a, axes=axes, norm=norm)` (`fft2` with `two`, whose axes default
+    to the last two; the inverses with `inverse`): the same transform of the tangent `t`."""
+    if axes is None and two:
+        axes = (-2, -1)
+    return (np.fft.ifftn if inverse else np.fft.fftn)(t, axes=axes, norm=norm)
 
 
 def rfft_adjoint(g, a, n=None, axis=-1, norm=None):

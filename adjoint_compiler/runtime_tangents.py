@@ -34,7 +34,7 @@ def zero_tangent(*likes):
         return np.zeros(shape) if shape else 0.0
     x = likes[0]
     kind = type(x)
-    if kind is float or kind is int or kind is bool:
+    if kind is float or kind is int or kind is bool or kind is complex:
         return 0.0
     if kind is np.ndarray:
         if x.dtype == object:

@@ -147,14 +147,19 @@ def _flat_output(value) -> np.ndarray:
         return np.concatenate(parts) if parts else np.zeros(0)
     if value is None:
         return np.zeros(0)
+    a = np.asarray(value)
+    if a.dtype.kind == "c":
+        return np.concatenate([a.real.ravel(), a.imag.ravel()])
     return np.asarray(value, dtype=float).ravel()
 
 
 def check_jvp(f, *args, wrt=None, rtol: float = 1e-5, atol: float = 1e-6, eps: float = 1e-6, directions: int = 2,
               seed: int = 0):
     """Raise AssertionError (showing both values) unless `jvp(f, args, tangents)` matches central
-    finite differences of `f` along random tangents of the arguments in `wrt` (all float
-    arguments by default; the others get zero tangents), and its value matches `f(*args)`."""
+    finite differences of `f` along random tangents of the arguments in `wrt` (all float and
+    complex arguments by default; the others get zero tangents), and its value matches `f(*args)`.
+    A complex argument's tangent is a random complex direction; a complex output's tangent is
+    compared in its real and imaginary parts."""
     from .forward_api import _integer, _numeric, jvp
 
     rng = np.random.default_rng(seed)
@@ -172,6 +177,9 @@ def check_jvp(f, *args, wrt=None, rtol: float = 1e-5, atol: float = 1e-6, eps: f
         if _integer(a) or not _numeric(a):
             return zero(a)
         t = rng.standard_normal(np.shape(a))
+        if np.iscomplexobj(a) and not isinstance(a, Buffer):
+            t = t + 1j * rng.standard_normal(np.shape(a))
+            return complex(t) if np.ndim(a) == 0 and not isinstance(a, np.ndarray) else t
         return float(t) if np.ndim(a) == 0 and not isinstance(a, (np.ndarray, Buffer)) else t
 
     def moved(t):

@@ -7,6 +7,13 @@ Under it the chain rule of a holomorphic f is z_bar += y_bar * f'(z), so the rea
 `A_bar = g @ B.T`, no conjugate). A contribution into a value that is surely real is projected
 with np.real by `reverse` (v real, z = v * c: v_bar = Re(z_bar * c)). Everything not declared
 here refuses complex operands at the user's line.
+
+Forward mode (`jvp`, `jacfwd`) uses JAX's convention: the tangent of f at z along a complex t is
+the directional derivative d/de f(z + e t), C read as R^2 (f'(z) t for a holomorphic f). A
+declaration with `tangent=True` says the primitive's registered tangent rule holds for complex
+operands as written: it reads no abs, sign, comparison or real part of an operand (`y_dot =
+rt.chain(x_dot, np.cos(x))`, `z_dot = x_dot @ y + x @ y_dot`, a linear map applied to the
+tangent). The others have a `complex_tangent` of their own, beside their adjoint.
 """
 import copy
 import operator
@@ -15,13 +22,13 @@ import numpy as np
 
 from adjoint_compiler import runtime as rt
 from adjoint_compiler.ir import BUILD_LIST, BUILD_TUPLE, SQUARE, Attr
-from adjoint_compiler.registry import complex_adjoint, holds_for_complex
+from adjoint_compiler.registry import complex_adjoint, complex_tangent, holds_for_complex
 
 # Holomorphic elementwise functions: `x_bar += g * f'(x)` (unbroadcast where binary).
 holds_for_complex(operator.add, operator.sub, operator.mul, operator.truediv, operator.neg, operator.pos,
                   SQUARE, np.add, np.subtract, np.multiply, np.divide, np.negative, np.positive, np.exp,
                   np.log, np.sqrt, np.square, np.reciprocal, np.sin, np.cos, np.tan, np.sinh, np.cosh, np.tanh,
-                  np.exp2, np.expm1, np.log1p, np.log10, np.log2)
+                  np.exp2, np.expm1, np.log1p, np.log10, np.log2, tangent=True)
 
 
 # `x ** y`: the exponent's derivative with the complex log (a negative real base to a complex power).
@@ -31,15 +38,20 @@ def power(z, x, y):
     y_bar += rt.unbroadcast(rt.chain(z_bar, rt.pow_exponent_derivative_complex(z, x)), y)
 
 
+@complex_tangent(operator.pow, np.power)
+def power_dot(z, x, y):
+    z_dot = rt.chain(x_dot, rt.pow_base_derivative(x, y)) + rt.chain(y_dot, rt.pow_exponent_derivative_complex(z, x))
+
+
 # Linear and structural: the plain transpose.
 holds_for_complex(np.sum, "sum", np.mean, "mean", np.reshape, "reshape", np.ravel, "ravel", "flatten", np.squeeze,
                   "squeeze", np.expand_dims, np.transpose, "transpose", Attr("T"), np.swapaxes, "swapaxes",
                   np.moveaxis, operator.getitem, np.concatenate, np.stack, np.hstack, np.vstack, operator.matmul,
                   np.matmul, np.dot, "dot", np.outer, np.einsum, np.tensordot, np.trace, "trace", np.diag,
-                  np.copy, "copy", copy.copy, BUILD_TUPLE, BUILD_LIST)
-holds_for_complex(np.zeros, np.ones, np.zeros_like, np.ones_like)  # constants: no gradient, whatever the dtype
-holds_for_complex(np.where, real=("condition",))  # (a complex condition has no truth value)
-holds_for_complex("astype", complex_dtype=True)  # to a complex dtype only: a real one drops the imaginary part
+                  np.copy, "copy", copy.copy, BUILD_TUPLE, BUILD_LIST, tangent=True)
+holds_for_complex(np.zeros, np.ones, np.zeros_like, np.ones_like, tangent=True)  # constants, whatever the dtype
+holds_for_complex(np.where, real=("condition",), tangent=True)  # (a complex condition has no truth value)
+holds_for_complex("astype", complex_dtype=True, tangent=True)  # to a complex dtype only: a real one drops the imaginary part
 
 
 # -- the non-holomorphic functions ------------------------------------------------------------------
@@ -49,9 +61,19 @@ def real(y, val):
     val_bar += y_bar
 
 
+@complex_tangent(np.real, Attr("real"))
+def real_dot(y, val):
+    y_dot = np.real(val_dot)
+
+
 @complex_adjoint(np.imag, Attr("imag"), own=True)
 def imag(y, val):
     val_bar += -1j * y_bar
+
+
+@complex_tangent(np.imag, Attr("imag"))
+def imag_dot(y, val):
+    y_dot = np.imag(val_dot)
 
 
 @complex_adjoint(np.conj, "conj", "conjugate", own=True)
@@ -59,9 +81,20 @@ def conj(y, x):
     x_bar += np.conj(y_bar)
 
 
+@complex_tangent(np.conj, "conj", "conjugate")
+def conj_dot(y, x):
+    y_dot = np.conj(x_dot)
+
+
 @complex_adjoint(np.abs, abs)
 def absolute(y, x):
     x_bar += y_bar * rt.abs_direction(x, y)
+
+
+# d|z| = Re(conj(z) dz) / |z|, 0 at z == 0 (as the adjoint)
+@complex_tangent(np.abs, abs)
+def absolute_dot(y, x):
+    y_dot = np.real(x_dot * rt.abs_direction(x, y))
 
 
 @complex_adjoint(np.angle, own=True)
@@ -69,11 +102,22 @@ def angle(y, z, deg=False):
     z_bar += y_bar * rt.angle_direction(z, deg=deg)
 
 
-# -- np.fft: linear maps whose matrices are symmetric -----------------------------------------------
+# d angle(z) = Im(conj(z) dz) / |z|^2 = Re(-1j conj(z) dz) / |z|^2, 0 at z == 0
+@complex_tangent(np.angle)
+def angle_dot(y, z, deg=False):
+    y_dot = np.real(z_dot * rt.angle_direction(z, deg=deg))
+
+
+# -- np.fft: linear maps whose matrices are symmetric; the tangent is the same map of the tangent -----
 
 @complex_adjoint(np.fft.fft, own=True)
 def fft(y, a, n=None, axis=-1, norm=None):
     a_bar += rt.fft_adjoint(y_bar, a, n=n, axis=axis, norm=norm)
+
+
+@complex_tangent(np.fft.fft)
+def fft_dot(y, a, n=None, axis=-1, norm=None):
+    y_dot = np.fft.fft(a_dot, n=n, axis=axis, norm=norm)
 
 
 @complex_adjoint(np.fft.ifft, own=True)
@@ -81,9 +125,19 @@ def ifft(y, a, n=None, axis=-1, norm=None):
     a_bar += rt.fft_adjoint(y_bar, a, n=n, axis=axis, norm=norm, inverse=True)
 
 
+@complex_tangent(np.fft.ifft)
+def ifft_dot(y, a, n=None, axis=-1, norm=None):
+    y_dot = np.fft.ifft(a_dot, n=n, axis=axis, norm=norm)
+
+
 @complex_adjoint(np.fft.fft2, own=True)
 def fft2(y, a, *, axes=None, norm=None):
     a_bar += rt.fftn_adjoint(y_bar, a, axes=axes, norm=norm, two=True)
+
+
+@complex_tangent(np.fft.fft2)
+def fft2_dot(y, a, *, axes=None, norm=None):
+    y_dot = rt.fftn_tangent(a_dot, axes=axes, norm=norm, two=True)
 
 
 @complex_adjoint(np.fft.ifft2, own=True)
@@ -91,9 +145,19 @@ def ifft2(y, a, *, axes=None, norm=None):
     a_bar += rt.fftn_adjoint(y_bar, a, axes=axes, norm=norm, inverse=True, two=True)
 
 
+@complex_tangent(np.fft.ifft2)
+def ifft2_dot(y, a, *, axes=None, norm=None):
+    y_dot = rt.fftn_tangent(a_dot, axes=axes, norm=norm, inverse=True, two=True)
+
+
 @complex_adjoint(np.fft.fftn, own=True)
 def fftn(y, a, *, axes=None, norm=None):
     a_bar += rt.fftn_adjoint(y_bar, a, axes=axes, norm=norm)
+
+
+@complex_tangent(np.fft.fftn)
+def fftn_dot(y, a, *, axes=None, norm=None):
+    y_dot = rt.fftn_tangent(a_dot, axes=axes, norm=norm)
 
 
 @complex_adjoint(np.fft.ifftn, own=True)
@@ -101,9 +165,19 @@ def ifftn(y, a, *, axes=None, norm=None):
     a_bar += rt.fftn_adjoint(y_bar, a, axes=axes, norm=norm, inverse=True)
 
 
+@complex_tangent(np.fft.ifftn)
+def ifftn_dot(y, a, *, axes=None, norm=None):
+    y_dot = rt.fftn_tangent(a_dot, axes=axes, norm=norm, inverse=True)
+
+
 @complex_adjoint(np.fft.rfft, real=("a",), own=True)
 def rfft(y, a, n=None, axis=-1, norm=None):
     a_bar += rt.rfft_adjoint(y_bar, a, n=n, axis=axis, norm=norm)
+
+
+@complex_tangent(np.fft.rfft)
+def rfft_dot(y, a, n=None, axis=-1, norm=None):
+    y_dot = np.fft.rfft(a_dot, n=n, axis=axis, norm=norm)
 
 
 @complex_adjoint(np.fft.irfft, own=True)
@@ -111,11 +185,26 @@ def irfft(y, a, n=None, axis=-1, norm=None):
     a_bar += rt.irfft_adjoint(y_bar, a, n=n, axis=axis, norm=norm)
 
 
+@complex_tangent(np.fft.irfft)
+def irfft_dot(y, a, n=None, axis=-1, norm=None):
+    y_dot = np.fft.irfft(a_dot, n=n, axis=axis, norm=norm)
+
+
 @complex_adjoint(np.fft.fftshift, own=True)
 def fftshift(y, x, axes=None):
     x_bar += rt.fftshift_adjoint(y_bar, axes=axes)
 
 
+@complex_tangent(np.fft.fftshift)
+def fftshift_dot(y, x, axes=None):
+    y_dot = np.fft.fftshift(x_dot, axes=axes)
+
+
 @complex_adjoint(np.fft.ifftshift, own=True)
 def ifftshift(y, x, axes=None):
     x_bar += rt.fftshift_adjoint(y_bar, axes=axes, inverse=True)
+
+
+@complex_tangent(np.fft.ifftshift)
+def ifftshift_dot(y, x, axes=None):
+    y_dot = np.fft.ifftshift(x_dot, axes=axes)

@@ -139,7 +139,7 @@ def test_jvp_source_is_the_same_in_another_process():
 
 
 def test_the_forward_stages():
-    assert FORWARD_STAGES[-6:] == ("rules", "activity", "forward", "codegen", "release", "loader")
+    assert FORWARD_STAGES[-7:] == ("rules", "complex", "activity", "forward", "codegen", "release", "loader")
     assert FORWARD_STAGES[:11] == ("frontend", "fence", "normalize", "ssa", "dtypes", "shapes", "floats",
                                    "mutation", "hoist", "cse", "globals")
     for p in FORWARD_PASSES:

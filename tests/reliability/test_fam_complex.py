@@ -54,3 +54,59 @@ def test_programs_outside_the_allow_list_are_refused_at_their_line():
             continue
         assert result.status == "refused", (seed, result, case.source)
         assert "Complex" in result.detail and "line" in result.detail, (seed, result.detail)
+
+
+# -- forward mode (jvp): the same programs, along real and complex directions -------------------------
+
+def _forward_of(case: families.Case):
+    import fuzzgen
+    mod = fuzzgen.load(families.HEADER + case.source, "famcomplex")
+    return mod, getattr(mod, case.fname)
+
+
+@pytest.mark.parametrize("family,seeds", [("complex.mixed", range(12)), ("complex.complex_wrt", range(8))])
+def test_jvp_of_the_programs_matches_finite_differences(family, seeds):
+    import fuzzgen
+
+    from adjoint_compiler.errors import ComplexError
+    from adjoint_compiler.testing import check_jvp
+    failures, passed = [], 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", np.exceptions.ComplexWarning)
+        for seed in seeds:
+            case = families.generate(family, seed)
+            mod, f = _forward_of(case)
+            try:
+                check_jvp(f, *case.args, directions=1, seed=seed)
+                passed += 1
+            except ComplexError as exc:  # (a located refusal is allowed; reverse mode's test counts them)
+                if exc.loc is None:
+                    failures.append(f"seed {seed}: unlocated refusal {exc}\n{case.source}")
+            except Exception as exc:  # noqa: BLE001
+                failures.append(f"seed {seed}: {type(exc).__name__}: {exc}\n{case.source}")
+            finally:
+                fuzzgen.unload(mod)
+    assert not failures, f"{len(failures)} failed; the first:\n" + failures[0]
+    assert passed >= len(seeds) * 0.7
+
+
+def test_jvp_of_programs_outside_the_allow_list_is_refused_at_their_line():
+    import fuzzgen
+
+    from adjoint_compiler import jvp
+    from adjoint_compiler.errors import ComplexError
+    for seed in range(10):
+        case = families.generate("complex.outside", seed)
+        mod, f = _forward_of(case)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    f(*case.args)
+                except Exception:  # noqa: BLE001, S112 (NumPy itself refuses it: np.clip of complex values)
+                    continue
+                with pytest.raises(ComplexError) as info:
+                    jvp(f, tuple(case.args), tuple(np.ones_like(a) for a in case.args))
+            assert info.value.loc is not None, (seed, case.source)
+        finally:
+            fuzzgen.unload(mod)
