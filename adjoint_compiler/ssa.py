@@ -599,6 +599,21 @@ class SSABuilder:
         out.append(ir.Assign(target, ir.BUILD_LIST, items, {}, loc, None))
         return target
 
+    def dict_get(self, value):
+        """`p.get('k')` / `p.get('k', default)` of a dict argument (or item) whose keys the cache key
+        holds, with a literal key: `p['k']` when the dict has it, else the default (None without
+        one). None for anything else."""
+        if not (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) and value.func.attr == "get"
+                and 1 <= len(value.args) <= 2 and not value.keywords and isinstance(value.args[0], gast.Constant)
+                and isinstance(value.func.value, gast.Name) and value.func.value.id in self.env):
+            return None
+        obj = self.env[value.func.value.id]
+        if not (isinstance(obj, ir.Var) and obj.tree is not None and obj.tree[1] == "dict"):
+            return None
+        if value.args[0].value in obj.tree[3]:
+            return gast.Subscript(value=value.func.value, slice=value.args[0], ctx=gast.Load())
+        return value.args[1] if len(value.args) == 2 else gast.Constant(value=None, kind=None)
+
     def mixed_items(self, seq: ir.Var, loc, out: list) -> StaticSeq:
         """A list or tuple of structures of several kinds (`[Dense(...), Relu(), Dense(...)]`): its
         items read now, each of its own kind, held in a StaticSeq (constant indices, `len`, loops
@@ -1088,6 +1103,12 @@ class SSABuilder:
         if view is not None:  # `p.values()`, `p.items()`, `p.keys()` of a dict of known keys
             self.env[name] = view
             return
+        got = self.dict_get(value)
+        if got is not None:  # `p.get('W', default)` of a dict of known keys
+            if not isinstance(got, gast.Subscript):  # the default: a name or a literal (normalize's atoms)
+                self.env[name] = self.operand(got, allow_function=True)
+                return
+            value = got
         if isinstance(value, gast.Dict):
             self.env[name] = _Dict({k.value: self.operand(v, allow_function=True) for k, v in zip(value.keys, value.values)})
             return

@@ -722,3 +722,15 @@ def test_sorted_min_max_of_a_dict_iterate_its_keys():
     g = check_tree(by_sorted_keys, d)
     np.testing.assert_allclose(g["item_1"], 2.0 * np.cos(d["item_1"]))  # "b" < "item_1" < "item_2"
     check_tree(by_key_order, d)
+
+
+def with_defaults(d, x):
+    missing = d.get("zz")
+    return np.sum(d.get("item_1", x) ** 2) + np.sum(d.get("zz", x * 2.0) * 3.0) + (1.0 if missing is None else 0.0)
+
+
+def test_dict_get_with_a_literal_key():
+    # (autograd's test_dict test_get: `d.get('item_1', x)` had no rule)
+    d = {"item_1": np.array([0.3, -0.5]), "item_2": np.array([1.0])}
+    g = check_tree(with_defaults, d, np.array([1.0, 2.0]), wrt=(0, 1))
+    np.testing.assert_allclose(g[1], [6.0, 6.0])
