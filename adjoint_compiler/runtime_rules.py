@@ -274,8 +274,9 @@ def norm_adjoint(g, x, y, ord=None, axis=None, keepdims=False):
         along = -2 if ord in (1, -1) else -1  # 1: max column sum (sum over rows); inf: max row sum
         sums = np.sum(np.abs(xm), axis=along, keepdims=True)
         across = -1 if along == -2 else -2
-        pick = np.max if ord in (1, np.inf) else np.min
-        hit = sums == pick(sums, axis=across, keepdims=True)
+        best = np.max(sums, axis=across, keepdims=True) if ord in (1, np.inf) else \
+            np.min(sums, axis=across, keepdims=True)
+        hit = sums == best
         d = np.sign(xm) * hit / np.sum(hit, axis=across, keepdims=True)
     else:
         raise ValueError(f"no gradient for the matrix norm ord={ord!r}")
@@ -592,6 +593,64 @@ def slogdet_adjoint(g, a):
             return np.asarray(g_log)[..., None, None] * cofactors(a) / np.linalg.det(a)[..., None, None]
 
 
+def _inverse_for_second_order(a, what: str):
+    """inv(a) for the rules of det's and slogdet's adjoints: where `a` is singular their second
+    derivatives need more than the inverse, a clear error."""
+    try:
+        return np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        raise NotImplementedError(f"the second derivative of {what} at a singular matrix is not supported") from None
+
+
+def det_adjoint_transpose(h, g, y, a):
+    """The gradients `(g_bar, y_bar, a_bar)` in `d = det_adjoint(g, y, a) = g y inv(a)^T`, given `h`,
+    the gradient of `d`: with B = inv(a), dB = -B da B, so a_bar = -g y (B h B)^T."""
+    b = _inverse_for_second_order(a, "np.linalg.det")
+    h = np.asarray(h)
+    inner = np.sum(h * mT(b), axis=(-2, -1))
+    gy = np.asarray(g * y)
+    return _runtime.unbroadcast(y * inner, g), _runtime.unbroadcast(g * inner, y), \
+        -gy[..., None, None] * mT(b @ h @ b)
+
+
+def det_adjoint_tangent(g_dot, y_dot, a_dot, g, y, a):
+    """The tangent of `det_adjoint(g, y, a)`: (g y)' inv(a)^T - g y (B a_dot B)^T (None: no tangent)."""
+    b = _inverse_for_second_order(a, "np.linalg.det")
+    scale = 0.0
+    if g_dot is not None:
+        scale = scale + g_dot * y
+    if y_dot is not None:
+        scale = scale + g * y_dot
+    out = np.asarray(scale)[..., None, None] * mT(b)
+    if a_dot is not None:
+        out = out - np.asarray(g * y)[..., None, None] * mT(b @ a_dot @ b)
+    return out
+
+
+def slogdet_adjoint_transpose(h, g, a):
+    """The gradients `(g_bar, a_bar)` in `d = slogdet_adjoint(g, a) = g[1] inv(a)^T` (the sign's
+    gradient g[0] is not read), given `h`: a_bar = -g[1] (B h B)^T."""
+    if g[1] is None:
+        return (None, None), np.zeros(np.shape(a))
+    b = _inverse_for_second_order(a, "np.linalg.slogdet")
+    h = np.asarray(h)
+    inner = np.sum(h * mT(b), axis=(-2, -1))
+    return (None, _runtime.unbroadcast(inner, g[1])), -np.asarray(g[1])[..., None, None] * mT(b @ h @ b)
+
+
+def slogdet_adjoint_tangent(g_dot, a_dot, g, a):
+    """The tangent of `slogdet_adjoint(g, a)`."""
+    if g[1] is None:
+        return np.zeros(np.shape(a))
+    b = _inverse_for_second_order(a, "np.linalg.slogdet")
+    out = np.zeros(np.shape(b))
+    if g_dot is not None and g_dot[1] is not None:
+        out = out + np.asarray(g_dot[1])[..., None, None] * mT(b)
+    if a_dot is not None:
+        out = out - np.asarray(g[1])[..., None, None] * mT(b @ a_dot @ b)
+    return out
+
+
 # -- shape ----------------------------------------------------------------------------------------
 
 def inverse_permutation(axes):
@@ -654,6 +713,22 @@ def array_adjoint(g, obj, y=None, ndmin=0):
     if isinstance(obj, (list, tuple)):
         return [array_adjoint(g[i], item) for i, item in enumerate(obj)]
     return _scalar(g) if not isinstance(obj, np.ndarray) else g
+
+
+def array_adjoint_transpose(h, g, obj, y=None, ndmin=0):
+    """The transpose of `array_adjoint(g, obj, y, ndmin)` in `g` (it is linear in `g`, and reads
+    `obj` for its structure only): the items' gradients `h`, in the structure of `obj`, as one
+    array of `g`'s shape (an item without a gradient, zeros)."""
+    if y is not None and _runtime._integer_storage(y):
+        return np.zeros(np.shape(g))
+
+    def dense(hi, item):
+        if isinstance(item, (list, tuple)):
+            return [dense(None if hi is None else hi[k], v) for k, v in enumerate(item)]
+        return np.zeros(np.shape(item)) if hi is None else np.asarray(hi, dtype=np.result_type(hi, float))
+    if isinstance(obj, (list, tuple)):
+        h = np.array(dense(h, obj))
+    return np.reshape(h, np.shape(g)) if h is not None else np.zeros(np.shape(g))
 
 
 def tile_adjoint(g, a, reps):

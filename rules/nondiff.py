@@ -34,4 +34,4 @@ nondifferentiable(np.around, np.fix, np.signbit, np.isclose, np.allclose, np.arr
 # ndarray methods and attributes that are indices, predicates or metadata.
 nondifferentiable("argmax", "argmin", "argsort", "nonzero", "all", "any")
 nondifferentiable(Attr("shape"), Attr("ndim"), Attr("size"), Attr("dtype"), Attr("itemsize"),
-                  Attr("nbytes"))
+                  Attr("nbytes"), Attr("flags"))

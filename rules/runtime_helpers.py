@@ -408,3 +408,39 @@ def einsum_adjoint(grads, g, args):
 @tangent(rt.einsum_adjoint)
 def einsum_adjoint_dot(grads, g, args):
     grads_dot = rt.einsum_adjoint_g_tangent(g_dot, args) + rt.einsum_adjoint_args_tangent(g, args, args_dot)
+
+
+@adjoint(rt.array_adjoint)
+def array_adjoint(h, g, obj, y=None, ndmin=0):
+    """Linear in `g`; `obj` and `y` are read for their structure and dtype only (no gradient)."""
+    g_bar += rt.array_adjoint_transpose(h_bar, g, obj, y, ndmin)
+
+
+@tangent(rt.array_adjoint)
+def array_adjoint_dot(h, g, obj, y=None, ndmin=0):
+    h_dot = rt.array_adjoint(g_dot, obj, y, ndmin)
+
+
+@adjoint(rt.det_adjoint)
+def det_adjoint(d, g, y, a):
+    parts = rt.det_adjoint_transpose(d_bar, g, y, a)
+    g_bar += parts[0]
+    y_bar += parts[1]
+    a_bar += parts[2]
+
+
+@tangent(rt.det_adjoint)
+def det_adjoint_dot(d, g, y, a):
+    d_dot = rt.det_adjoint_tangent(g_dot, y_dot, a_dot, g, y, a)
+
+
+@adjoint(rt.slogdet_adjoint)
+def slogdet_adjoint(d, g, a):
+    parts = rt.slogdet_adjoint_transpose(d_bar, g, a)
+    g_bar += parts[0]
+    a_bar += parts[1]
+
+
+@tangent(rt.slogdet_adjoint)
+def slogdet_adjoint_dot(d, g, a):
+    d_dot = rt.slogdet_adjoint_tangent(g_dot, a_dot, g, a)

@@ -850,3 +850,56 @@ def test_second_order_through_einsum():
     check_grads(_einsums_slope, x, y, wrt=(0, 1))
     v = rng.normal(size=x.shape)
     np.testing.assert_allclose(hvp(_einsums)(x, y, v), fd_of_gradient(_einsums, (x, y), 0, v), rtol=1e-6, atol=1e-8)
+
+
+def _built(x):
+    a = np.array([x[0] ** 2, np.sin(x[1]), x[0] * x[1]])
+    b = np.array([[x[1], x[0]], [x[0] ** 3, 1.0]])
+    return np.sum(a ** 2) + np.sum(np.cos(b))
+
+
+def _built_slope(x):
+    return np.sum(np.tanh(grad(_built)(x)))
+
+
+def test_second_order_through_an_array_built_from_a_list():
+    # (np.array's adjoint recursed over the list: "the recursive call to array_adjoint")
+    x, v = np.array([0.3, 0.8]), np.array([0.4, -0.2])
+    check_grads(_built_slope, x)
+    np.testing.assert_allclose(hvp(_built)(x, v), fd_of_gradient(_built, (x,), 0, v), rtol=1e-6, atol=1e-9)
+
+
+def _norms(x):
+    return np.linalg.norm(x) ** 3 + np.linalg.norm(x, 1) ** 2 + np.sum(np.linalg.norm(x, axis=1) ** 3) \
+        + np.linalg.norm(x, np.inf) * np.linalg.norm(x, "fro")
+
+
+def _norms_slope(x):
+    return np.sum(np.tanh(grad(_norms)(x)))
+
+
+def test_second_order_through_norms():
+    # (the matrix norm's adjoint picked np.max or np.min as a value: refused when differentiated again)
+    x = np.array([[0.3, -1.2], [0.8, 0.5], [-0.4, 1.0]])  # (no ties among row or column sums)
+    check_grads(_norms_slope, x)
+    v = np.array([[0.2, 0.1], [-0.3, 0.4], [0.5, -0.1]])
+    np.testing.assert_allclose(hvp(_norms)(x, v), fd_of_gradient(_norms, (x,), 0, v), rtol=1e-6, atol=1e-9)
+
+
+def _determinants(a):
+    sign, logdet = np.linalg.slogdet(a)
+    return np.sum(2.0 * logdet + 0.01 * np.linalg.det(a) ** 2) + np.sum(a ** 2)
+
+
+def _determinants_slope(a):
+    return np.sum(np.sin(0.1 * grad(_determinants)(a)))
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (2, 3, 3)])
+def test_second_order_through_det_and_slogdet(shape):
+    # (their adjoints try the inverse first: a `try`, refused when differentiated again)
+    rng = np.random.default_rng(1)
+    a, v = rng.normal(size=shape) + 3 * np.eye(3), rng.normal(size=shape)
+    check_grads(_determinants_slope, a)
+    np.testing.assert_allclose(hvp(_determinants)(a, v), fd_of_gradient(_determinants, (a,), 0, v),
+                               rtol=1e-6, atol=1e-8)
