@@ -1397,6 +1397,16 @@ def ratio_or_zero(x, d):
         return _scalar(np.where(np.asarray(x) == 0, 0.0, np.true_divide(x, d)))
 
 
+def no_tangent(t, what: str, param: str):
+    """0.0, when the tangent `t` of the argument `param` of `what` is zero: its tangent rule has no
+    term for it (the order of a Bessel function, the `a` of gammainc); else UndefinedGradientError.
+    (Reverse mode refuses such an argument at its line when it depends on the differentiated ones.)"""
+    if np.any(np.asarray(t) != 0):
+        raise UndefinedGradientError(f"the tangent of {what} with respect to its argument `{param}` is not "
+                                     f"available (no closed form SciPy computes); give `{param}` a zero tangent")
+    return 0.0
+
+
 def logsumexp_adjoint(g, a, y, axis=None, b=None, keepdims=False, return_sign=False):
     """The gradients `(a_bar, b_bar)` in `y = scipy.special.logsumexp(a, axis, b, keepdims,
     return_sign)`: with s = sum(b exp(a)), d log|s| = (b exp(a) da + exp(a) db) / s, computed as
