@@ -100,3 +100,115 @@ def bessel_twice(x): return special.j1(x) * special.gammainc(2.0, x) + special.i
 
 def test_second_derivatives():
     check_grads(grad(bessel_twice), 0.6)
+
+
+# -- scipy.stats ----------------------------------------------------------------------------------------
+from scipy import stats  # noqa: E402
+
+X, LOC, SCALE = rng.uniform(-2.0, 2.0, (3, 4)), rng.uniform(-0.5, 0.5, 4), rng.uniform(0.5, 2.0, (3, 1))
+XP, SHAPE = rng.uniform(0.2, 4.0, (3, 4)), rng.uniform(1.5, 5.0, 4)
+
+
+def norm_sf(x, l, s): return np.sum(stats.norm.sf(x, l, s))
+def norm_logsf(x, l, s): return np.sum(stats.norm.logsf(x, loc=l, scale=s))
+def t_logpdf(x, df, l, s): return np.sum(stats.t.logpdf(x, df, l, s))
+def t_pdf(x, df, l, s): return np.sum(stats.t.pdf(x, df, loc=l, scale=s))
+def t_cdf(x, df, l, s): return np.sum(stats.t.cdf(x, df, l, scale=s))
+def t_logcdf(x, df, l, s): return np.sum(stats.t.logcdf(x, df, loc=l, scale=s))
+def chi2_logpdf(x, df, s): return np.sum(stats.chi2.logpdf(x, df, scale=s))
+def chi2_pdf(x, df, s): return np.sum(stats.chi2.pdf(x, df, 0.0, s))
+def chi2_cdf(x, df, s): return np.sum(stats.chi2.cdf(x, df, scale=s))
+def gamma_logpdf(x, a, s): return np.sum(stats.gamma.logpdf(x, a, scale=s))
+def gamma_pdf(x, a, s): return np.sum(stats.gamma.pdf(x, a, scale=s))
+def gamma_cdf(x, a, s): return np.sum(stats.gamma.cdf(x, a, scale=s))
+def beta_logpdf(x, a, b): return np.sum(stats.beta.logpdf(x, a, b))
+def beta_pdf(x, a, b): return np.sum(stats.beta.pdf(x, a, b))
+def beta_cdf(x, a, b): return np.sum(stats.beta.cdf(x, a, b))
+
+
+STATS = [(norm_sf, (X, LOC, SCALE), (0, 1, 2)), (norm_logsf, (X, LOC, SCALE), (0, 1, 2)),
+         (t_logpdf, (X, SHAPE, LOC, SCALE), (0, 1, 2, 3)), (t_pdf, (X, SHAPE, LOC, SCALE), (0, 1, 2, 3)),
+         (t_cdf, (X, SHAPE, LOC, SCALE), (0, 2, 3)), (t_logcdf, (X, SHAPE, LOC, SCALE), (0, 2, 3)),
+         (chi2_logpdf, (XP, SHAPE, SCALE), (0, 1, 2)), (chi2_pdf, (XP, SHAPE, SCALE), (0, 1, 2)),
+         (chi2_cdf, (XP, SHAPE, SCALE), (0, 2)),
+         (gamma_logpdf, (XP, SHAPE, SCALE), (0, 1, 2)), (gamma_pdf, (XP, SHAPE, SCALE), (0, 1, 2)),
+         (gamma_cdf, (XP, SHAPE, SCALE), (0, 2)),
+         (beta_logpdf, (XP / 4.5, SHAPE, SCALE + 1.0), (0, 1, 2)), (beta_pdf, (XP / 4.5, SHAPE, SCALE + 1.0), (0, 1, 2)),
+         (beta_cdf, (XP / 4.5, SHAPE, SCALE + 1.0), (0,))]
+
+
+@pytest.mark.parametrize("f, args, wrt", STATS, ids=[f.__name__ for f, _, _ in STATS])
+def test_distributions(f, args, wrt):
+    both(f, *args, wrt=wrt)
+
+
+def outside_the_support(x, a): return np.sum(np.exp(stats.gamma.logpdf(x, a)) + stats.beta.cdf(x, a, 2.0))
+
+
+def test_outside_the_support_the_values_are_scipys_and_the_gradient_zero():
+    x = np.array([-1.0, 2.0, 0.5])
+    np.testing.assert_allclose(outside_the_support(x, 1.5),
+                               np.sum(stats.gamma.pdf(x, 1.5) + stats.beta.cdf(x, 1.5, 2.0)))
+    g = grad(outside_the_support)(x, 1.5)
+    assert g[0] == 0.0 and np.isfinite(g[2])
+    check_grads(outside_the_support, x[2:], 1.5, wrt=(0,))
+
+
+K = np.array([0, 1, 3, 7])
+
+
+def poisson_logpmf(k, mu): return np.sum(stats.poisson.logpmf(k, mu))
+def poisson_pmf(k, mu): return np.sum(stats.poisson.pmf(k, mu, loc=1))
+def poisson_cdf(k, mu): return np.sum(stats.poisson.cdf(k, mu))
+
+
+@pytest.mark.parametrize("f", [poisson_logpmf, poisson_pmf, poisson_cdf])
+def test_poisson_in_the_rate(f):
+    mu = rng.uniform(0.5, 4.0, (3, 1))
+    np.testing.assert_allclose(f(K, mu), np.sum(getattr(stats.poisson, f.__name__[8:])(K, mu, loc=1 if f is poisson_pmf else 0)))
+    both(f, K, mu, wrt=1)
+
+
+def poisson_float_k(k, mu): return np.sum(stats.poisson.logpmf(k, mu))
+
+
+def test_poisson_k_gets_no_gradient_and_off_integers_is_impossible():
+    k = np.array([2.0, 2.5])
+    assert poisson_float_k(k, 1.5) == -np.inf
+    g = grad(poisson_float_k, wrt=(0, 1))(np.array([2.0, 3.0]), 1.5)
+    assert np.all(g[0] == 0.0)
+
+
+def mvn_logpdf(x, m, c): return np.sum(stats.multivariate_normal.logpdf(x, m, c))
+def mvn_pdf(x, m, c): return stats.multivariate_normal.pdf(x, mean=m, cov=c)
+
+
+@pytest.mark.parametrize("f, n", [(mvn_logpdf, 5), (mvn_pdf, None)])
+def test_multivariate_normal(f, n):
+    a = rng.standard_normal((3, 3))
+    cov, mean = a @ a.T + 3.0 * np.eye(3), rng.standard_normal(3)
+    x = rng.standard_normal(3 if n is None else (n, 3))
+    expected = getattr(stats.multivariate_normal, f.__name__[4:])(x, mean, cov)
+    np.testing.assert_allclose(f(x, mean, cov), np.sum(expected))
+    both(f, x, mean, cov, wrt=(0, 1, 2))  # (the gradient goes to the lower triangle SciPy reads)
+
+
+def dirichlet_logpdf(u, alpha): return np.sum(stats.dirichlet.logpdf(u / np.sum(u, axis=0), alpha))
+def dirichlet_pdf(u, alpha): return stats.dirichlet.pdf(u / np.sum(u), alpha)
+
+
+@pytest.mark.parametrize("f, shape", [(dirichlet_logpdf, (3, 4)), (dirichlet_pdf, (3,))])
+def test_dirichlet(f, shape):
+    u, alpha = rng.uniform(0.2, 1.0, shape), rng.uniform(0.5, 3.0, 3)
+    both(f, u, alpha, wrt=(0, 1))  # (x on the simplex, as SciPy checks)
+
+
+def chi2_cdf_df(x, df): return np.sum(stats.chi2.cdf(x, df))
+def t_cdf_df(x, df): return np.sum(stats.t.cdf(x, df))
+
+
+@pytest.mark.parametrize("f", [chi2_cdf_df, t_cdf_df])
+def test_a_cdf_in_its_shape_parameter_is_refused_at_the_users_line(f):
+    with pytest.raises(MissingRuleError) as info:
+        grad(f, wrt=1)(XP, SHAPE)
+    assert info.value.loc.line == f.__code__.co_firstlineno and info.value.loc.file == __file__
