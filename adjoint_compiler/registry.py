@@ -213,7 +213,7 @@ def load_builtin_rules() -> None:
 # imports a library itself: a rule module loads the first time a lookup misses while its library
 # is imported (a program calling `scipy.special.erf` has imported it).
 OPTIONAL_MODULES = (("scipy.special", "scipy_special"), ("scipy.linalg", "scipy_linalg"),
-                    ("scipy.stats", "scipy_stats"))
+                    ("scipy.stats", "scipy_stats"), ("scipy.signal", "scipy_signal"))
 _optional_loaded: set = set()
 
 

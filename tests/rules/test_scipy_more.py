@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 pytest.importorskip("scipy", reason="scipy is an optional dependency (the test extra installs it)")
-from scipy import special
+from scipy import signal, special, stats
 
 from adjoint_compiler import grad, jvp
 from adjoint_compiler.errors import MissingRuleError
@@ -103,8 +103,6 @@ def test_second_derivatives():
 
 
 # -- scipy.stats ----------------------------------------------------------------------------------------
-from scipy import stats  # noqa: E402
-
 X, LOC, SCALE = rng.uniform(-2.0, 2.0, (3, 4)), rng.uniform(-0.5, 0.5, 4), rng.uniform(0.5, 2.0, (3, 1))
 XP, SHAPE = rng.uniform(0.2, 4.0, (3, 4)), rng.uniform(1.5, 5.0, 4)
 
@@ -212,3 +210,37 @@ def test_a_cdf_in_its_shape_parameter_is_refused_at_the_users_line(f):
     with pytest.raises(MissingRuleError) as info:
         grad(f, wrt=1)(XP, SHAPE)
     assert info.value.loc.line == f.__code__.co_firstlineno and info.value.loc.file == __file__
+
+
+# -- scipy.signal -----------------------------------------------------------------------------------------
+
+def convolve_full(a, b, w): return np.sum(signal.convolve(a, b) * w)
+def convolve_same(a, b, w): return np.sum(signal.convolve(a, b, mode="same") * w)
+def convolve_valid(a, b, w): return np.sum(signal.convolve(a, b, "valid", method="direct") * w)
+def convolve_valid_fft(a, b, w): return np.sum(signal.convolve(a, b, "valid", "fft") * w)
+def correlate_same(a, b, w): return np.sum(signal.correlate(a, b, "same") * w)
+def correlate_valid(a, b, w): return np.sum(signal.correlate(a, b, mode="valid") * w)
+
+
+CONVOLUTIONS = [(convolve_full, (5,), (2,)), (convolve_same, (4, 5), (2, 3)), (convolve_valid, (4, 5), (3, 2)),
+                (convolve_valid, (2, 3), (4, 6)),  # in2 larger in every dimension: SciPy swaps them
+                (convolve_valid_fft, (3, 4, 2), (2, 2, 2)), (convolve_same, (3,), (6,)),
+                (correlate_same, (4, 5), (2, 2)), (correlate_valid, (3,), (6,))]
+
+
+@pytest.mark.parametrize("f, sa, sb", CONVOLUTIONS, ids=[f"{f.__name__}-{sa}-{sb}" for f, sa, sb in CONVOLUTIONS])
+def test_convolve_and_correlate(f, sa, sb):
+    a, b = rng.standard_normal(sa), rng.standard_normal(sb)
+    mode = f.__name__.split("_")[1]
+    out = getattr(signal, f.__name__.split("_")[0])(a, b, mode)
+    both(f, a, b, rng.standard_normal(out.shape), wrt=(0, 1))
+
+
+def convolve_squared(a, b): return np.sum(signal.convolve(a, b, "same") ** 2)
+
+
+def test_convolve_second_derivative():
+    w = rng.standard_normal((4, 3))
+
+    def inner(a, b): return np.sum(grad(convolve_squared)(a, b) * w)
+    check_grads(inner, rng.standard_normal((4, 3)), rng.standard_normal((2, 2)), wrt=(0, 1))
