@@ -304,6 +304,13 @@ def _check_rule(stmt: ir.Assign, varied: set) -> None:
         if err is not None:
             raise err
     if stmt.rule is not None:
+        for p, why in stmt.rule.refused.items():
+            op = stmt.bound.get(p)
+            if any(v in varied for o in (op if isinstance(op, tuple) else (op,)) for v in ir.operand_vars(o)):
+                raise MissingRuleError(
+                    f"{_describe(stmt)} has no gradient with respect to its argument `{p}` ({why}), and "
+                    f"`{p}` here depends on the differentiated arguments; pass a constant `{p}` (or leave it "
+                    f"out of `wrt`), or register a rule that differentiates it", stmt.loc)
         for p in stmt.rule.diff_params:
             op = stmt.bound.get(p)
             for o in op if isinstance(op, tuple) else (op,):

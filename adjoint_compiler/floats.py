@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import numbers
 import operator
+import warnings
 
 import numpy as np
 
@@ -76,7 +77,8 @@ def _ufunc_gives_float(u: np.ufunc) -> bool:
     """Whether the ufunc maps real floats to a real float (sin, exp, hypot: yes; isnan: no)."""
     if u not in _UFUNC_FLOAT:
         try:
-            with np.errstate(all="ignore"):
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # (`scipy.special.yn` truncates a float order, saying so)
                 out = u(*[np.float64(0.5)] * u.nin)
             _UFUNC_FLOAT[u] = isinstance(out, np.floating)
         except (TypeError, ValueError):  # no loop for floats

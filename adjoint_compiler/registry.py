@@ -132,6 +132,19 @@ def nondifferentiable(*funcs, text: str | None = None):
     return funcs[0] if len(funcs) == 1 else funcs
 
 
+def refuse_gradient(func, *params, why: str) -> None:
+    """Declare that the adjoint rule of `func` passes nothing to `params` although its value
+    depends on them smoothly (the order `v` of `scipy.special.jv`, the `a` of `gammainc`): a call
+    whose argument for one of them depends on the differentiated arguments is refused at its line
+    (MissingRuleError, saying `why`), never given a zero. Call it after registering the rule. (A
+    tangent rule instead adds `rt.no_tangent(a_dot, ...)`: `jvp` gives every float argument a
+    tangent, so only a nonzero one is refused, when it runs.)"""
+    with _lock:
+        rule = RULES.get(_key(func))
+        if rule is not None:
+            rule.refused = {**rule.refused, **{p: why for p in params}}
+
+
 # A primitive's part in text. Text carries no gradient, so a number read back from text made from
 # a differentiated value would have a zero gradient where the function's is not: `float(f"{x}")`
 # is x. Activity therefore lets such text (and what is computed from it) reach only primitives
@@ -200,7 +213,7 @@ def load_builtin_rules() -> None:
 # imports a library itself: a rule module loads the first time a lookup misses while its library
 # is imported (a program calling `scipy.special.erf` has imported it).
 OPTIONAL_MODULES = (("scipy.special", "scipy_special"), ("scipy.linalg", "scipy_linalg"),
-                    ("scipy.stats", "scipy_stats"))
+                    ("scipy.stats", "scipy_stats"), ("scipy.signal", "scipy_signal"))
 _optional_loaded: set = set()
 
 
@@ -240,7 +253,10 @@ def differentiate_as(func):
 
 def twin_of(func):
     load_builtin_rules()
-    return TWINS.get(func, func)
+    twin = TWINS.get(func)
+    if twin is None and load_optional():  # an optional library's twins (rules/scipy_stats.py)
+        twin = TWINS.get(func)
+    return func if twin is None else twin
 
 
 def lookup(prim):

@@ -1574,6 +1574,41 @@ def ratio_or_zero(x, d):
         return _scalar(np.where(np.asarray(x) == 0, 0.0, np.true_divide(x, d)))
 
 
+def no_tangent(t, what: str, param: str):
+    """0.0, when the tangent `t` of the argument `param` of `what` is zero: its tangent rule has no
+    term for it (the order of a Bessel function, the `a` of gammainc); else UndefinedGradientError.
+    (Reverse mode refuses such an argument at its line when it depends on the differentiated ones.)"""
+    if np.any(np.asarray(t) != 0):
+        raise UndefinedGradientError(f"the tangent of {what} with respect to its argument `{param}` is not "
+                                     f"available (no closed form SciPy computes); give `{param}` a zero tangent")
+    return 0.0
+
+
+@_facts.reads_only_shapes
+def convolution_shape(in1, in2) -> tuple:
+    """The shape of scipy.signal.convolve(in1, in2, 'full'): s1 + s2 - 1 along each axis."""
+    return tuple(int(a + b - 1) for a, b in zip(np.shape(in1), np.shape(in2)))
+
+
+@_facts.fresh
+def centered(a, shape):
+    """The block of `a` of `shape` centred as scipy.signal's modes cut it from the full
+    convolution (scipy's `_centered`: it starts at (a.shape - shape) // 2 along each axis)."""
+    a = np.asarray(a)
+    starts = [(n - m) // 2 for n, m in zip(a.shape, shape)]
+    return a[tuple(slice(s, s + m) for s, m in zip(starts, shape))].copy()
+
+
+@_facts.fresh
+def uncentered(a, shape):
+    """Zeros of `shape` holding `a` at the block `centered(., a.shape)` reads (its adjoint)."""
+    a = np.asarray(a)
+    out = np.zeros(shape, dtype=np.result_type(a.dtype, float))
+    starts = [(n - m) // 2 for n, m in zip(shape, a.shape)]
+    out[tuple(slice(s, s + m) for s, m in zip(starts, a.shape))] = a
+    return out
+
+
 def logsumexp_adjoint(g, a, y, axis=None, b=None, keepdims=False, return_sign=False):
     """The gradients `(a_bar, b_bar)` in `y = scipy.special.logsumexp(a, axis, b, keepdims,
     return_sign)`: with s = sum(b exp(a)), d log|s| = (b exp(a) da + exp(a) db) / s, computed as

@@ -117,7 +117,8 @@ class SSABuilder:
             return self.inline_closure(prim, args, kwargs, at, out)
         if isinstance(prim, Derivative):
             return self.inline_derivative(prim, args, kwargs, at, out)
-        func = prim if _twinned(prim) else frontend._unwrap(prim)
+        twinned = _twinned(prim)
+        func = prim if twinned else frontend._unwrap(prim)
         name = callee.path if callee else func.__name__
         if func in self.inlining or func is frontend._unwrap(self.source.func):
             raise CompileError(f"the recursive call to `{name}` cannot be differentiated; write the "
@@ -142,6 +143,8 @@ class SSABuilder:
         sub = SSABuilder(source, self.namer, normalized, own,
                          self.inlining | {frontend._unwrap(self.source.func)})
         sub.parent = self
+        # a twin's statements are located at the user's call (its errors name the user's line)
+        sub.call_loc = self.call_loc or (self.loc(at) if twinned else None)
         sub.inlined = self.inlined
         sub.shared_updates = self.shared_updates
         sub.views = self.views
@@ -159,8 +162,10 @@ class SSABuilder:
         out.extend(sub.block(normalized.body))
         return sub.env[RETURN]
 
+    call_loc = None  # inside a twin (rules/*_twins, scipy_stats): the user's line that called it
+
     def loc(self, node):
-        return self.source.loc(node)
+        return self.call_loc or self.source.loc(node)
 
     # -- operands ----------------------------------------------------------------------------
     def operand(self, e, allow_dict: bool = False, allow_function: bool = False):

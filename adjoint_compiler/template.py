@@ -50,6 +50,7 @@ class Rule:
     kwonly: list = field(default_factory=list)  # keyword-only parameters (after `*args`), with defaults
     kind: str = "adjoint"  # or "tangent" (a forward-mode rule: `y_dot = ...`, see `parse_tangent`)
     free: dict = field(default_factory=dict)  # a global the body reads -> its name in `rt.rule_globals`
+    refused: dict = field(default_factory=dict)  # parameter -> why it gets no gradient (a varied one is refused)
 
     @property
     def differentiable(self) -> bool:

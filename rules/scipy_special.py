@@ -7,16 +7,24 @@ gradient there; a derivative infinite at a point (`erfinv` at +-1, `logit` at 0 
 `gammaln` at the poles) is infinite there, and 0 where the cotangent is 0 (`rt.chain`).
 `logsumexp`, `softmax` and `log_softmax` also match the composite forms of rules/composites.py,
 whose templates then apply.
+
+Bessel functions: d/dx f_v = (f_{v-1} - f_{v+1}) / 2 for J and Y, (f_{v-1} + f_{v+1}) / 2 for I
+(minus sign(x) f_v for the scaled `ive`, `i0e`, `i1e`). An order (`v`, `n`), the `a` of
+`gammainc`/`gammaincc` and the `a`, `b` of `betainc` get no gradient: an integer order has none,
+and a float one that depends on the differentiated arguments is refused at its line
+(`registry.refuse_gradient`), as autograd does. `multigammaln(a, d)` has its gradient in `a`
+(`d` is an integer); `gammasgn` passes none (it is piecewise constant).
 """
 import numpy as np
 from scipy import special
 
 from adjoint_compiler import runtime as rt
 from adjoint_compiler.aliasing import FRESH_FUNCTIONS
-from adjoint_compiler.registry import adjoint, tangent
+from adjoint_compiler.registry import adjoint, nondifferentiable, refuse_gradient, tangent
 
 # results that share no memory with the arguments (the ufuncs' are known already)
-FRESH_FUNCTIONS.update({special.logsumexp, special.softmax, special.log_softmax, special.polygamma})
+FRESH_FUNCTIONS.update({special.logsumexp, special.softmax, special.log_softmax, special.polygamma,
+                        special.multigammaln})
 
 
 # -- the sigmoid and its inverse -------------------------------------------------------------------
@@ -227,3 +235,238 @@ def xlog1py(z, x, y):
 @tangent(special.xlog1py)
 def xlog1py_dot(z, x, y):
     z_dot = rt.chain(x_dot, np.log1p(y)) + y_dot * rt.ratio_or_zero(x, 1.0 + y)
+
+
+
+# -- more gamma functions ----------------------------------------------------------------------------
+nondifferentiable(special.gammasgn)
+
+
+@adjoint(special.rgamma)
+def rgamma(y, x):
+    x_bar += rt.chain(y_bar, -y * rt.digamma(x))
+
+
+@tangent(special.rgamma)
+def rgamma_dot(y, x):
+    y_dot = rt.chain(x_dot, -y * rt.digamma(x))
+
+
+@adjoint(special.multigammaln)
+def multigammaln(y, a, d):
+    a_bar += rt.chain(y_bar, np.sum(rt.digamma(np.expand_dims(a, -1) - 0.5 * np.arange(d)), axis=-1))
+
+
+@tangent(special.multigammaln)
+def multigammaln_dot(y, a, d):
+    y_dot = rt.chain(a_dot, np.sum(rt.digamma(np.expand_dims(a, -1) - 0.5 * np.arange(d)), axis=-1))
+
+
+@adjoint(special.beta)
+def beta(y, a, b):
+    s = rt.digamma(a + b)
+    a_bar += rt.unbroadcast(rt.chain(y_bar, y * (rt.digamma(a) - s)), a)
+    b_bar += rt.unbroadcast(rt.chain(y_bar, y * (rt.digamma(b) - s)), b)
+
+
+@tangent(special.beta)
+def beta_dot(y, a, b):
+    s = rt.digamma(a + b)
+    y_dot = y * (rt.chain(a_dot, rt.digamma(a) - s) + rt.chain(b_dot, rt.digamma(b) - s))
+
+
+@adjoint(special.betaln)
+def betaln(y, a, b):
+    s = rt.digamma(a + b)
+    a_bar += rt.unbroadcast(rt.chain(y_bar, rt.digamma(a) - s), a)
+    b_bar += rt.unbroadcast(rt.chain(y_bar, rt.digamma(b) - s), b)
+
+
+@tangent(special.betaln)
+def betaln_dot(y, a, b):
+    s = rt.digamma(a + b)
+    y_dot = rt.chain(a_dot, rt.digamma(a) - s) + rt.chain(b_dot, rt.digamma(b) - s)
+
+
+# -- incomplete gamma and beta functions: a gradient in x only -----------------------------------------
+@adjoint(special.gammainc)
+def gammainc(y, a, x):
+    x_bar += rt.unbroadcast(rt.chain(y_bar, np.exp(special.xlogy(a - 1.0, x) - x - special.gammaln(a))), x)
+
+
+@tangent(special.gammainc)
+def gammainc_dot(y, a, x):
+    y_dot = rt.chain(x_dot, np.exp(special.xlogy(a - 1.0, x) - x - special.gammaln(a))) + \
+        rt.no_tangent(a_dot, "scipy.special.gammainc", "a")
+
+
+@adjoint(special.gammaincc)
+def gammaincc(y, a, x):
+    x_bar += rt.unbroadcast(rt.chain(y_bar, -np.exp(special.xlogy(a - 1.0, x) - x - special.gammaln(a))), x)
+
+
+@tangent(special.gammaincc)
+def gammaincc_dot(y, a, x):
+    y_dot = rt.chain(x_dot, -np.exp(special.xlogy(a - 1.0, x) - x - special.gammaln(a))) + \
+        rt.no_tangent(a_dot, "scipy.special.gammaincc", "a")
+
+
+@adjoint(special.betainc)
+def betainc(y, a, b, x):
+    d = np.exp(special.xlogy(a - 1.0, x) + special.xlog1py(b - 1.0, -x) - special.betaln(a, b))
+    x_bar += rt.unbroadcast(rt.chain(y_bar, d), x)
+
+
+@tangent(special.betainc)
+def betainc_dot(y, a, b, x):
+    d = np.exp(special.xlogy(a - 1.0, x) + special.xlog1py(b - 1.0, -x) - special.betaln(a, b))
+    y_dot = rt.chain(x_dot, d) + rt.no_tangent(a_dot, "scipy.special.betainc", "a") + \
+        rt.no_tangent(b_dot, "scipy.special.betainc", "b")
+
+
+nondifferentiable(rt.no_tangent)  # (its argument is a tangent: the term is a check, never a value)
+_NO_SHAPE_GRADIENT = "its derivative in the shape parameter has no closed form SciPy computes"
+refuse_gradient(special.gammainc, "a", why=_NO_SHAPE_GRADIENT)
+refuse_gradient(special.gammaincc, "a", why=_NO_SHAPE_GRADIENT)
+refuse_gradient(special.betainc, "a", "b", why=_NO_SHAPE_GRADIENT)
+
+
+# -- Bessel functions ----------------------------------------------------------------------------------
+@adjoint(special.j0)
+def j0(y, x):
+    x_bar += y_bar * -special.j1(x)
+
+
+@tangent(special.j0)
+def j0_dot(y, x):
+    y_dot = x_dot * -special.j1(x)
+
+
+@adjoint(special.j1)
+def j1(y, x):
+    x_bar += y_bar * 0.5 * (special.j0(x) - special.jv(2, x))
+
+
+@tangent(special.j1)
+def j1_dot(y, x):
+    y_dot = x_dot * 0.5 * (special.j0(x) - special.jv(2, x))
+
+
+@adjoint(special.y0)
+def y0(y, x):
+    x_bar += rt.chain(y_bar, -special.y1(x))
+
+
+@tangent(special.y0)
+def y0_dot(y, x):
+    y_dot = rt.chain(x_dot, -special.y1(x))
+
+
+@adjoint(special.y1)
+def y1(y, x):
+    x_bar += rt.chain(y_bar, 0.5 * (special.y0(x) - special.yn(2, x)))
+
+
+@tangent(special.y1)
+def y1_dot(y, x):
+    y_dot = rt.chain(x_dot, 0.5 * (special.y0(x) - special.yn(2, x)))
+
+
+@adjoint(special.jv)  # (scipy.special.jn is jv)
+def jv(y, v, x):
+    x_bar += rt.unbroadcast(rt.chain(y_bar, 0.5 * (special.jv(v - 1, x) - special.jv(v + 1, x))), x)
+
+
+@tangent(special.jv)
+def jv_dot(y, v, x):
+    y_dot = rt.chain(x_dot, 0.5 * (special.jv(v - 1, x) - special.jv(v + 1, x))) + \
+        rt.no_tangent(v_dot, "scipy.special.jv", "v")
+
+
+@adjoint(special.yv)
+def yv(y, v, x):
+    x_bar += rt.unbroadcast(rt.chain(y_bar, 0.5 * (special.yv(v - 1, x) - special.yv(v + 1, x))), x)
+
+
+@tangent(special.yv)
+def yv_dot(y, v, x):
+    y_dot = rt.chain(x_dot, 0.5 * (special.yv(v - 1, x) - special.yv(v + 1, x))) + \
+        rt.no_tangent(v_dot, "scipy.special.yv", "v")
+
+
+@adjoint(special.yn)
+def yn(y, n, x):
+    x_bar += rt.unbroadcast(rt.chain(y_bar, 0.5 * (special.yn(n - 1, x) - special.yn(n + 1, x))), x)
+
+
+@tangent(special.yn)
+def yn_dot(y, n, x):
+    y_dot = rt.chain(x_dot, 0.5 * (special.yn(n - 1, x) - special.yn(n + 1, x)))
+
+
+@adjoint(special.i0)
+def i0(y, x):
+    x_bar += y_bar * special.i1(x)
+
+
+@tangent(special.i0)
+def i0_dot(y, x):
+    y_dot = x_dot * special.i1(x)
+
+
+@adjoint(special.i1)
+def i1(y, x):
+    x_bar += y_bar * 0.5 * (special.i0(x) + special.iv(2, x))
+
+
+@tangent(special.i1)
+def i1_dot(y, x):
+    y_dot = x_dot * 0.5 * (special.i0(x) + special.iv(2, x))
+
+
+@adjoint(special.i0e)
+def i0e(y, x):
+    x_bar += y_bar * (special.i1e(x) - np.sign(x) * y)
+
+
+@tangent(special.i0e)
+def i0e_dot(y, x):
+    y_dot = x_dot * (special.i1e(x) - np.sign(x) * y)
+
+
+@adjoint(special.i1e)
+def i1e(y, x):
+    x_bar += y_bar * (0.5 * (special.i0e(x) + special.ive(2, x)) - np.sign(x) * y)
+
+
+@tangent(special.i1e)
+def i1e_dot(y, x):
+    y_dot = x_dot * (0.5 * (special.i0e(x) + special.ive(2, x)) - np.sign(x) * y)
+
+
+@adjoint(special.iv)
+def iv(y, v, x):
+    x_bar += rt.unbroadcast(rt.chain(y_bar, 0.5 * (special.iv(v - 1, x) + special.iv(v + 1, x))), x)
+
+
+@tangent(special.iv)
+def iv_dot(y, v, x):
+    y_dot = rt.chain(x_dot, 0.5 * (special.iv(v - 1, x) + special.iv(v + 1, x))) + \
+        rt.no_tangent(v_dot, "scipy.special.iv", "v")
+
+
+@adjoint(special.ive)
+def ive(y, v, x):
+    d = 0.5 * (special.ive(v - 1, x) + special.ive(v + 1, x)) - np.sign(x) * y
+    x_bar += rt.unbroadcast(rt.chain(y_bar, d), x)
+
+
+@tangent(special.ive)
+def ive_dot(y, v, x):
+    y_dot = rt.chain(x_dot, 0.5 * (special.ive(v - 1, x) + special.ive(v + 1, x)) - np.sign(x) * y) + \
+        rt.no_tangent(v_dot, "scipy.special.ive", "v")
+
+
+_NO_ORDER_GRADIENT = "the derivative of a Bessel function in its order has no closed form SciPy computes"
+for _f in (special.jv, special.yv, special.iv, special.ive):
+    refuse_gradient(_f, "v", why=_NO_ORDER_GRADIENT)

@@ -5,11 +5,12 @@
 
 Every primitive with a built-in rule whose object is reachable under a public NumPy or SciPy name
 (`np.*`, `np.linalg.*`, `np.fft.*`, ufunc methods such as `np.add.at`, `scipy.special.*`,
-`scipy.linalg.*`, `scipy.stats.norm.*`), plus the ndarray methods and attributes, is listed under
-the family of the rules module that registered it, in one of three columns: adjoint and tangent
-(reverse and forward mode), adjoint only (forward mode raises a located MissingRuleError), or
-declared to pass no gradient; and the NumPy functions differentiated as their twins
-(`rules/numpy_twins.py`, both modes). The README's other text is left as it is.
+`scipy.linalg.*`, `scipy.signal.*`, the methods of the `scipy.stats` distributions in
+STATS_DISTRIBUTIONS), plus the ndarray methods and attributes, is listed under the family of the
+rules module that registered it, in one of three columns: adjoint and tangent (reverse and forward
+mode), adjoint only (forward mode raises a located MissingRuleError), or declared to pass no
+gradient; and the functions differentiated as their twins (`rules/numpy_twins.py`,
+`rules/scipy_stats.py`: both modes). The README's other text is left as it is.
 """
 from __future__ import annotations
 
@@ -38,21 +39,24 @@ FAMILIES = [  # rules module -> the family's name in the table, in this order
     ("python", "Python"),
     ("scipy_special", "`scipy.special`"),
     ("scipy_linalg", "`scipy.linalg`"),
-    ("scipy_stats", "`scipy.stats.norm`"),
+    ("scipy_stats", "`scipy.stats`"),
+    ("scipy_signal", "`scipy.signal`"),
 ]
+STATS_DISTRIBUTIONS = ("norm", "t", "chi2", "gamma", "beta", "poisson", "multivariate_normal", "dirichlet")
 
 
 def _namespaces():
     import numpy as np
     spaces = [("np", np), ("np.linalg", np.linalg), ("np.fft", np.fft)]
-    for name in ("scipy.special", "scipy.linalg", "scipy.stats"):
+    for name in ("scipy.special", "scipy.linalg", "scipy.stats", "scipy.signal"):
         try:
             spaces.append((name, importlib.import_module(name)))
         except ImportError:
             pass
     if any(n == "scipy.stats" for n, _ in spaces):
         import scipy.stats
-        spaces = [s for s in spaces if s[0] != "scipy.stats"] + [("scipy.stats.norm", scipy.stats.norm)]
+        spaces = [s for s in spaces if s[0] != "scipy.stats"] + [
+            (f"scipy.stats.{d}", getattr(scipy.stats, d)) for d in STATS_DISTRIBUTIONS]
     return spaces
 
 
@@ -92,7 +96,7 @@ def public_names() -> dict:
 def collect() -> dict:
     """family -> {"both": [...], "adjoint": [...], "none": [...]} of display names."""
     from adjoint_compiler import ir, registry
-    for module in ("scipy.special", "scipy.linalg", "scipy.stats"):
+    for module in ("scipy.special", "scipy.linalg", "scipy.stats", "scipy.signal"):
         try:
             importlib.import_module(module)
         except ImportError:
