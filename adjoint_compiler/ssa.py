@@ -1396,6 +1396,9 @@ class SSABuilder:
                 p.kind = "any"
         # A name the body might have written through but did not is no loop-carried value.
         unchanged = {p: i for p, i, n in zip(params, inits, loop.nexts) if n is p}
+        # (a name the loop's text assigns but no trip changes - assigned in a branch never taken -
+        # keeps its value after the loop)
+        unchanged_names = {n: i for n, p, i in zip(carried, params, inits) if p in unchanged and n in before}
         if unchanged:
             ir.substitute(loop.cond_body + loop.body, unchanged)
             loop.nexts = [unchanged.get(n, n) if isinstance(n, ir.Var) else n for n in loop.nexts]
@@ -1407,12 +1410,15 @@ class SSABuilder:
             loop.params, loop.inits, loop.nexts = params, inits, [loop.nexts[k] for k in kept]
         if s.stop_flag:
             loop.stop = unchanged.get(stop_value, stop_value) if isinstance(stop_value, ir.Var) else stop_value
+            if isinstance(loop.stop, ir.Const) and loop.stop.value is False:
+                loop.stop = None  # (every `break` was in a branch never taken)
         loop.trips = ir.Var(self.namer.fresh(f"{target_name or 'while'}_trips"))
         self.env = dict(before)
         bind(self.env, params)
         for n in set(assigned) | ({target_name} if is_for else set()):
             if n not in carried:
                 self.env.pop(n, None)
+        self.env.update(unchanged_names)
         for p, init, nxt in zip(params, inits, loop.nexts):
             if isinstance(init, ir.Var) and isinstance(nxt, ir.Var) and nxt is not p and self.same_array(nxt, p):
                 self.kept.add(p)

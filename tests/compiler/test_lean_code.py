@@ -193,3 +193,19 @@ def test_a_test_on_literals_compiles_only_the_branch_taken():
     assert "None[" not in second and "None is None" not in second
     check_grads(prod_of_sines, x)
     check_grads(prod_of_sines, np.array([[0.3, 0.7], [-0.4, 1.1]]))
+
+
+def returns_early_never(x):
+    v = np.sum(x)
+    for _ in range(2):
+        v = v * 2.0
+        if 1.1 < -0.23:  # (a test on literals: never taken)
+            return np.sin(v)
+    return v + 1.0
+
+
+def test_an_early_return_in_a_branch_never_taken_leaves_no_flag():
+    # (the loop's text assigns the return flags; no trip does: they keep their values after it)
+    source = adjoint_source(returns_early_never)
+    assert "break" not in source and "returned" not in source, source
+    check_grads(returns_early_never, np.array([0.5, -1.0]))

@@ -163,6 +163,8 @@ def _unchanged(before, args, what: str) -> None:
 
 
 def _equal(a, b) -> bool:
+    if isinstance(b, dict):
+        return isinstance(a, dict) and list(a) == list(b) and all(_equal(a[k], b[k]) for k in b)
     if isinstance(b, (tuple, list)):
         return isinstance(a, (tuple, list)) and len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b))
     if isinstance(b, np.ndarray):
