@@ -177,6 +177,9 @@ def refuse_all(fn: ir.Function) -> None:
 
 _REAL_RESULT = {np.real, np.imag, np.abs, np.absolute, abs, np.angle, np.fft.irfft}
 _REAL_ATTRS = {"real", "imag"}
+# A real operand gives a real result (conj of a real array is itself, fftshift a permutation,
+# real_if_close of a real array is it); a complex one may give a complex result.
+_KIND_PRESERVING = {np.conj, np.conjugate, np.fft.fftshift, np.fft.ifftshift, np.real_if_close}
 _COMPLEX_RESULT = {np.fft.fft, np.fft.ifft, np.fft.fft2, np.fft.ifft2, np.fft.fftn, np.fft.ifftn, np.fft.rfft}
 # Questions about a complex value's shape: no gradient, nothing to refuse.
 _QUERIES = {len, np.shape, np.ndim, np.size}
@@ -253,6 +256,8 @@ def _makes_complex(s: ir.Assign, reads: bool) -> bool:
     dtype = given_complex_dtype(s)
     if dtype is not None:
         return dtype
+    if _member(prim, _KIND_PRESERVING):
+        return reads
     module = getattr(prim, "__module__", None) or ""
     if any(module == m or module.startswith(m + ".") for m in _COMPLEX_MODULES) or _member(prim, _COMPLEX_FUNCTIONS):
         return True  # (refused by `check` unless it has a complex rule)

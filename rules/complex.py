@@ -22,7 +22,7 @@ import numpy as np
 
 from adjoint_compiler import runtime as rt
 from adjoint_compiler.ir import BUILD_LIST, BUILD_TUPLE, SQUARE, Attr
-from adjoint_compiler.registry import complex_adjoint, complex_tangent, holds_for_complex
+from adjoint_compiler.registry import adjoint, complex_adjoint, complex_tangent, holds_for_complex, tangent
 
 # Holomorphic elementwise functions: `x_bar += g * f'(x)` (unbroadcast where binary).
 holds_for_complex(operator.add, operator.sub, operator.mul, operator.truediv, operator.neg, operator.pos,
@@ -208,3 +208,15 @@ def ifftshift(y, x, axes=None):
 @complex_tangent(np.fft.ifftshift)
 def ifftshift_dot(y, x, axes=None):
     y_dot = np.fft.ifftshift(x_dot, axes=axes)
+
+
+# `np.real_if_close` of a real array is the array (dtypes.py keeps a real operand's result real); a
+# complex operand is refused: its result is real or complex depending on the values.
+@adjoint(np.real_if_close)
+def real_if_close(y, a, tol=100):
+    a_bar += y_bar
+
+
+@tangent(np.real_if_close)
+def real_if_close_dot(y, a, tol=100):
+    y_dot = a_dot

@@ -260,6 +260,38 @@ def test_non_holomorphic(fn, shape):
     check(loss, z)
 
 
+# Functions that keep a real operand real (conj of a real array is itself, fftshift a permutation,
+# real_if_close of a real array is it; iscomplex and isreal are nondifferentiable): real losses.
+def _conj_of_real(x): return np.sum(np.conj(x) * x * np.arange(1.0, x.size + 1).reshape(x.shape))
+def _conjugate_of_real(x): return np.sum(np.conjugate(x) ** 3)
+def _conj_method_of_real(x): return np.sum(x.conj() * np.sin(x))
+def _fftshift_of_real(x): return np.sum(np.fft.fftshift(x) * np.arange(1.0, x.size + 1).reshape(x.shape) * x)
+def _ifftshift_of_real(x): return np.sum(np.fft.ifftshift(x, axes=0) * np.arange(1.0, x.size + 1).reshape(x.shape))
+def _real_if_close_of_real(x): return np.sum(np.real_if_close(x) ** 2 * np.arange(1.0, x.size + 1).reshape(x.shape))
+def _iscomplex_isreal(x): return np.sum(np.where(np.iscomplex(x), 0.0, x * x) + np.where(np.isreal(x), x, 0.0))
+
+
+KEEPS_REAL = [_conj_of_real, _conjugate_of_real, _conj_method_of_real, _fftshift_of_real, _ifftshift_of_real,
+              _real_if_close_of_real, _iscomplex_isreal]
+
+
+@pytest.mark.parametrize("shape", [(5,), (2, 3)], ids=str)
+@pytest.mark.parametrize("fn", KEEPS_REAL, ids=lambda f: f.__name__.strip("_"))
+def test_functions_that_keep_a_real_operand_real(fn, shape):
+    check(fn, rand(*shape))
+
+
+def real_if_close_of_complex(z):
+    return np.sum(np.abs(np.real_if_close(z)))  # (real or complex, by the values: refused)
+
+
+def test_real_if_close_of_a_complex_value_is_refused():
+    from adjoint_compiler.errors import ComplexError
+    with pytest.raises(ComplexError, match="real_if_close") as info:
+        grad(real_if_close_of_complex)(np.array([1 + 1e-20j, 2 + 0j]))
+    assert info.value.loc is not None and info.value.loc.line == real_if_close_of_complex.__code__.co_firstlineno + 1
+
+
 def test_abs_at_zero_is_zero():
     def f(z):
         return np.sum(np.abs(z))

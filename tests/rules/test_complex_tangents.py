@@ -170,6 +170,17 @@ def test_non_holomorphic_of_real_values(fn):
     check(lambda v: fn(v * (1.0 - 2.0j)), x)
 
 
+@pytest.mark.parametrize("fn", CR.KEEPS_REAL, ids=lambda f: f.__name__.strip("_"))
+def test_functions_that_keep_a_real_operand_real(fn):
+    check(fn, rand(2, 3))
+    check(fn, rand(5))
+
+
+def test_real_if_close_of_a_complex_value_is_refused():
+    with pytest.raises(ComplexError, match="real_if_close"):
+        jvp(CR.real_if_close_of_complex, (np.array([1 + 1e-20j, 2 + 0j]),), (np.ones(2, complex),))
+
+
 def test_abs_and_angle_at_zero_are_zero():
     z, t = np.array([0j, 3 + 4j]), np.array([1.0 + 2.0j, 1.0 + 1.0j])
     np.testing.assert_allclose(jvp(lambda z: np.abs(z), (z,), (t,))[1], [0.0, (3 + 4) / 5])
