@@ -175,7 +175,8 @@ def refuse_all(fn: ir.Function) -> None:
 
 # -- reverse mode: complex values under the allow-list ----------------------------------------
 
-_REAL_RESULT = {np.real, np.imag, np.abs, np.absolute, abs, np.angle, np.fft.irfft}
+_REAL_RESULT = {np.real, np.imag, np.abs, np.absolute, abs, np.angle, np.fft.irfft, np.var, np.std, np.linalg.norm,
+                ir.Method("var"), ir.Method("std")}
 _REAL_ATTRS = {"real", "imag"}
 # A real operand gives a real result (conj of a real array is itself, fftshift a permutation,
 # real_if_close of a real array is it); a complex one may give a complex result.

@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["pow_exponent_derivative_complex", "abs_direction", "angle_direction", "fft_adjoint", "fftn_adjoint",
-           "rfft_adjoint", "irfft_adjoint", "fftshift_adjoint", "fftn_tangent"]
+           "rfft_adjoint", "irfft_adjoint", "fftshift_adjoint", "fftn_tangent", "norm_adjoint_complex",
+           "norm_tangent_complex"]
 
 
 def pow_exponent_derivative_complex(z, x):
@@ -102,3 +103,30 @@ def irfft_adjoint(g, a, n=None, axis=-1, norm=None):
 def fftshift_adjoint(g, axes=None, inverse=False):
     """The adjoint of `np.fft.fftshift(x, axes)` (a permutation): `ifftshift` of `g`, and back."""
     return (np.fft.fftshift if inverse else np.fft.ifftshift)(g, axes=axes)
+
+
+def _svd_norm(x, ord, axis) -> bool:
+    """Whether `np.linalg.norm(x, ord, axis)` is a norm of singular values ('nuc', 2, -2 of a matrix)."""
+    matrix = (axis is None and ord is not None and np.ndim(x) == 2) or (np.ndim(axis) == 1 and len(axis) == 2)
+    return matrix and isinstance(ord, (int, float, str)) and ord in ("nuc", 2, -2)
+
+
+def norm_adjoint_complex(g, x, y, ord=None, axis=None, keepdims=False):
+    """The adjoint of `y = np.linalg.norm(x, ord, axis, keepdims)` for a complex `x`. The vector
+    norms, 'fro' and the matrix 1, -1, inf, -inf norms read the moduli only: the real adjoint at
+    |x| times d|x| = conj(x) / |x| (0 at 0). The singular-value norms ('nuc', 2, -2): d sigma =
+    Re(u^H dX v), whose adjoint is the conjugate of the real rule's u v^H."""
+    from .runtime import norm_adjoint
+    x = np.asarray(x)
+    if _svd_norm(x, ord, axis):
+        return np.conj(norm_adjoint(np.conj(g), x, y, ord, axis, keepdims))
+    a = np.abs(x)
+    return norm_adjoint(g, a, y, ord, axis, keepdims) * abs_direction(x, a)
+
+
+def norm_tangent_complex(t, x, y, ord=None, axis=None, keepdims=False):
+    """The tangent of `y = np.linalg.norm(x, ...)` along a complex `t`: Re(sum(x_bar * t)) with
+    x_bar the adjoint for a cotangent of ones (y is real)."""
+    from .runtime_tangents import reduction_tangent
+    weights = norm_adjoint_complex(np.ones_like(y), x, y, ord, axis, keepdims)
+    return np.real(reduction_tangent(weights, t, axis, keepdims))

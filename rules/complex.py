@@ -28,7 +28,22 @@ from adjoint_compiler.registry import adjoint, complex_adjoint, complex_tangent,
 holds_for_complex(operator.add, operator.sub, operator.mul, operator.truediv, operator.neg, operator.pos,
                   SQUARE, np.add, np.subtract, np.multiply, np.divide, np.negative, np.positive, np.exp,
                   np.log, np.sqrt, np.square, np.reciprocal, np.sin, np.cos, np.tan, np.sinh, np.cosh, np.tanh,
-                  np.exp2, np.expm1, np.log1p, np.log10, np.log2, tangent=True)
+                  np.exp2, np.expm1, np.log1p, np.log10, np.log2, np.arcsinh, np.arctanh, tangent=True)
+# (arcsinh: 1 / sqrt(z*z + 1), the principal sqrt's cut being arcsinh's own, |Im z| > 1 on the
+# imaginary axis; arctanh: 1 / (1 - z*z). arccosh has a rule of its own below.)
+holds_for_complex(np.prod, "prod", tangent=True)  # (exclusive cumulative products, no division)
+
+
+# `np.kron`: bilinear, the plain transpose (rt.kron_adjoint keeps complex operands complex).
+@complex_adjoint(np.kron)
+def kron(y, a, b):
+    a_bar += rt.kron_adjoint(y_bar, a, b)[0]
+    b_bar += rt.kron_adjoint(y_bar, a, b)[1]
+
+
+@complex_tangent(np.kron)
+def kron_dot(y, a, b):
+    y_dot = np.kron(a_dot, b) + np.kron(a, b_dot)
 
 
 # `x ** y`: the exponent's derivative with the complex log (a negative real base to a complex power).
@@ -52,6 +67,18 @@ holds_for_complex(np.sum, "sum", np.mean, "mean", np.reshape, "reshape", np.rave
 holds_for_complex(np.zeros, np.ones, np.zeros_like, np.ones_like, tangent=True)  # constants, whatever the dtype
 holds_for_complex(np.where, real=("condition",), tangent=True)  # (a complex condition has no truth value)
 holds_for_complex("astype", complex_dtype=True, tangent=True)  # to a complex dtype only: a real one drops the imaginary part
+
+
+# sqrt(z*z - 1) has a cut on the whole imaginary axis and the wrong sign in the left half plane:
+# arccosh'(z) = 1 / (sqrt(z - 1) * sqrt(z + 1)), whose cut is arccosh's own, (-inf, 1).
+@complex_adjoint(np.arccosh)
+def arccosh(y, x):
+    x_bar += rt.chain_div(y_bar, np.sqrt(x - 1.0) * np.sqrt(x + 1.0))
+
+
+@complex_tangent(np.arccosh)
+def arccosh_dot(y, x):
+    y_dot = rt.chain_div(x_dot, np.sqrt(x - 1.0) * np.sqrt(x + 1.0))
 
 
 # -- the non-holomorphic functions ------------------------------------------------------------------
@@ -106,6 +133,39 @@ def angle(y, z, deg=False):
 @complex_tangent(np.angle)
 def angle_dot(y, z, deg=False):
     y_dot = np.real(z_dot * rt.angle_direction(z, deg=deg))
+
+
+# Real results of a complex operand: the adjoint of a real y through w = conj-weights, the tangent
+# Re(sum(x_bar * t)). var is mean(|x - mean|^2): its adjoint is the real rule's at conj(x),
+# 2 conj(x - mean) / (N - ddof) (the centering is a real symmetric projection).
+@complex_adjoint(np.var, "var")
+def var(y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    a_bar += rt.var_adjoint(rt.through_dtype(y_bar, dtype=dtype), np.conj(a), axis, ddof, keepdims)
+
+
+@complex_tangent(np.var, "var")
+def var_dot(y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    y_dot = rt.through_dtype(np.real(rt.var_tangent(a_dot, np.conj(a), y, axis, ddof, keepdims)), dtype=dtype)
+
+
+@complex_adjoint(np.std, "std")
+def std(y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    a_bar += rt.std_adjoint(rt.through_dtype(y_bar, dtype=dtype), np.conj(a), y, axis, ddof, keepdims)
+
+
+@complex_tangent(np.std, "std")
+def std_dot(y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    y_dot = rt.through_dtype(np.real(rt.std_tangent(a_dot, np.conj(a), y, axis, ddof, keepdims)), dtype=dtype)
+
+
+@complex_adjoint(np.linalg.norm)
+def norm(y, x, ord=None, axis=None, keepdims=False):
+    x_bar += rt.norm_adjoint_complex(y_bar, x, y, ord, axis, keepdims)
+
+
+@complex_tangent(np.linalg.norm)
+def norm_dot(y, x, ord=None, axis=None, keepdims=False):
+    y_dot = rt.norm_tangent_complex(x_dot, x, y, ord, axis, keepdims)
 
 
 # -- np.fft: linear maps whose matrices are symmetric; the tangent is the same map of the tangent -----
