@@ -175,13 +175,14 @@ def refuse_all(fn: ir.Function) -> None:
 
 # -- reverse mode: complex values under the allow-list ----------------------------------------
 
-_REAL_RESULT = {np.real, np.imag, np.abs, np.absolute, abs, np.angle, np.fft.irfft, np.var, np.std, np.linalg.norm,
-                ir.Method("var"), ir.Method("std")}
+_REAL_RESULT = {np.real, np.imag, np.abs, np.absolute, abs, np.angle, np.fft.irfft, np.fft.irfft2, np.fft.irfftn,
+                np.var, np.std, np.linalg.norm, ir.Method("var"), ir.Method("std")}
 _REAL_ATTRS = {"real", "imag"}
 # A real operand gives a real result (conj of a real array is itself, fftshift a permutation,
 # real_if_close of a real array is it); a complex one may give a complex result.
 _KIND_PRESERVING = {np.conj, np.conjugate, np.fft.fftshift, np.fft.ifftshift, np.real_if_close}
-_COMPLEX_RESULT = {np.fft.fft, np.fft.ifft, np.fft.fft2, np.fft.ifft2, np.fft.fftn, np.fft.ifftn, np.fft.rfft}
+_COMPLEX_RESULT = {np.fft.fft, np.fft.ifft, np.fft.fft2, np.fft.ifft2, np.fft.fftn, np.fft.ifftn, np.fft.rfft,
+                   np.fft.rfft2, np.fft.rfftn}
 # Questions about a complex value's shape: no gradient, nothing to refuse.
 _QUERIES = {len, np.shape, np.ndim, np.size}
 _QUERY_ATTRS = {"shape", "ndim", "size", "dtype"}

@@ -191,43 +191,83 @@ def ifft_dot(y, a, n=None, axis=-1, norm=None):
 
 
 @complex_adjoint(np.fft.fft2, own=True)
-def fft2(y, a, *, axes=None, norm=None):
-    a_bar += rt.fftn_adjoint(y_bar, a, axes=axes, norm=norm, two=True)
+def fft2(y, a, s=None, axes=None, norm=None):
+    a_bar += rt.fftn_adjoint(y_bar, a, s=s, axes=axes, norm=norm, two=True)
 
 
 @complex_tangent(np.fft.fft2)
-def fft2_dot(y, a, *, axes=None, norm=None):
-    y_dot = rt.fftn_tangent(a_dot, axes=axes, norm=norm, two=True)
+def fft2_dot(y, a, s=None, axes=None, norm=None):
+    y_dot = rt.fftn_tangent(a_dot, s=s, axes=axes, norm=norm, two=True)
 
 
 @complex_adjoint(np.fft.ifft2, own=True)
-def ifft2(y, a, *, axes=None, norm=None):
-    a_bar += rt.fftn_adjoint(y_bar, a, axes=axes, norm=norm, inverse=True, two=True)
+def ifft2(y, a, s=None, axes=None, norm=None):
+    a_bar += rt.fftn_adjoint(y_bar, a, s=s, axes=axes, norm=norm, inverse=True, two=True)
 
 
 @complex_tangent(np.fft.ifft2)
-def ifft2_dot(y, a, *, axes=None, norm=None):
-    y_dot = rt.fftn_tangent(a_dot, axes=axes, norm=norm, inverse=True, two=True)
+def ifft2_dot(y, a, s=None, axes=None, norm=None):
+    y_dot = rt.fftn_tangent(a_dot, s=s, axes=axes, norm=norm, inverse=True, two=True)
 
 
 @complex_adjoint(np.fft.fftn, own=True)
-def fftn(y, a, *, axes=None, norm=None):
-    a_bar += rt.fftn_adjoint(y_bar, a, axes=axes, norm=norm)
+def fftn(y, a, s=None, axes=None, norm=None):
+    a_bar += rt.fftn_adjoint(y_bar, a, s=s, axes=axes, norm=norm)
 
 
 @complex_tangent(np.fft.fftn)
-def fftn_dot(y, a, *, axes=None, norm=None):
-    y_dot = rt.fftn_tangent(a_dot, axes=axes, norm=norm)
+def fftn_dot(y, a, s=None, axes=None, norm=None):
+    y_dot = rt.fftn_tangent(a_dot, s=s, axes=axes, norm=norm)
 
 
 @complex_adjoint(np.fft.ifftn, own=True)
-def ifftn(y, a, *, axes=None, norm=None):
-    a_bar += rt.fftn_adjoint(y_bar, a, axes=axes, norm=norm, inverse=True)
+def ifftn(y, a, s=None, axes=None, norm=None):
+    a_bar += rt.fftn_adjoint(y_bar, a, s=s, axes=axes, norm=norm, inverse=True)
 
 
 @complex_tangent(np.fft.ifftn)
-def ifftn_dot(y, a, *, axes=None, norm=None):
-    y_dot = rt.fftn_tangent(a_dot, axes=axes, norm=norm, inverse=True)
+def ifftn_dot(y, a, s=None, axes=None, norm=None):
+    y_dot = rt.fftn_tangent(a_dot, s=s, axes=axes, norm=norm, inverse=True)
+
+
+@complex_adjoint(np.fft.rfft2, real=("a",), own=True)
+def rfft2(y, a, s=None, axes=None, norm=None):
+    a_bar += rt.rfftn_adjoint(y_bar, a, s=s, axes=axes, norm=norm, two=True)
+
+
+@complex_tangent(np.fft.rfft2)
+def rfft2_dot(y, a, s=None, axes=None, norm=None):
+    y_dot = rt.fftn_tangent(a_dot, s=s, axes=axes, norm=norm, two=True, real=True)
+
+
+@complex_adjoint(np.fft.rfftn, real=("a",), own=True)
+def rfftn(y, a, s=None, axes=None, norm=None):
+    a_bar += rt.rfftn_adjoint(y_bar, a, s=s, axes=axes, norm=norm)
+
+
+@complex_tangent(np.fft.rfftn)
+def rfftn_dot(y, a, s=None, axes=None, norm=None):
+    y_dot = rt.fftn_tangent(a_dot, s=s, axes=axes, norm=norm, real=True)
+
+
+@complex_adjoint(np.fft.irfft2, own=True)
+def irfft2(y, a, s=None, axes=None, norm=None):
+    a_bar += rt.irfftn_adjoint(y_bar, a, s=s, axes=axes, norm=norm, two=True)
+
+
+@complex_tangent(np.fft.irfft2)
+def irfft2_dot(y, a, s=None, axes=None, norm=None):
+    y_dot = rt.fftn_tangent(a_dot, s=s, axes=axes, norm=norm, inverse=True, two=True, real=True)
+
+
+@complex_adjoint(np.fft.irfftn, own=True)
+def irfftn(y, a, s=None, axes=None, norm=None):
+    a_bar += rt.irfftn_adjoint(y_bar, a, s=s, axes=axes, norm=norm)
+
+
+@complex_tangent(np.fft.irfftn)
+def irfftn_dot(y, a, s=None, axes=None, norm=None):
+    y_dot = rt.fftn_tangent(a_dot, s=s, axes=axes, norm=norm, inverse=True, real=True)
 
 
 @complex_adjoint(np.fft.rfft, real=("a",), own=True)

@@ -220,6 +220,11 @@ def test_fft_real_input(name, fn, shape):
     check(fn, rand(*shape))
 
 
+@pytest.mark.parametrize("name,fn,shape", CR.FFT_S + CR.RFFT_N, ids=[f[0] for f in CR.FFT_S + CR.RFFT_N])
+def test_fft_sizes_and_real_transforms(name, fn, shape):
+    check(fn, crand(*shape) if (name, fn, shape) in CR.FFT_S else rand(*shape))
+
+
 # -- end to end: real arguments, complex intermediates ------------------------------------------------
 
 def power_spectrum(x):
