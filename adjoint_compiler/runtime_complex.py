@@ -57,11 +57,15 @@ def fft_adjoint(g, a, n=None, axis=-1, norm=None, inverse=False):
     return _fit(out, a.shape[axis], axis)
 
 
-def _fft_axes(ndim: int, s=None, axes=None, two: bool = False) -> tuple:
-    """The axes an n-dimensional transform works on, as NumPy resolves them: `axes`, else the last
-    two (`fft2` and its kin), the last len(s) with `s`, or all."""
+def _fft_axes(ndim: int, s=None, axes="omitted", two: bool = False) -> tuple:
+    """The axes an n-dimensional transform works on, as NumPy resolves them: `axes`; omitted (a
+    string: the helpers' default, the rules' "last two"), the last two with `two` (`fft2` and its
+    kin), else as None; None (to `fftn`, or given to `fft2` itself): the last len(s) with `s`,
+    else all."""
+    if isinstance(axes, str):
+        axes = (-2, -1) if two else None
     if axes is None:
-        axes = (-2, -1) if two else tuple(range(-len(s), 0)) if s is not None else tuple(range(ndim))
+        axes = tuple(range(-len(s), 0)) if s is not None else tuple(range(ndim))
     return tuple(int(k) % ndim for k in axes)
 
 
@@ -90,7 +94,7 @@ def _distinct(axes, s, real: bool = False) -> None:
                                   + (" and `s=`" if not real else ""))
 
 
-def fftn_adjoint(g, a, s=None, axes=None, norm=None, inverse=False, two=False):
+def fftn_adjoint(g, a, s=None, axes="omitted", norm=None, inverse=False, two=False):
     """The adjoint of `np.fft.fftn(a, s, axes, norm)` (`fft2` with `two`, whose axes default to the
     last two; the inverses with `inverse`): the same transform of `g` (the DFT matrix is
     symmetric), cut or zero-padded back to `a`'s lengths where `s=` padded or cut."""
@@ -100,7 +104,7 @@ def fftn_adjoint(g, a, s=None, axes=None, norm=None, inverse=False, two=False):
     return _fit_back(out, a, axes)
 
 
-def fftn_tangent(t, s=None, axes=None, norm=None, inverse=False, two=False, real=False):
+def fftn_tangent(t, s=None, axes="omitted", norm=None, inverse=False, two=False, real=False):
     """The tangent of `np.fft.fftn(a, s, axes, norm)` (`fft2` with `two`, the inverses with
     `inverse`, `rfftn` / `irfftn` with `real`): the same transform of the tangent `t`."""
     axes = _fft_axes(np.ndim(t), s, axes, two)
@@ -109,7 +113,7 @@ def fftn_tangent(t, s=None, axes=None, norm=None, inverse=False, two=False, real
     return func(t, s=s, axes=axes, norm=norm)
 
 
-def rfftn_adjoint(g, a, s=None, axes=None, norm=None, two=False):
+def rfftn_adjoint(g, a, s=None, axes="omitted", norm=None, two=False):
     """The adjoint of `np.fft.rfftn(a, s, axes, norm)` for a real `a` (`rfft2` with `two`): the
     fftn of `a` cut or padded to `s`, its last axis kept to n//2 + 1 entries; the transpose is the
     fftn of `g` zero-padded to n along the last axis, fitted back to `a` (the caller keeps the
@@ -121,7 +125,7 @@ def rfftn_adjoint(g, a, s=None, axes=None, norm=None, two=False):
     return _fit_back(out, a, axes)
 
 
-def irfftn_adjoint(g, a, s=None, axes=None, norm=None, two=False):
+def irfftn_adjoint(g, a, s=None, axes="omitted", norm=None, two=False):
     """The adjoint of `np.fft.irfftn(a, s, axes, norm)` (`irfft2` with `two`). NumPy computes it as
     the ifft along each axis but the last (cut or padded to `s`), then the irfft along the last:
     the adjoint is the irfft's (`irfft_adjoint`: the Hermitian weights c_k) followed by the ifft's

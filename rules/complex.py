@@ -169,6 +169,9 @@ def norm_dot(y, x, ord=None, axis=None, keepdims=False):
 
 
 # -- np.fft: linear maps whose matrices are symmetric; the tangent is the same map of the tangent -----
+# (`fft2` and its kin: `axes` omitted is the last two, `axes=None` given is every axis; the rules'
+# default "last two" is no value NumPy takes, so an explicit None reaches the helper, which reads
+# an omitted `axes` with `two=True` as the last two.)
 
 @complex_adjoint(np.fft.fft, own=True)
 def fft(y, a, n=None, axis=-1, norm=None):
@@ -191,22 +194,22 @@ def ifft_dot(y, a, n=None, axis=-1, norm=None):
 
 
 @complex_adjoint(np.fft.fft2, own=True)
-def fft2(y, a, s=None, axes=None, norm=None):
+def fft2(y, a, s=None, axes="last two", norm=None):
     a_bar += rt.fftn_adjoint(y_bar, a, s=s, axes=axes, norm=norm, two=True)
 
 
 @complex_tangent(np.fft.fft2)
-def fft2_dot(y, a, s=None, axes=None, norm=None):
+def fft2_dot(y, a, s=None, axes="last two", norm=None):
     y_dot = rt.fftn_tangent(a_dot, s=s, axes=axes, norm=norm, two=True)
 
 
 @complex_adjoint(np.fft.ifft2, own=True)
-def ifft2(y, a, s=None, axes=None, norm=None):
+def ifft2(y, a, s=None, axes="last two", norm=None):
     a_bar += rt.fftn_adjoint(y_bar, a, s=s, axes=axes, norm=norm, inverse=True, two=True)
 
 
 @complex_tangent(np.fft.ifft2)
-def ifft2_dot(y, a, s=None, axes=None, norm=None):
+def ifft2_dot(y, a, s=None, axes="last two", norm=None):
     y_dot = rt.fftn_tangent(a_dot, s=s, axes=axes, norm=norm, inverse=True, two=True)
 
 
@@ -231,12 +234,12 @@ def ifftn_dot(y, a, s=None, axes=None, norm=None):
 
 
 @complex_adjoint(np.fft.rfft2, real=("a",), own=True)
-def rfft2(y, a, s=None, axes=None, norm=None):
+def rfft2(y, a, s=None, axes="last two", norm=None):
     a_bar += rt.rfftn_adjoint(y_bar, a, s=s, axes=axes, norm=norm, two=True)
 
 
 @complex_tangent(np.fft.rfft2)
-def rfft2_dot(y, a, s=None, axes=None, norm=None):
+def rfft2_dot(y, a, s=None, axes="last two", norm=None):
     y_dot = rt.fftn_tangent(a_dot, s=s, axes=axes, norm=norm, two=True, real=True)
 
 
@@ -251,12 +254,12 @@ def rfftn_dot(y, a, s=None, axes=None, norm=None):
 
 
 @complex_adjoint(np.fft.irfft2, own=True)
-def irfft2(y, a, s=None, axes=None, norm=None):
+def irfft2(y, a, s=None, axes="last two", norm=None):
     a_bar += rt.irfftn_adjoint(y_bar, a, s=s, axes=axes, norm=norm, two=True)
 
 
 @complex_tangent(np.fft.irfft2)
-def irfft2_dot(y, a, s=None, axes=None, norm=None):
+def irfft2_dot(y, a, s=None, axes="last two", norm=None):
     y_dot = rt.fftn_tangent(a_dot, s=s, axes=axes, norm=norm, inverse=True, two=True, real=True)
 
 

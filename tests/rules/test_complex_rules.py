@@ -416,12 +416,15 @@ FFT_S = [
     ("irfftn_s_axes", lambda z: np.fft.irfftn(z, s=(4, 3), axes=(0, 2)), (3, 2, 3)),
     ("irfftn_s_long", lambda z: np.fft.irfftn(z, s=(5, 8), axes=(0, 1), norm="forward"), (3, 3)),
     ("irfftn", lambda z: np.fft.irfftn(z), (2, 2, 3)),
+    ("fft2_3d", lambda z: np.fft.fft2(z) + np.fft.ifft2(z, axes=None), (2, 3, 2)),  # (axes=None given: every axis)
+    ("irfft2_axes_none", lambda z: np.fft.irfft2(z, None, None), (2, 3, 2)),
 ]
 RFFT_N = [
     ("rfft2_odd", lambda x: np.fft.rfft2(x), (4, 5)),
     ("rfftn", lambda x: np.fft.rfftn(x, norm="forward"), (2, 3, 3)),
     ("rfftn_s_axes", lambda x: np.fft.rfftn(x, s=(4, 3), axes=(0, 2), norm="ortho"), (3, 2, 4)),
     ("irfftn_of_real", lambda x: np.fft.irfftn(x, s=(3, 5), axes=(0, 1)), (3, 3)),
+    ("rfft2_3d", lambda x: np.fft.rfft2(x, (3, 4))[:, :, :2] * 2.0 + np.fft.rfft2(x, axes=None), (2, 3, 3)),
 ]
 
 
