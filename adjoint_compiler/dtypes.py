@@ -5,8 +5,9 @@ loss L and z = x + iy, the gradient is dL/dx - i dL/dy. `infer(fn)` marks every 
 hold complex numbers (`Var.complex`), forward through the IR, loops to a fixpoint:
 
     z: c1                  w = z * x          w: complex  (x: f1)
-                           r = np.real(w)     r: real     (real, imag, abs, angle, irfft)
+                           r = np.real(w)     r: real     (real, imag, abs, angle, irfft, irfftn, var, std, norm)
                            s = 1j * x         s: complex  (a complex literal, np.fft.fft, astype(complex))
+                           c = np.conj(x)     c: real     (conj, fftshift, real_if_close: x's kind)
 
 `check(fn)` then refuses, at the user's line, every statement that reads or makes a complex
 value without a rule valid for complex operands (`registry.lookup_complex`: holomorphic
@@ -18,7 +19,7 @@ projects a contribution flowing from such a statement into a value that is surel
 Forward mode (`check(fn, forward=True)`, JAX's convention: the tangent along a complex t is the
 derivative along t with C read as R^2) binds the tangent rules of the same records
 (`ComplexRule.tangent`) and refuses what has none; its result may be complex. A real value's
-tangent stays real: only a rule with a real result (real, imag, abs, angle, irfft) reads a
+tangent stays real: only a rule with a real result (real, imag, abs, angle, irfft, norm...) reads a
 complex tangent into one, and those are written to return real tangents.
 
 Code to be differentiated again keeps the syntactic refusal (`refuse_all`):
