@@ -177,7 +177,8 @@ def refuse_all(fn: ir.Function) -> None:
 # -- reverse mode: complex values under the allow-list ----------------------------------------
 
 _REAL_RESULT = {np.real, np.imag, np.abs, np.absolute, abs, np.angle, np.fft.irfft, np.fft.irfft2, np.fft.irfftn,
-                np.var, np.std, np.linalg.norm, ir.Method("var"), ir.Method("std")}
+                np.var, np.std, np.linalg.norm, ir.Method("var"), ir.Method("std"), np.iscomplex, np.isreal,
+                np.iscomplexobj, np.isrealobj}
 _REAL_ATTRS = {"real", "imag"}
 # A real operand gives a real result (conj of a real array is itself, fftshift a permutation,
 # real_if_close of a real array is it); a complex one may give a complex result.

@@ -65,6 +65,7 @@ holds_for_complex(np.sum, "sum", np.mean, "mean", np.reshape, "reshape", np.rave
                   np.matmul, np.dot, "dot", np.outer, np.einsum, np.tensordot, np.trace, "trace", np.diag,
                   np.copy, "copy", copy.copy, BUILD_TUPLE, BUILD_LIST, tangent=True)
 holds_for_complex(np.zeros, np.ones, np.zeros_like, np.ones_like, tangent=True)  # constants, whatever the dtype
+holds_for_complex(np.iscomplex, np.isreal, np.iscomplexobj, np.isrealobj, tangent=True)  # (booleans: no gradient)
 holds_for_complex(np.where, real=("condition",), tangent=True)  # (a complex condition has no truth value)
 holds_for_complex("astype", complex_dtype=True, tangent=True)  # to a complex dtype only: a real one drops the imaginary part
 

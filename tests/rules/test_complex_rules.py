@@ -276,6 +276,20 @@ def test_functions_that_keep_a_real_operand_real(fn):
     check(fn, rand(3, 5))  # (odd lengths: fftshift and ifftshift differ)
 
 
+def kind_tests_of_complex(z):
+    return np.sum(np.where(np.isreal(z), 0.0, np.abs(z)) + np.where(np.iscomplex(z), np.real(z), 0.0)) \
+        + np.isrealobj(z) + np.iscomplexobj(z)
+
+
+def test_iscomplex_and_isreal_of_complex_values_pass_no_gradient():
+    z = crand(4)
+    check(kind_tests_of_complex, z, modes=False)  # (no entry real: away from the jump)
+    z[1] = 2.0
+    g = grad(kind_tests_of_complex)(z)
+    assert g[1] == 0 and np.iscomplexobj(g)
+    np.testing.assert_allclose(g[[0, 2, 3]], np.conj(z[[0, 2, 3]]) / np.abs(z[[0, 2, 3]]) + 1.0)
+
+
 def real_if_close_of_complex(z):
     return np.sum(np.abs(np.real_if_close(z)))  # (real or complex, by the values: refused)
 

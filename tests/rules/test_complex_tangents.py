@@ -175,6 +175,10 @@ def test_functions_that_keep_a_real_operand_real(fn):
     check(fn, rand(3, 5))
 
 
+def test_iscomplex_and_isreal_of_complex_values_pass_no_gradient():
+    check(CR.kind_tests_of_complex, crand(4))
+
+
 def test_real_if_close_of_a_complex_value_is_refused():
     with pytest.raises(ComplexError, match="real_if_close"):
         jvp(CR.real_if_close_of_complex, (np.array([1 + 1e-20j, 2 + 0j]),), (np.ones(2, complex),))
