@@ -5,8 +5,9 @@ loss L and z = x + iy, the gradient is dL/dx - i dL/dy. `infer(fn)` marks every 
 hold complex numbers (`Var.complex`), forward through the IR, loops to a fixpoint:
 
     z: c1                  w = z * x          w: complex  (x: f1)
-                           r = np.real(w)     r: real     (real, imag, abs, angle, irfft)
+                           r = np.real(w)     r: real     (real, imag, abs, angle, irfft, irfftn, var, std, norm)
                            s = 1j * x         s: complex  (a complex literal, np.fft.fft, astype(complex))
+                           c = np.conj(x)     c: real     (conj, fftshift, real_if_close: x's kind)
 
 `check(fn)` then refuses, at the user's line, every statement that reads or makes a complex
 value without a rule valid for complex operands (`registry.lookup_complex`: holomorphic
@@ -18,7 +19,7 @@ projects a contribution flowing from such a statement into a value that is surel
 Forward mode (`check(fn, forward=True)`, JAX's convention: the tangent along a complex t is the
 derivative along t with C read as R^2) binds the tangent rules of the same records
 (`ComplexRule.tangent`) and refuses what has none; its result may be complex. A real value's
-tangent stays real: only a rule with a real result (real, imag, abs, angle, irfft) reads a
+tangent stays real: only a rule with a real result (real, imag, abs, angle, irfft, norm...) reads a
 complex tangent into one, and those are written to return real tangents.
 
 Code to be differentiated again keeps the syntactic refusal (`refuse_all`):
@@ -175,9 +176,15 @@ def refuse_all(fn: ir.Function) -> None:
 
 # -- reverse mode: complex values under the allow-list ----------------------------------------
 
-_REAL_RESULT = {np.real, np.imag, np.abs, np.absolute, abs, np.angle, np.fft.irfft}
+_REAL_RESULT = {np.real, np.imag, np.abs, np.absolute, abs, np.angle, np.fft.irfft, np.fft.irfft2, np.fft.irfftn,
+                np.var, np.std, np.linalg.norm, ir.Method("var"), ir.Method("std"), np.iscomplex, np.isreal,
+                np.iscomplexobj, np.isrealobj}
 _REAL_ATTRS = {"real", "imag"}
-_COMPLEX_RESULT = {np.fft.fft, np.fft.ifft, np.fft.fft2, np.fft.ifft2, np.fft.fftn, np.fft.ifftn, np.fft.rfft}
+# A real operand gives a real result (conj of a real array is itself, fftshift a permutation,
+# real_if_close of a real array is it); a complex one may give a complex result.
+_KIND_PRESERVING = {np.conj, np.conjugate, np.fft.fftshift, np.fft.ifftshift, np.real_if_close}
+_COMPLEX_RESULT = {np.fft.fft, np.fft.ifft, np.fft.fft2, np.fft.ifft2, np.fft.fftn, np.fft.ifftn, np.fft.rfft,
+                   np.fft.rfft2, np.fft.rfftn}
 # Questions about a complex value's shape: no gradient, nothing to refuse.
 _QUERIES = {len, np.shape, np.ndim, np.size}
 _QUERY_ATTRS = {"shape", "ndim", "size", "dtype"}
@@ -253,6 +260,8 @@ def _makes_complex(s: ir.Assign, reads: bool) -> bool:
     dtype = given_complex_dtype(s)
     if dtype is not None:
         return dtype
+    if _member(prim, _KIND_PRESERVING):
+        return reads
     module = getattr(prim, "__module__", None) or ""
     if any(module == m or module.startswith(m + ".") for m in _COMPLEX_MODULES) or _member(prim, _COMPLEX_FUNCTIONS):
         return True  # (refused by `check` unless it has a complex rule)

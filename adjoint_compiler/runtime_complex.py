@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["pow_exponent_derivative_complex", "abs_direction", "angle_direction", "fft_adjoint", "fftn_adjoint",
-           "rfft_adjoint", "irfft_adjoint", "fftshift_adjoint", "fftn_tangent"]
+           "rfft_adjoint", "irfft_adjoint", "rfftn_adjoint", "irfftn_adjoint", "fftshift_adjoint", "fftn_tangent", "norm_adjoint_complex",
+           "norm_tangent_complex"]
 
 
 def pow_exponent_derivative_complex(z, x):
@@ -56,20 +57,86 @@ def fft_adjoint(g, a, n=None, axis=-1, norm=None, inverse=False):
     return _fit(out, a.shape[axis], axis)
 
 
-def fftn_adjoint(g, a, axes=None, norm=None, inverse=False, two=False):
-    """The adjoint of `np.fft.fftn(a, axes=axes, norm=norm)` (`fft2` with `two`, whose axes default
-    to the last two; the inverses with `inverse`)."""
-    if axes is None and two:
-        axes = (-2, -1)
-    return (np.fft.ifftn if inverse else np.fft.fftn)(g, axes=axes, norm=norm)
+def _fft_axes(ndim: int, s=None, axes="omitted", two: bool = False) -> tuple:
+    """The axes an n-dimensional transform works on, as NumPy resolves them: `axes`; omitted (a
+    string: the helpers' default, the rules' "last two"), the last two with `two` (`fft2` and its
+    kin), else as None; None (to `fftn`, or given to `fft2` itself): the last len(s) with `s`,
+    else all."""
+    if isinstance(axes, str):
+        axes = (-2, -1) if two else None
+    if axes is None:
+        axes = tuple(range(-len(s), 0)) if s is not None else tuple(range(ndim))
+    return tuple(int(k) % ndim for k in axes)
 
 
-def fftn_tangent(t, axes=None, norm=None, inverse=False, two=False):
-    """The tangent of `np.fft.fftn(a, axes=axes, norm=norm)` (`fft2` with `two`, whose axes default
-    to the last two; the inverses with `inverse`): the same transform of the tangent `t`."""
-    if axes is None and two:
-        axes = (-2, -1)
-    return (np.fft.ifftn if inverse else np.fft.fftn)(t, axes=axes, norm=norm)
+def _fft_sizes(a, s, axes, last_real: bool = False) -> list:
+    """The transform lengths along `axes`: `s` (-1 for the input's length), else the input's
+    lengths (the last 2 (m - 1) for the inverse of a real transform)."""
+    out = []
+    for i, k in enumerate(axes):
+        m = np.shape(a)[k]
+        own = 2 * (m - 1) if last_real and i == len(axes) - 1 else m
+        out.append(own if s is None or s[i] == -1 else int(s[i]))
+    return out
+
+
+def _fit_back(g, a, axes):
+    """`g` cut or zero-padded to `a`'s lengths along `axes` (the transpose of what `s=` did)."""
+    for k in axes:
+        g = _fit(g, np.shape(a)[k], k)
+    return g
+
+
+def _distinct(axes, s, real: bool = False) -> None:
+    """Refuse an axis repeated in `axes=` where the rule would not hold (with `s=`; rfftn, irfftn)."""
+    if (s is not None or real) and len(set(axes)) != len(axes):
+        raise NotImplementedError("no gradient for an n-dimensional FFT with an axis repeated in `axes=`"
+                                  + (" and `s=`" if not real else ""))
+
+
+def fftn_adjoint(g, a, s=None, axes="omitted", norm=None, inverse=False, two=False):
+    """The adjoint of `np.fft.fftn(a, s, axes, norm)` (`fft2` with `two`, whose axes default to the
+    last two; the inverses with `inverse`): the same transform of `g` (the DFT matrix is
+    symmetric), cut or zero-padded back to `a`'s lengths where `s=` padded or cut."""
+    axes = _fft_axes(np.ndim(a), s, axes, two)
+    _distinct(axes, s)
+    out = (np.fft.ifftn if inverse else np.fft.fftn)(g, axes=axes, norm=norm)
+    return _fit_back(out, a, axes)
+
+
+def fftn_tangent(t, s=None, axes="omitted", norm=None, inverse=False, two=False, real=False):
+    """The tangent of `np.fft.fftn(a, s, axes, norm)` (`fft2` with `two`, the inverses with
+    `inverse`, `rfftn` / `irfftn` with `real`): the same transform of the tangent `t`."""
+    axes = _fft_axes(np.ndim(t), s, axes, two)
+    func = {(False, False): np.fft.fftn, (True, False): np.fft.ifftn,
+            (False, True): np.fft.rfftn, (True, True): np.fft.irfftn}[(bool(inverse), bool(real))]
+    return func(t, s=s, axes=axes, norm=norm)
+
+
+def rfftn_adjoint(g, a, s=None, axes="omitted", norm=None, two=False):
+    """The adjoint of `np.fft.rfftn(a, s, axes, norm)` for a real `a` (`rfft2` with `two`): the
+    fftn of `a` cut or padded to `s`, its last axis kept to n//2 + 1 entries; the transpose is the
+    fftn of `g` zero-padded to n along the last axis, fitted back to `a` (the caller keeps the
+    real part: `a` is real)."""
+    axes = _fft_axes(np.ndim(a), s, axes, two)
+    _distinct(axes, s, real=True)
+    sizes = _fft_sizes(a, s, axes)
+    out = np.fft.fftn(_fit(np.asarray(g), sizes[-1], axes[-1]), axes=axes, norm=norm)
+    return _fit_back(out, a, axes)
+
+
+def irfftn_adjoint(g, a, s=None, axes="omitted", norm=None, two=False):
+    """The adjoint of `np.fft.irfftn(a, s, axes, norm)` (`irfft2` with `two`). NumPy computes it as
+    the ifft along each axis but the last (cut or padded to `s`), then the irfft along the last:
+    the adjoint is the irfft's (`irfft_adjoint`: the Hermitian weights c_k) followed by the ifft's
+    along the other axes (the same transform, fitted back)."""
+    axes = _fft_axes(np.ndim(a), s, axes, two)
+    _distinct(axes, s, real=True)
+    sizes = _fft_sizes(a, s, axes, last_real=True)
+    out = irfft_adjoint(g, a, n=sizes[-1], axis=axes[-1], norm=norm)
+    for k in axes[:-1]:
+        out = _fit(np.fft.ifft(out, axis=k, norm=norm), np.shape(a)[k], k)
+    return out
 
 
 def rfft_adjoint(g, a, n=None, axis=-1, norm=None):
@@ -102,3 +169,30 @@ def irfft_adjoint(g, a, n=None, axis=-1, norm=None):
 def fftshift_adjoint(g, axes=None, inverse=False):
     """The adjoint of `np.fft.fftshift(x, axes)` (a permutation): `ifftshift` of `g`, and back."""
     return (np.fft.fftshift if inverse else np.fft.ifftshift)(g, axes=axes)
+
+
+def _svd_norm(x, ord, axis) -> bool:
+    """Whether `np.linalg.norm(x, ord, axis)` is a norm of singular values ('nuc', 2, -2 of a matrix)."""
+    matrix = (axis is None and ord is not None and np.ndim(x) == 2) or (np.ndim(axis) == 1 and len(axis) == 2)
+    return matrix and isinstance(ord, (int, float, str)) and ord in ("nuc", 2, -2)
+
+
+def norm_adjoint_complex(g, x, y, ord=None, axis=None, keepdims=False):
+    """The adjoint of `y = np.linalg.norm(x, ord, axis, keepdims)` for a complex `x`. The vector
+    norms, 'fro' and the matrix 1, -1, inf, -inf norms read the moduli only: the real adjoint at
+    |x| times d|x| = conj(x) / |x| (0 at 0). The singular-value norms ('nuc', 2, -2): d sigma =
+    Re(u^H dX v), whose adjoint is the conjugate of the real rule's u v^H."""
+    from .runtime import norm_adjoint
+    x = np.asarray(x)
+    if _svd_norm(x, ord, axis):
+        return np.conj(norm_adjoint(np.conj(g), x, y, ord, axis, keepdims))
+    a = np.abs(x)
+    return norm_adjoint(g, a, y, ord, axis, keepdims) * abs_direction(x, a)
+
+
+def norm_tangent_complex(t, x, y, ord=None, axis=None, keepdims=False):
+    """The tangent of `y = np.linalg.norm(x, ...)` along a complex `t`: Re(sum(x_bar * t)) with
+    x_bar the adjoint for a cotangent of ones (y is real)."""
+    from .runtime_tangents import reduction_tangent
+    weights = norm_adjoint_complex(np.ones_like(y), x, y, ord, axis, keepdims)
+    return np.real(reduction_tangent(weights, t, axis, keepdims))

@@ -1853,7 +1853,8 @@ def dstack_adjoint(g, tup):
 def kron_adjoint(g, a, b):
     """The gradients `(a_bar, b_bar)` in `np.kron(a, b)`: with both brought to the same rank,
     kron(a, b) reshaped to (a0, b0, a1, b1, ...) is the outer product."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    a, b = np.asarray(a), np.asarray(b)  # (complex operands stay complex: the rule holds for them)
+    a, b = a.astype(np.result_type(a, float), copy=False), b.astype(np.result_type(b, float), copy=False)
     nd = max(a.ndim, b.ndim)
     a2 = a.reshape((1,) * (nd - a.ndim) + a.shape)
     b2 = b.reshape((1,) * (nd - b.ndim) + b.shape)

@@ -22,13 +22,28 @@ import numpy as np
 
 from adjoint_compiler import runtime as rt
 from adjoint_compiler.ir import BUILD_LIST, BUILD_TUPLE, SQUARE, Attr
-from adjoint_compiler.registry import complex_adjoint, complex_tangent, holds_for_complex
+from adjoint_compiler.registry import adjoint, complex_adjoint, complex_tangent, holds_for_complex, tangent
 
 # Holomorphic elementwise functions: `x_bar += g * f'(x)` (unbroadcast where binary).
 holds_for_complex(operator.add, operator.sub, operator.mul, operator.truediv, operator.neg, operator.pos,
                   SQUARE, np.add, np.subtract, np.multiply, np.divide, np.negative, np.positive, np.exp,
                   np.log, np.sqrt, np.square, np.reciprocal, np.sin, np.cos, np.tan, np.sinh, np.cosh, np.tanh,
-                  np.exp2, np.expm1, np.log1p, np.log10, np.log2, tangent=True)
+                  np.exp2, np.expm1, np.log1p, np.log10, np.log2, np.arcsinh, np.arctanh, tangent=True)
+# (arcsinh: 1 / sqrt(z*z + 1), the principal sqrt's cut being arcsinh's own, |Im z| > 1 on the
+# imaginary axis; arctanh: 1 / (1 - z*z). arccosh has a rule of its own below.)
+holds_for_complex(np.prod, "prod", tangent=True)  # (exclusive cumulative products, no division)
+
+
+# `np.kron`: bilinear, the plain transpose (rt.kron_adjoint keeps complex operands complex).
+@complex_adjoint(np.kron)
+def kron(y, a, b):
+    a_bar += rt.kron_adjoint(y_bar, a, b)[0]
+    b_bar += rt.kron_adjoint(y_bar, a, b)[1]
+
+
+@complex_tangent(np.kron)
+def kron_dot(y, a, b):
+    y_dot = np.kron(a_dot, b) + np.kron(a, b_dot)
 
 
 # `x ** y`: the exponent's derivative with the complex log (a negative real base to a complex power).
@@ -50,8 +65,21 @@ holds_for_complex(np.sum, "sum", np.mean, "mean", np.reshape, "reshape", np.rave
                   np.matmul, np.dot, "dot", np.outer, np.einsum, np.tensordot, np.trace, "trace", np.diag,
                   np.copy, "copy", copy.copy, BUILD_TUPLE, BUILD_LIST, tangent=True)
 holds_for_complex(np.zeros, np.ones, np.zeros_like, np.ones_like, tangent=True)  # constants, whatever the dtype
+holds_for_complex(np.iscomplex, np.isreal, np.iscomplexobj, np.isrealobj, tangent=True)  # (booleans: no gradient)
 holds_for_complex(np.where, real=("condition",), tangent=True)  # (a complex condition has no truth value)
 holds_for_complex("astype", complex_dtype=True, tangent=True)  # to a complex dtype only: a real one drops the imaginary part
+
+
+# sqrt(z*z - 1) has a cut on the whole imaginary axis and the wrong sign in the left half plane:
+# arccosh'(z) = 1 / (sqrt(z - 1) * sqrt(z + 1)), whose cut is arccosh's own, (-inf, 1).
+@complex_adjoint(np.arccosh)
+def arccosh(y, x):
+    x_bar += rt.chain_div(y_bar, np.sqrt(x - 1.0) * np.sqrt(x + 1.0))
+
+
+@complex_tangent(np.arccosh)
+def arccosh_dot(y, x):
+    y_dot = rt.chain_div(x_dot, np.sqrt(x - 1.0) * np.sqrt(x + 1.0))
 
 
 # -- the non-holomorphic functions ------------------------------------------------------------------
@@ -108,7 +136,43 @@ def angle_dot(y, z, deg=False):
     y_dot = np.real(z_dot * rt.angle_direction(z, deg=deg))
 
 
+# Real results of a complex operand: the adjoint of a real y through w = conj-weights, the tangent
+# Re(sum(x_bar * t)). var is mean(|x - mean|^2): its adjoint is the real rule's at conj(x),
+# 2 conj(x - mean) / (N - ddof) (the centering is a real symmetric projection).
+@complex_adjoint(np.var, "var")
+def var(y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    a_bar += rt.var_adjoint(rt.through_dtype(y_bar, dtype=dtype), np.conj(a), axis, ddof, keepdims)
+
+
+@complex_tangent(np.var, "var")
+def var_dot(y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    y_dot = rt.through_dtype(np.real(rt.var_tangent(a_dot, np.conj(a), y, axis, ddof, keepdims)), dtype=dtype)
+
+
+@complex_adjoint(np.std, "std")
+def std(y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    a_bar += rt.std_adjoint(rt.through_dtype(y_bar, dtype=dtype), np.conj(a), y, axis, ddof, keepdims)
+
+
+@complex_tangent(np.std, "std")
+def std_dot(y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    y_dot = rt.through_dtype(np.real(rt.std_tangent(a_dot, np.conj(a), y, axis, ddof, keepdims)), dtype=dtype)
+
+
+@complex_adjoint(np.linalg.norm)
+def norm(y, x, ord=None, axis=None, keepdims=False):
+    x_bar += rt.norm_adjoint_complex(y_bar, x, y, ord, axis, keepdims)
+
+
+@complex_tangent(np.linalg.norm)
+def norm_dot(y, x, ord=None, axis=None, keepdims=False):
+    y_dot = rt.norm_tangent_complex(x_dot, x, y, ord, axis, keepdims)
+
+
 # -- np.fft: linear maps whose matrices are symmetric; the tangent is the same map of the tangent -----
+# (`fft2` and its kin: `axes` omitted is the last two, `axes=None` given is every axis; the rules'
+# default "last two" is no value NumPy takes, so an explicit None reaches the helper, which reads
+# an omitted `axes` with `two=True` as the last two.)
 
 @complex_adjoint(np.fft.fft, own=True)
 def fft(y, a, n=None, axis=-1, norm=None):
@@ -131,43 +195,83 @@ def ifft_dot(y, a, n=None, axis=-1, norm=None):
 
 
 @complex_adjoint(np.fft.fft2, own=True)
-def fft2(y, a, *, axes=None, norm=None):
-    a_bar += rt.fftn_adjoint(y_bar, a, axes=axes, norm=norm, two=True)
+def fft2(y, a, s=None, axes="last two", norm=None):
+    a_bar += rt.fftn_adjoint(y_bar, a, s=s, axes=axes, norm=norm, two=True)
 
 
 @complex_tangent(np.fft.fft2)
-def fft2_dot(y, a, *, axes=None, norm=None):
-    y_dot = rt.fftn_tangent(a_dot, axes=axes, norm=norm, two=True)
+def fft2_dot(y, a, s=None, axes="last two", norm=None):
+    y_dot = rt.fftn_tangent(a_dot, s=s, axes=axes, norm=norm, two=True)
 
 
 @complex_adjoint(np.fft.ifft2, own=True)
-def ifft2(y, a, *, axes=None, norm=None):
-    a_bar += rt.fftn_adjoint(y_bar, a, axes=axes, norm=norm, inverse=True, two=True)
+def ifft2(y, a, s=None, axes="last two", norm=None):
+    a_bar += rt.fftn_adjoint(y_bar, a, s=s, axes=axes, norm=norm, inverse=True, two=True)
 
 
 @complex_tangent(np.fft.ifft2)
-def ifft2_dot(y, a, *, axes=None, norm=None):
-    y_dot = rt.fftn_tangent(a_dot, axes=axes, norm=norm, inverse=True, two=True)
+def ifft2_dot(y, a, s=None, axes="last two", norm=None):
+    y_dot = rt.fftn_tangent(a_dot, s=s, axes=axes, norm=norm, inverse=True, two=True)
 
 
 @complex_adjoint(np.fft.fftn, own=True)
-def fftn(y, a, *, axes=None, norm=None):
-    a_bar += rt.fftn_adjoint(y_bar, a, axes=axes, norm=norm)
+def fftn(y, a, s=None, axes=None, norm=None):
+    a_bar += rt.fftn_adjoint(y_bar, a, s=s, axes=axes, norm=norm)
 
 
 @complex_tangent(np.fft.fftn)
-def fftn_dot(y, a, *, axes=None, norm=None):
-    y_dot = rt.fftn_tangent(a_dot, axes=axes, norm=norm)
+def fftn_dot(y, a, s=None, axes=None, norm=None):
+    y_dot = rt.fftn_tangent(a_dot, s=s, axes=axes, norm=norm)
 
 
 @complex_adjoint(np.fft.ifftn, own=True)
-def ifftn(y, a, *, axes=None, norm=None):
-    a_bar += rt.fftn_adjoint(y_bar, a, axes=axes, norm=norm, inverse=True)
+def ifftn(y, a, s=None, axes=None, norm=None):
+    a_bar += rt.fftn_adjoint(y_bar, a, s=s, axes=axes, norm=norm, inverse=True)
 
 
 @complex_tangent(np.fft.ifftn)
-def ifftn_dot(y, a, *, axes=None, norm=None):
-    y_dot = rt.fftn_tangent(a_dot, axes=axes, norm=norm, inverse=True)
+def ifftn_dot(y, a, s=None, axes=None, norm=None):
+    y_dot = rt.fftn_tangent(a_dot, s=s, axes=axes, norm=norm, inverse=True)
+
+
+@complex_adjoint(np.fft.rfft2, real=("a",), own=True)
+def rfft2(y, a, s=None, axes="last two", norm=None):
+    a_bar += rt.rfftn_adjoint(y_bar, a, s=s, axes=axes, norm=norm, two=True)
+
+
+@complex_tangent(np.fft.rfft2)
+def rfft2_dot(y, a, s=None, axes="last two", norm=None):
+    y_dot = rt.fftn_tangent(a_dot, s=s, axes=axes, norm=norm, two=True, real=True)
+
+
+@complex_adjoint(np.fft.rfftn, real=("a",), own=True)
+def rfftn(y, a, s=None, axes=None, norm=None):
+    a_bar += rt.rfftn_adjoint(y_bar, a, s=s, axes=axes, norm=norm)
+
+
+@complex_tangent(np.fft.rfftn)
+def rfftn_dot(y, a, s=None, axes=None, norm=None):
+    y_dot = rt.fftn_tangent(a_dot, s=s, axes=axes, norm=norm, real=True)
+
+
+@complex_adjoint(np.fft.irfft2, own=True)
+def irfft2(y, a, s=None, axes="last two", norm=None):
+    a_bar += rt.irfftn_adjoint(y_bar, a, s=s, axes=axes, norm=norm, two=True)
+
+
+@complex_tangent(np.fft.irfft2)
+def irfft2_dot(y, a, s=None, axes="last two", norm=None):
+    y_dot = rt.fftn_tangent(a_dot, s=s, axes=axes, norm=norm, inverse=True, two=True, real=True)
+
+
+@complex_adjoint(np.fft.irfftn, own=True)
+def irfftn(y, a, s=None, axes=None, norm=None):
+    a_bar += rt.irfftn_adjoint(y_bar, a, s=s, axes=axes, norm=norm)
+
+
+@complex_tangent(np.fft.irfftn)
+def irfftn_dot(y, a, s=None, axes=None, norm=None):
+    y_dot = rt.fftn_tangent(a_dot, s=s, axes=axes, norm=norm, inverse=True, real=True)
 
 
 @complex_adjoint(np.fft.rfft, real=("a",), own=True)
@@ -208,3 +312,15 @@ def ifftshift(y, x, axes=None):
 @complex_tangent(np.fft.ifftshift)
 def ifftshift_dot(y, x, axes=None):
     y_dot = np.fft.ifftshift(x_dot, axes=axes)
+
+
+# `np.real_if_close` of a real array is the array (dtypes.py keeps a real operand's result real); a
+# complex operand is refused: its result is real or complex depending on the values.
+@adjoint(np.real_if_close)
+def real_if_close(y, a, tol=100):
+    a_bar += y_bar
+
+
+@tangent(np.real_if_close)
+def real_if_close_dot(y, a, tol=100):
+    y_dot = a_dot

@@ -20,7 +20,7 @@ from scipy import special
 
 from adjoint_compiler import runtime as rt
 from adjoint_compiler.aliasing import FRESH_FUNCTIONS
-from adjoint_compiler.registry import adjoint, nondifferentiable, refuse_gradient, tangent
+from adjoint_compiler.registry import adjoint, holds_for_complex, nondifferentiable, refuse_gradient, tangent
 
 # results that share no memory with the arguments (the ufuncs' are known already)
 FRESH_FUNCTIONS.update({special.logsumexp, special.softmax, special.log_softmax, special.polygamma,
@@ -110,6 +110,9 @@ def erfc(y, x):
 @tangent(special.erfc)
 def erfc_dot(y, x):
     y_dot = -x_dot * (2.0 / np.sqrt(np.pi)) * np.exp(-x * x)
+
+
+holds_for_complex(special.erf, special.erfc, tangent=True)  # (holomorphic: 2 / sqrt(pi) exp(-z*z))
 
 
 @adjoint(special.erfinv)

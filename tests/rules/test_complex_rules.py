@@ -260,6 +260,47 @@ def test_non_holomorphic(fn, shape):
     check(loss, z)
 
 
+# Functions that keep a real operand real (conj of a real array is itself, fftshift a permutation,
+# real_if_close of a real array is it; iscomplex and isreal are nondifferentiable): real losses.
+def _weights(x): return np.arange(1.0, x.size + 1).reshape(x.shape)
+def _conj_of_real(x): return np.sum(np.conj(x) * x * _weights(x) + np.conjugate(x) ** 3 + x.conj() * np.sin(x))
+def _shifts_of_real(x): return np.sum((np.fft.fftshift(x) * x + np.fft.ifftshift(x, axes=0) + np.real_if_close(x) ** 2) * _weights(x))
+def _iscomplex_isreal(x): return np.sum(np.where(np.iscomplex(x), 0.0, x * x) + np.where(np.isreal(x), x, 0.0))
+
+
+KEEPS_REAL = [_conj_of_real, _shifts_of_real, _iscomplex_isreal]
+
+
+@pytest.mark.parametrize("fn", KEEPS_REAL, ids=lambda f: f.__name__.strip("_"))
+def test_functions_that_keep_a_real_operand_real(fn):
+    check(fn, rand(3, 5))  # (odd lengths: fftshift and ifftshift differ)
+
+
+def kind_tests_of_complex(z):
+    return np.sum(np.where(np.isreal(z), 0.0, np.abs(z)) + np.where(np.iscomplex(z), np.real(z), 0.0)) \
+        + np.isrealobj(z) + np.iscomplexobj(z)
+
+
+def test_iscomplex_and_isreal_of_complex_values_pass_no_gradient():
+    z = crand(4)
+    check(kind_tests_of_complex, z, modes=False)  # (no entry real: away from the jump)
+    z[1] = 2.0
+    g = grad(kind_tests_of_complex)(z)
+    assert g[1] == 0 and np.iscomplexobj(g)
+    np.testing.assert_allclose(g[[0, 2, 3]], np.conj(z[[0, 2, 3]]) / np.abs(z[[0, 2, 3]]) + 1.0)
+
+
+def real_if_close_of_complex(z):
+    return np.sum(np.abs(np.real_if_close(z)))  # (real or complex, by the values: refused)
+
+
+def test_real_if_close_of_a_complex_value_is_refused():
+    from adjoint_compiler.errors import ComplexError
+    with pytest.raises(ComplexError, match="real_if_close") as info:
+        grad(real_if_close_of_complex)(np.array([1 + 1e-20j, 2 + 0j]))
+    assert info.value.loc is not None and info.value.loc.line == real_if_close_of_complex.__code__.co_firstlineno + 1
+
+
 def test_abs_at_zero_is_zero():
     def f(z):
         return np.sum(np.abs(z))
@@ -269,6 +310,51 @@ def test_abs_at_zero_is_zero():
     def h(z):
         return np.sum(np.angle(z))
     np.testing.assert_allclose(grad(h)(np.array([0j, 1j])), [0.0, -1.0])
+
+
+# -- more holomorphic functions, and real results of complex values ---------------------------------
+
+# (points in every quadrant, near but off the cuts: arccosh (-inf, 1); arcsinh i(-inf, -1], i[1, inf);
+# arctanh (-inf, -1], [1, inf). sqrt(z*z - 1) would have the wrong sign for arccosh at Re z < 0.)
+BRANCHES = np.array([[-2 + 0.1j, -0.5 - 0.7j, 0.3 + 2j, 2 - 0.5j, -1.5 - 3j, -0.2 + 0.05j],
+                     [-2 + 3j, 0.5 + 2j, -0.5 - 2j, -3 + 0.2j, 1 - 1j, 0.1 + 0.5j],
+                     [-2 + 0.3j, 1.5 - 0.2j, 0.3 + 2j, -0.4 - 0.1j, -3 - 1j, 0.5 + 0.5j]])
+HOLOMORPHIC_MORE = [
+    ("kron", lambda z: np.kron(z[:, :2], z[::-1, :2] * 2.0) + np.kron(z[0], z).sum(), crand(2, 3)),
+    ("prod", lambda z: np.prod(z, axis=0, keepdims=True) + np.prod(z) + z.prod(axis=1)[:, None], crand(3, 2)),
+    ("inverse_hyperbolic", lambda z: np.stack([np.arccosh(z[0]), np.arcsinh(z[1]), np.arctanh(z[2])]), BRANCHES),
+]
+
+
+@pytest.mark.parametrize("name,fn,z", HOLOMORPHIC_MORE, ids=[s[0] for s in HOLOMORPHIC_MORE])
+def test_holomorphic_more(name, fn, z):
+    check(losses(fn, fn(z))[0], z, modes=False)  # (every direction of the result; the modulus adds only abs)
+
+
+def test_erf_and_erfc_of_complex_values():
+    special = pytest.importorskip("scipy.special")
+
+    def f(z):
+        return np.sum(np.real(special.erf(z)) * 1.5 + np.imag(special.erfc(z * 0.5)) + np.abs(special.erf(z)))
+    check(f, crand(3))
+
+
+Z4 = crand(4)
+REAL_OF_COMPLEX = [
+    ("vector_norms", lambda z: np.stack([np.linalg.norm(z), np.linalg.norm(z, 1), np.linalg.norm(z, 3),
+                                         np.linalg.norm(z, np.inf)]), Z4),
+    ("norm_axis", lambda z: np.linalg.norm(z, axis=1, keepdims=True), Z23),
+    ("matrix_norms", lambda z: np.stack([np.linalg.norm(z), np.linalg.norm(z, "fro"), np.linalg.norm(z, 1),
+                                         np.linalg.norm(z, np.inf), np.linalg.norm(z, 2), np.linalg.norm(z, "nuc"),
+                                         np.linalg.norm(z, -2)]), Z33),
+    ("var_std", lambda z: np.var(z) + np.var(z, axis=0, ddof=1)[:, None] + z.var(axis=1) + np.std(z, axis=1, keepdims=True)
+     + z.std(), crand(3, 3)),
+]
+
+
+@pytest.mark.parametrize("name,fn,z", REAL_OF_COMPLEX, ids=[s[0] for s in REAL_OF_COMPLEX])
+def test_real_results_of_complex_values(name, fn, z):
+    check(losses(fn, fn(z))[0], z, modes=name == "var_std")  # (a real result: no np.real needed)
 
 
 # -- np.fft ---------------------------------------------------------------------------------------
@@ -332,6 +418,36 @@ def test_fft_real_input(name, fn, shape):
         check(loss, x, modes=k == 0)
 
 
+# `s=` (cut or zero-padded before the transform) and the real n-dimensional transforms: odd last
+# lengths, `axes=`, `norm=` (one loss each, grad only: the entry points are checked above).
+FFT_S = [
+    ("fft2_s", lambda z: np.fft.fft2(z, s=(4, 2)), (3, 3)),
+    ("ifft2_s", lambda z: np.fft.ifft2(z, (2, 5), norm="ortho"), (3, 3)),
+    ("fftn_s_axes", lambda z: np.fft.fftn(z, s=(4,), axes=(0,), norm="forward"), (2, 3, 2)),
+    ("ifftn_s", lambda z: np.fft.ifftn(z, (3, 1, 4), axes=(0, 1, 2)), (2, 3, 2)),
+    ("irfft2", lambda z: np.fft.irfft2(z), (3, 4)),
+    ("irfft2_s_odd", lambda z: np.fft.irfft2(z, s=(3, 5), norm="ortho"), (3, 3)),
+    ("irfftn_s_axes", lambda z: np.fft.irfftn(z, s=(4, 3), axes=(0, 2)), (3, 2, 3)),
+    ("irfftn_s_long", lambda z: np.fft.irfftn(z, s=(5, 8), axes=(0, 1), norm="forward"), (3, 3)),
+    ("irfftn", lambda z: np.fft.irfftn(z), (2, 2, 3)),
+    ("fft2_3d", lambda z: np.fft.fft2(z) + np.fft.ifft2(z, axes=None), (2, 3, 2)),  # (axes=None given: every axis)
+    ("irfft2_axes_none", lambda z: np.fft.irfft2(z, None, None), (2, 3, 2)),
+]
+RFFT_N = [
+    ("rfft2_odd", lambda x: np.fft.rfft2(x), (4, 5)),
+    ("rfftn", lambda x: np.fft.rfftn(x, norm="forward"), (2, 3, 3)),
+    ("rfftn_s_axes", lambda x: np.fft.rfftn(x, s=(4, 3), axes=(0, 2), norm="ortho"), (3, 2, 4)),
+    ("irfftn_of_real", lambda x: np.fft.irfftn(x, s=(3, 5), axes=(0, 1)), (3, 3)),
+    ("rfft2_3d", lambda x: np.fft.rfft2(x, (3, 4))[:, :, :2] * 2.0 + np.fft.rfft2(x, axes=None), (2, 3, 3)),
+]
+
+
+@pytest.mark.parametrize("name,fn,shape", FFT_S + RFFT_N, ids=[f[0] for f in FFT_S + RFFT_N])
+def test_fft_sizes_and_real_transforms(name, fn, shape):
+    z = crand(*shape) if (name, fn, shape) in FFT_S else rand(*shape)
+    check(losses(fn, fn(z))[0], z, modes=False)
+
+
 def test_fft_roundtrip_and_power():
     def f(x):
         return np.sum(np.abs(np.fft.fft(x)) ** 2)
@@ -344,10 +460,11 @@ def test_fft_roundtrip_and_power():
 
 
 @pytest.mark.parametrize("source", [
-    "np.fft.fft2(z, s=(4, 4))",
-    "np.fft.fftn(z, (2, 2))",
+    "np.fft.fft2(z, out=np.zeros((3, 3), complex))",
     "np.fft.hfft(z)",
-    "np.fft.rfft2(np.real(z))",
+    "np.fft.ihfft(np.real(z))",
+    "np.fft.rfft2(z)",
+    "np.fft.rfftn(z * 2.0)",
     "np.fft.rfft(z)",
 ])
 def test_fft_keywords_and_functions_not_supported_are_refused(source, tmp_path):

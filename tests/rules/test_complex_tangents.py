@@ -170,10 +170,46 @@ def test_non_holomorphic_of_real_values(fn):
     check(lambda v: fn(v * (1.0 - 2.0j)), x)
 
 
+@pytest.mark.parametrize("fn", CR.KEEPS_REAL, ids=lambda f: f.__name__.strip("_"))
+def test_functions_that_keep_a_real_operand_real(fn):
+    check(fn, rand(3, 5))
+
+
+def test_iscomplex_and_isreal_of_complex_values_pass_no_gradient():
+    check(CR.kind_tests_of_complex, crand(4))
+
+
+def test_real_if_close_of_a_complex_value_is_refused():
+    with pytest.raises(ComplexError, match="real_if_close"):
+        jvp(CR.real_if_close_of_complex, (np.array([1 + 1e-20j, 2 + 0j]),), (np.ones(2, complex),))
+
+
 def test_abs_and_angle_at_zero_are_zero():
     z, t = np.array([0j, 3 + 4j]), np.array([1.0 + 2.0j, 1.0 + 1.0j])
     np.testing.assert_allclose(jvp(lambda z: np.abs(z), (z,), (t,))[1], [0.0, (3 + 4) / 5])
     np.testing.assert_allclose(jvp(lambda z: np.angle(z), (z,), (t,))[1], [0.0, (3 - 4) / 25])
+
+
+@pytest.mark.parametrize("name,fn,z", CR.HOLOMORPHIC_MORE + CR.REAL_OF_COMPLEX,
+                         ids=[s[0] for s in CR.HOLOMORPHIC_MORE + CR.REAL_OF_COMPLEX])
+def test_more_functions(name, fn, z):
+    check(fn, z)
+
+
+def test_erf_and_erfc_of_complex_values():
+    special = pytest.importorskip("scipy.special")
+    check(lambda z: special.erf(z) * 2.0 + special.erfc(z * 0.5), crand(3))
+
+
+def max_of_complex(z):
+    return np.abs(np.max(z))  # (NumPy orders complex numbers lexicographically: refused)
+
+
+def test_max_of_complex_values_stays_refused():
+    from adjoint_compiler import grad
+    for run in (lambda: grad(max_of_complex)(crand(3)), lambda: jvp(max_of_complex, (crand(3),), (crand(3),))):
+        with pytest.raises(ComplexError, match="no rule valid for complex"):
+            run()
 
 
 # -- np.fft: the same transform of the tangent, with the same keywords ----------------------------------
@@ -186,6 +222,11 @@ def test_fft_complex_input(name, fn, shape):
 @pytest.mark.parametrize("name,fn,shape", CR.RFFT, ids=[f[0] for f in CR.RFFT])
 def test_fft_real_input(name, fn, shape):
     check(fn, rand(*shape))
+
+
+@pytest.mark.parametrize("name,fn,shape", CR.FFT_S + CR.RFFT_N, ids=[f[0] for f in CR.FFT_S + CR.RFFT_N])
+def test_fft_sizes_and_real_transforms(name, fn, shape):
+    check(fn, crand(*shape) if (name, fn, shape) in CR.FFT_S else rand(*shape))
 
 
 # -- end to end: real arguments, complex intermediates ------------------------------------------------
