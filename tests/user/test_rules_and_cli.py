@@ -3,6 +3,7 @@ import subprocess
 import sys
 import textwrap
 import traceback
+import types
 
 import numpy as np
 import pytest
@@ -114,6 +115,33 @@ def show(*args, cwd=None):
                           text=True, cwd=cwd, timeout=60)
 
 
+_SHOW_MANY = """
+import contextlib, io, json, sys
+from adjoint_compiler.__main__ import main
+results = []
+for argv in json.loads(sys.argv[1]):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(["show", *argv])
+        except SystemExit as exc:
+            code = exc.code
+    results.append({"returncode": code, "stdout": out.getvalue(), "stderr": err.getvalue()})
+print(json.dumps(results))
+"""
+
+
+def show_many(*argvs):
+    """`python -m adjoint_compiler show ARGV` for each argv, run by `main` in one fresh process (the
+    CLI's own entry point, without a process start per command)."""
+    import json
+
+    done = subprocess.run([sys.executable, "-c", _SHOW_MANY, json.dumps([list(map(str, a)) for a in argvs])],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return [types.SimpleNamespace(**r) for r in json.loads(done.stdout)]
+
+
 @pytest.fixture
 def user_file(tmp_path):
     path = tmp_path / "user_code.py"
@@ -134,27 +162,32 @@ def test_show_prints_the_same_code_as_adjoint_source(user_file):
 
 
 def test_show_ir_and_stages(user_file):
-    ir = show(f"{user_file}:f", "--ir")
+    stages = ("normalize", "ssa", "activity", "reverse", "simplify", "tape", "codegen")
+    ir, *results = show_many([f"{user_file}:f", "--ir"], *[[f"{user_file}:f", "--stage", s] for s in stages])
     assert ir.returncode == 0 and "# L5" in ir.stdout and "x_times_w = x * w" in ir.stdout
-    for stage in ("normalize", "ssa", "activity", "reverse", "simplify", "tape", "codegen"):
-        result = show(f"{user_file}:f", "--stage", stage)
+    for stage, result in zip(stages, results):
         assert result.returncode == 0, (stage, result.stderr)
         assert result.stdout.strip()
 
 
-@pytest.mark.parametrize("args, message", [
+BAD_ARGUMENTS = [
     (["nowhere.py:f"], "no such file"),
     (["{file}:g"], "no function 'g'"),
     (["{file}"], "expected FILE.py:FUNC"),
     (["{file}:f", "--wrt", "5"], "out of range"),
     (["{file}:f", "--wrt", "a"], "comma-separated"),
-])
-def test_show_bad_arguments_get_one_line_errors(user_file, args, message):
-    result = show(*[a.format(file=user_file) for a in args])
-    assert result.returncode == 2
-    assert message in result.stderr
-    assert "Traceback" not in result.stderr
-    assert len(result.stderr.strip().splitlines()) == 1
+]
+
+
+def test_show_bad_arguments_get_one_line_errors(user_file):
+    results = show_many(*[[a.format(file=user_file) for a in args] for args, _ in BAD_ARGUMENTS])
+    for (args, message), result in zip(BAD_ARGUMENTS, results):
+        assert result.returncode == 2, args
+        assert message in result.stderr, (args, result.stderr)
+        assert "Traceback" not in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    # (and one through the command line itself: the exit status)
+    assert show("nowhere.py:f").returncode == 2
 
 
 def test_show_works_on_the_examples():
