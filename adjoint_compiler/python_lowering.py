@@ -228,6 +228,14 @@ class PythonLowering:
             return None
         if self.value_is(e, functools.reduce):
             return self.reduce(e, out)
+        if self.value_is(e, dict) and (e.keywords or (len(e.args) == 1 and isinstance(e.args[0], gast.Dict))) \
+                and len(e.args) <= 1 and (not e.args or isinstance(e.args[0], gast.Dict)) \
+                and all(k.arg is not None for k in e.keywords):
+            # `dict(a=x, b=y)`, `dict({'a': x}, b=y)`: the display `{'a': x, 'b': y}`
+            given = e.args[0] if e.args else gast.Dict(keys=[], values=[])
+            keys = list(given.keys) + [_const(k.arg) for k in e.keywords]
+            values = list(given.values) + [k.value for k in e.keywords]
+            return gast.copy_location(gast.Dict(keys=keys, values=[self.atom(v, out) for v in values]), e)
         if self.value_is(e, sorted):
             return self.sorted_by_key(e, out)
         if self.value_is(e, min, max) and any(k.arg in ("key", "default") for k in e.keywords):

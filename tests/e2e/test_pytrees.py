@@ -734,3 +734,17 @@ def test_dict_get_with_a_literal_key():
     d = {"item_1": np.array([0.3, -0.5]), "item_2": np.array([1.0])}
     g = check_tree(with_defaults, d, np.array([1.0, 2.0]), wrt=(0, 1))
     np.testing.assert_allclose(g[1], [6.0, 6.0])
+
+
+def by_keywords(x):
+    d = dict(a=x * 2.0, b=np.sin(x))
+    e = dict({"a": x}, c=x * 3.0)
+    return np.sum(d["a"] * d["b"]) + np.sum(e["a"] * e["c"])
+
+
+def test_dict_made_by_keywords_is_a_display():
+    # (autograd's test_dict: `dict(..., b=x)` had no rule for its keyword, `dict({'a': x})` named an
+    # internal name in its error)
+    x = np.array([0.3, 0.7])
+    g = check_tree(by_keywords, x)
+    np.testing.assert_allclose(g, 2 * np.sin(x) + 2 * x * np.cos(x) + 6 * x)
