@@ -35,10 +35,12 @@ def _finite_number(op) -> bool:
 
 
 def constant_index(op) -> bool:
-    """An index made of integer literals only (`x[0]`, `x[1, 2]`)."""
+    """A basic index made of integer literals only (`x[0]`, `x[1, 2]`; not `x[(0, 1), (2, 3)]`,
+    whose tuples inside the index make it a fancy one)."""
     if isinstance(op, ir.Const):
         return type(op.value) is int
-    return isinstance(op, ir.Struct) and op.kind == "tuple" and all(constant_index(i) for i in op.items)
+    return isinstance(op, ir.Struct) and op.kind == "tuple" and \
+        all(isinstance(i, ir.Const) and type(i.value) is int for i in op.items)
 
 
 def pure(s) -> bool:

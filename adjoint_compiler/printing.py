@@ -69,9 +69,11 @@ def operand(op, in_index: bool = False) -> str:
             if in_index:
                 return f"{lo}:{hi}" + (f":{step}" if step else "")
             return f"slice({lo or None}, {hi or None}, {step or None})"
-        items = [operand(p, in_index) for p in op.items]
+        # (only the index's own tuple loses its parentheses: `x[(0, 1), (2, 3)]` is a fancy index of
+        # two tuples, `x[0, 1, 2, 3]` another read; its slices print as `a:b`)
+        items = [operand(p, in_index and isinstance(p, ir.Struct) and p.kind == "slice") for p in op.items]
         if in_index and items:
-            return ", ".join(items)
+            return ", ".join(items) + ("," if len(items) == 1 else "")  # (`x[a,]` is not `x[a]`)
         return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
     raise TypeError(op)
 

@@ -66,8 +66,10 @@ def _int_literal(e) -> bool:
     return isinstance(e, gast.Constant) and type(e.value) is int
 
 
-def _literal_index(idx):
-    """A basic index written with literals (ints, slices of ints) as subscript syntax, else None."""
+def _literal_index(idx, top: bool = True):
+    """A basic index written with literals (ints, slices of ints) as subscript syntax, else None
+    (a tuple inside the index's tuple makes it a fancy index, whose repeated slots `+=` would not
+    add up: `x[(0, 1, 1),]`)."""
     if _int_literal(idx):
         return idx
     if isinstance(idx, gast.Call) and isinstance(idx.func, gast.Name) and idx.func.id == "slice" \
@@ -75,8 +77,8 @@ def _literal_index(idx):
                                            for a in idx.args):
         lo, hi, step = (None if isinstance(a, gast.Constant) and a.value is None else a for a in idx.args)
         return gast.Slice(lower=lo, upper=hi, step=step)
-    if isinstance(idx, gast.Tuple) and idx.elts:
-        parts = [_literal_index(e) for e in idx.elts]
+    if isinstance(idx, gast.Tuple) and idx.elts and top:
+        parts = [_literal_index(e, top=False) for e in idx.elts]
         return None if None in parts else gast.Tuple(elts=parts, ctx=gast.Load())
     return None
 

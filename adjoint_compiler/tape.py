@@ -20,6 +20,7 @@ import gast
 
 from . import ir, rtcall, runtime
 from .backward import BIf, BLoop, Code, Mark, counted
+from .effects import constant_index
 from .fixpoint import fixpoint
 from .simplify import assign_stmt, header_reads, loads, value_loads
 
@@ -90,12 +91,6 @@ def _load(name: str) -> gast.Name:
 CHEAP = {operator.add, operator.sub, operator.mul, operator.truediv, operator.neg, operator.pos, ir.SQUARE}
 
 
-def _constant_index(op) -> bool:
-    if isinstance(op, ir.Const):
-        return isinstance(op.value, int) and not isinstance(op.value, bool)
-    return isinstance(op, ir.Struct) and op.kind == "tuple" and all(_constant_index(i) for i in op.items)
-
-
 def _scalar_recipes(loop: ir.Loop, read: set, classes: dict, written, live=None) -> tuple:
     """Which values of one iteration the backward pass can get back without saving them:
     - a value that becomes a loop-carried value (`x_3` in `next x_2 <- x_3`) is that carried value
@@ -120,7 +115,7 @@ def _scalar_recipes(loop: ir.Loop, read: set, classes: dict, written, live=None)
                 and s.target not in recovered and (classes.get(s.target) == 0 or row)):
             continue
         # scalar arithmetic, constant indexing, and `xs[t]` (a view) for the loop's own counter
-        cheap = s.prim in CHEAP or (s.prim is operator.getitem and (_constant_index(s.args[1]) or row))
+        cheap = s.prim in CHEAP or (s.prim is operator.getitem and (constant_index(s.args[1]) or row))
         operands = [v for op in s.args for v in ir.operand_vars(op)]
         if not cheap or s.kwargs or any(written(v) for v in operands):
             continue

@@ -33,3 +33,21 @@ def test_indexing(f, shape):
     rng = np.random.default_rng(15)
     x = rng.standard_normal(shape)
     check_grads(f, x, rng.standard_normal(shape))
+
+
+def tuples_of_tuples(x):
+    return np.sum(x[(0, 1, 1), (2, 2, 0)] ** 2) + np.sum(np.sin(x[(0, 1, 1),])) + np.sum(x[((1, 0), (2, 2))] * 3.0)
+
+
+def tuple_index_written(x):
+    b = x * 1.0
+    b[(0, 1), (1, 1)] = np.cos(x[(0, 1), (1, 1)])
+    b[(2, 2),] = x[0] * 2.0  # (a repeated row: the last write wins)
+    return np.sum(b ** 2)
+
+
+@pytest.mark.parametrize("f", [tuples_of_tuples, tuple_index_written])
+def test_fancy_indices_written_as_tuples(f):
+    # (`x[(0, 1, 1), (2, 2, 0)]` was printed `x[0, 1, 1, 2, 2, 0]`, and `g[(0, 1, 1),] += v` added
+    # one of the two repeated rows: fuzz family indexing)
+    check_grads(f, np.random.default_rng(3).normal(size=(3, 4)))
