@@ -444,3 +444,14 @@ def slogdet_adjoint(d, g, a):
 @tangent(rt.slogdet_adjoint)
 def slogdet_adjoint_dot(d, g, a):
     d_dot = rt.slogdet_adjoint_tangent(g_dot, a_dot, g, a)
+
+
+@adjoint(rt.array_adjoint_transpose)
+def array_adjoint_transpose(a, h, g, obj, y=None, ndmin=0):
+    """Linear in `h`, the transpose of `array_adjoint`: its own transpose is `array_adjoint`."""
+    h_bar += rt.array_adjoint(a_bar, obj, y, ndmin)
+
+
+@tangent(rt.array_adjoint_transpose)
+def array_adjoint_transpose_dot(a, h, g, obj, y=None, ndmin=0):
+    a_dot = rt.array_adjoint_transpose(h_dot, g, obj, y, ndmin)

@@ -40,6 +40,8 @@ def h_pow_base(x): return weigh(rt.pow_base_derivative(x, 3))
 def h_pow_base_square(x): return weigh(rt.pow_base_derivative(x, 2))
 def h_pow_base_exponent(x, y): return weigh(rt.pow_base_derivative(x, y))
 def h_pow_exponent(z, x): return weigh(rt.pow_exponent_derivative(z, x))
+def h_array_adjoint(g): return weigh(rt.array_adjoint(g, [V3, V3 * 2.0])[1])
+def h_array_transpose(h0, h1): return weigh(rt.array_adjoint_transpose([h0, h1], M23, [V3, V3]))
 def h_pow_second(x): return weigh(rt.pow_derivative(x, 2.5, 2))
 def h_pow_third(x): return weigh(rt.pow_derivative(x, 1.0, 3) + rt.pow_derivative(x, 4, 3))
 def h_dot_left(g, a, b): return weigh(rt.dot_left(g, a, b))
@@ -71,7 +73,7 @@ CASES = [
     (h_getitem_slice, (R.normal(size=2),)), (h_getitem_repeat, (V3,)), (h_getitem_row, (V3,)),
     (h_getitem_transpose, (V4,)), (h_accum, (M23, M23 + 1.0)), (h_chain, (M23, V3)), (h_chain, (0.3, V3)),
     (h_chain_div, (M23, POS3)), (h_chain_div, (V3, 1.7)), (h_pow_base, (V3,)), (h_pow_base_square, (M23,)),
-    (h_pow_base_exponent, (POS3, 2.5)), (h_pow_exponent, (V3, POS3)), (h_pow_second, (POS3,)), (h_pow_third, (V3,)), (h_dot_left, (V3, V4, M43)),
+    (h_pow_base_exponent, (POS3, 2.5)), (h_pow_exponent, (V3, POS3)), (h_pow_second, (POS3,)), (h_array_adjoint, (M23,)), (h_array_transpose, (V3, V3 * 0.5)), (h_pow_third, (V3,)), (h_dot_left, (V3, V4, M43)),
     (h_dot_right, (V3, V4, M43)), (h_dot_left, (M23, M23, np.eye(3) + 0.1 * M34[:, :3])),
     (h_dot_left, (V3, 0.5, V3)), (h_matmul_left, (R.normal(size=(2, 4)), M23, M34)),
     (h_matmul_right, (R.normal(size=(2, 4)), M23, M34)), (h_matmul_left, (R.normal(size=2), M23, V3)),
