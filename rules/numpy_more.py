@@ -803,3 +803,30 @@ def insert(y, arr, obj, values, axis=None):
 @tangent(np.insert)
 def insert_dot(y, arr, obj, values, axis=None):
     y_dot = rt.insert_tangent(arr_dot, values_dot, arr, obj, values, axis)
+
+
+# -- np.i0, np.nextafter, np.spacing -------------------------------------------------------------------
+FRESH_FUNCTIONS.update({np.i0, np.nextafter})
+nondifferentiable(np.spacing)  # (a step function of its argument: the distance to the next float)
+
+
+@adjoint(np.i0)
+def i0(y, x):
+    x_bar += y_bar * rt.i0_derivative(x)
+
+
+@tangent(np.i0)
+def i0_dot(y, x):
+    y_dot = x_dot * rt.i0_derivative(x)
+
+
+@adjoint(np.nextafter)
+def nextafter(y, x1, x2):
+    """The next float after x1 towards x2: x1 moved by at most one ulp, so its derivative in x1 is
+    1 (and 0 in x2, which only picks the direction)."""
+    x1_bar += rt.unbroadcast(y_bar * np.ones_like(y), x1)
+
+
+@tangent(np.nextafter)
+def nextafter_dot(y, x1, x2):
+    y_dot = x1_dot * np.ones_like(y)

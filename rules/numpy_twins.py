@@ -27,3 +27,29 @@ def nanvar(a, axis=None, ddof=0, keepdims=False):
 @differentiate_as(np.nanstd)
 def nanstd(a, axis=None, ddof=0, keepdims=False):
     return np.sqrt(nanvar(a, axis=axis, ddof=ddof, keepdims=keepdims))
+
+
+@differentiate_as(np.linalg.multi_dot)
+def multi_dot(arrays):
+    """The products in order (NumPy chooses an order that costs less; the value is the same)."""
+    out = arrays[0]
+    for a in arrays[1:]:
+        out = out @ a
+    return out
+
+
+@differentiate_as(np.linalg.tensorsolve)
+def tensorsolve(a, b):
+    shape = a.shape[b.ndim:]
+    n = 1
+    for k in shape:
+        n = n * k
+    return np.linalg.solve(a.reshape(-1, n), b.reshape(-1)).reshape(shape)
+
+
+@differentiate_as(np.linalg.tensorinv)
+def tensorinv(a, ind=2):
+    n = 1
+    for k in a.shape[:ind]:
+        n = n * k
+    return np.linalg.inv(a.reshape(n, -1)).reshape(a.shape[ind:] + a.shape[:ind])

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from adjoint_compiler import grad
-from adjoint_compiler.testing import check_grads
+from adjoint_compiler.testing import check_grads, check_jvp
 
 rng = np.random.default_rng(152)
 
@@ -373,3 +373,49 @@ def test_median_overwrite_input_is_refused():
     from adjoint_compiler.errors import CompileError
     with pytest.raises(CompileError, match="overwrite_input"):
         grad(median_overwrite)(np.ones(3))
+
+
+# -- np.i0, nextafter, spacing; multi_dot, tensorsolve, tensorinv (twins) -------------------------------------
+def i0_(x): return np.sum(np.i0(x) * np.arange(1.0, 4.0))
+def nextafter_(x, y): return np.sum(np.nextafter(x, y) ** 2)
+def spacing_(x): return np.sum(np.spacing(x) * 1e10 + x)
+def multi_dot_(a, b, c): return np.sum(np.linalg.multi_dot([a, b, c]) ** 2)
+def multi_dot_vectors(v, b, w): return np.linalg.multi_dot([v, b, w]) ** 2
+def tensorsolve_(a, b): return np.sum(np.linalg.tensorsolve(a, b) ** 2)
+def tensorinv_(a): return np.sum(np.linalg.tensorinv(a, ind=2) ** 2)
+
+
+def _well_posed(*shape):
+    return (np.eye(6) * 3 + rng.standard_normal((6, 6)) * 0.3).reshape(shape)
+
+
+@pytest.mark.parametrize("f, shapes", [
+    (i0_, [(3,)]), (nextafter_, [(3,), (3,)]), (spacing_, [(3,)]), (multi_dot_, [(2, 3), (3, 4), (4, 2)]),
+    (multi_dot_vectors, [(3,), (3, 4), (4,)]), (tensorsolve_, ["a", (2, 3)]), (tensorinv_, ["b"])])
+def test_more_functions_adjoint_and_tangent(f, shapes):
+    args = [_well_posed(2, 3, 6) if s == "a" else _well_posed(2, 3, 2, 3) if s == "b" else rng.standard_normal(s)
+            for s in shapes]
+    wrt = tuple(range(len(args)))
+    check_grads(f, *args, wrt=wrt)
+    check_jvp(f, *args, wrt=wrt)
+
+
+def test_i0_derivative_without_scipy_matches():
+    # (the fallback when SciPy is not installed: a midpoint rule for I1)
+    import builtins
+
+    from adjoint_compiler import runtime as rt
+    x = np.array([-30.0, -2.0, 0.0, 0.5, 3.0, 30.0])
+    real_import = builtins.__import__
+
+    def no_scipy(name, *args, **kwargs):
+        if name.startswith("scipy"):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+    builtins.__import__ = no_scipy
+    try:
+        fallback = rt.i0_derivative(x)
+    finally:
+        builtins.__import__ = real_import
+    eps = 1e-6
+    np.testing.assert_allclose(fallback, (np.i0(x + eps) - np.i0(x - eps)) / (2 * eps), rtol=1e-6, atol=1e-12)
