@@ -149,13 +149,13 @@ def test_the_forward_stages():
     assert "not computed" in stage(euler, "forward")  # a tuple the unpacking built: nothing reads it
 
 
-def uses_i0(x):
-    return np.i0(x) * 2.0
+def uses_unwrap(x):
+    return np.unwrap(x) * 2.0
 
 
 def test_a_primitive_without_any_rule_is_located_and_names_tangent():
-    with pytest.raises(MissingRuleError, match=r"i0[\s\S]*@tangent[\s\S]*line \d+\n\s+return np.i0"):
-        stage(uses_i0, "forward")
+    with pytest.raises(MissingRuleError, match=r"unwrap[\s\S]*@tangent[\s\S]*line \d+\n\s+return np.unwrap"):
+        stage(uses_unwrap, "forward")
 
 
 def test_tangent_templates_are_checked_when_registered():
