@@ -1854,7 +1854,7 @@ def kron_adjoint(g, a, b):
     """The gradients `(a_bar, b_bar)` in `np.kron(a, b)`: with both brought to the same rank,
     kron(a, b) reshaped to (a0, b0, a1, b1, ...) is the outer product."""
     a, b = np.asarray(a), np.asarray(b)  # (complex operands stay complex: the rule holds for them)
-    a, b = a.astype(np.result_type(a, float), copy=False), b.astype(np.result_type(b, float), copy=False)
+    a, b = np.asarray(a, dtype=np.result_type(a, float)), np.asarray(b, dtype=np.result_type(b, float))
     nd = max(a.ndim, b.ndim)
     a2 = a.reshape((1,) * (nd - a.ndim) + a.shape)
     b2 = b.reshape((1,) * (nd - b.ndim) + b.shape)
@@ -1878,9 +1878,13 @@ def cross_adjoint(g, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
         a_m, b_m = np.moveaxis(a, axisa, -1), np.moveaxis(b, axisb, -1)
         has_vector_axis = not (a_m.shape[-1] == 2 and b_m.shape[-1] == 2)  # (else c has no axisc)
         g_m = np.moveaxis(np.asarray(g, dtype=float), axisc, -1) if has_vector_axis else g
-        ga, gb = cross_adjoint(g_m, a_m, b_m)
+        ga, gb = _cross_last_axis(g_m, a_m, b_m)
         return np.moveaxis(ga, -1, axisa), np.moveaxis(gb, -1, axisb)
+    return _cross_last_axis(g, a, b)
 
+
+def _cross_last_axis(g, a, b):
+    """`cross_adjoint` of vectors along the last axis (no recursion: a gradient differentiates again)."""
     def three(v):
         return np.concatenate([v, np.zeros(v.shape[:-1] + (1,))], -1) if v.shape[-1] == 2 else v
     a3, b3 = three(a), three(b)

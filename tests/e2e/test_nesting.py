@@ -903,3 +903,20 @@ def test_second_order_through_det_and_slogdet(shape):
     check_grads(_determinants_slope, a)
     np.testing.assert_allclose(hvp(_determinants)(a, v), fd_of_gradient(_determinants, (a,), 0, v),
                                rtol=1e-6, atol=1e-8)
+
+
+def _products(a, b):
+    return np.sum(np.cross(a, b, axisa=0) ** 2) + np.sum(np.cross(a.T, b) ** 3) + np.sum(np.kron(a, b[:2]) ** 3)
+
+
+def _products_slope(a, b):
+    return np.sum(np.sin(grad(_products)(a, b)))
+
+
+def test_second_order_through_cross_and_kron():
+    # (cross's adjoint called itself for axisa=..., kron's cast with `.astype(copy=False)`: both refused
+    # when differentiated again)
+    rng = np.random.default_rng(5)
+    a, b, v = rng.normal(size=(3, 4)), rng.normal(size=(4, 3)), rng.normal(size=(3, 4))
+    check_grads(_products_slope, a, b)
+    np.testing.assert_allclose(hvp(_products)(a, b, v), fd_of_gradient(_products, (a, b), 0, v), rtol=1e-6, atol=1e-8)
