@@ -24,7 +24,7 @@ def bench():
 
 @pytest.fixture(scope="module")
 def results(bench):
-    return bench.run(quick=True, rounds=2, frameworks=False)
+    return bench.run(quick=True, rounds=1, frameworks=False)
 
 
 def test_every_workload_reported(bench, results):

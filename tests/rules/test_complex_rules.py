@@ -128,7 +128,7 @@ def _astype(z): return z.astype(complex) * z
 UNARY = [_exp, _log, _sqrt, _square, _reciprocal, _sin, _cos, _tan, _sinh, _cosh, _tanh, _exp2, _expm1, _log1p,
          _log10, _log2, _neg, _negative, _pos, _pow_int, _pow_half, _pow_neg, _square_op, _conj, _conj_method,
          _conjugate, _copy, _copy_method, _astype]
-SHAPES = [(), (3,), (2, 3)]
+SHAPES = [(), (2, 3)]  # (a number and an array; the broadcasting shapes are the binary ones)
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
@@ -154,7 +154,7 @@ def _np_pow(a, b): return np.power(a, b)
 
 
 BINARY = [_add, _sub, _mul, _div, _pow, _np_add, _np_sub, _np_mul, _np_div, _np_pow]
-PAIRS = [((), ()), ((3,), (3,)), ((2, 3), (3,)), ((3,), ()), ((2, 1), (1, 3))]
+PAIRS = [((), ()), ((3,), (3,)), ((2, 3), (3,)), ((2, 1), (1, 3))]
 
 
 @pytest.mark.parametrize("kinds", ["cc", "cr", "rc"])
