@@ -1624,8 +1624,15 @@ class SSABuilder:
                 kinds.append(api._kind(param.default))
         if d.mode == "hvp":
             return self.inline_hvp(d, sig, bound, direction, tuple(kinds), at, out)
+        wrapper = self.inner_gradient(d, at, d.func, d.wrt, d.as_tuple, d.mode, tuple(kinds))
+        return self.inline(wrapper, args, kwargs, None, at, out)
+
+    def inner_gradient(self, d: Derivative, at, *how):
+        """`nesting.inner_gradient(*how)` for the derivative `d` called at `at`: its generated
+        function, its guard joined to this compilation's, its errors located here."""
+        from . import api, nesting
         try:
-            wrapper, guard = nesting.inner_gradient(d.func, d.wrt, d.as_tuple, d.mode, tuple(kinds))
+            function, guard = nesting.inner_gradient(*how)
         except CompileError:
             raise
         except (SourceError, api.ArgumentError, api.ArgumentIndexError) as exc:
@@ -1633,12 +1640,12 @@ class SSABuilder:
         reading = getattr(frontend._state, "reading", None)
         if reading is not None:
             reading.guards.append(guard)
-        return self.inline(wrapper, args, kwargs, None, at, out)
+        return function
 
     def inline_hvp(self, d: Derivative, sig, bound, direction, kinds: tuple, at, out: list):
         """`hvp(f, wrt)(*args, v)`: the jvp of `f`'s gradient along `v` (forward over reverse, as
         `nesting.hvp` computes it), its generated code inlined; the result is the tangent."""
-        from . import api, nesting
+        from . import api
         params = list(sig.parameters.items())
         n = len(params)
         if not all(-n <= i < n for i in d.wrt):
@@ -1666,15 +1673,7 @@ class SSABuilder:
                                              "constant that is not a float; write it as a float (`2.0`)", self.loc(at))
         gradient = api.grad(d.func, d.wrt if d.as_tuple else d.wrt[0])
         order = sorted(range(len(positions)), key=lambda j: positions[j])
-        try:
-            function, guard = nesting.inner_gradient(gradient, tuple(positions[j] for j in order), False, "jvp", kinds)
-        except CompileError:
-            raise
-        except (SourceError, api.ArgumentError, api.ArgumentIndexError) as exc:
-            raise CompileError(f"cannot compile {d.display} called here: {exc}", self.loc(at)) from None
-        reading = getattr(frontend._state, "reading", None)
-        if reading is not None:
-            reading.guards.append(guard)
+        function = self.inner_gradient(d, at, gradient, tuple(positions[j] for j in order), False, "jvp", kinds)
         pair = self.inline(function, values + [directions[j] for j in order], {}, None, at, out)
         target = self.version("hvp", "seq" if d.as_tuple else "num")
         out.append(ir.Assign(target, operator.getitem, [pair, ir.Const(1)], {}, self.loc(at), None))
