@@ -1763,15 +1763,7 @@ class SSABuilder:
                               (target, ("default", pname)))
                 kinds.append(api._kind(param.default))
             values.append(op)
-        try:
-            function, guard = nesting.inner_gradient(func.value, tuple(wrt), False, "jvp", tuple(kinds))
-        except CompileError:
-            raise
-        except (SourceError, api.ArgumentError, api.ArgumentIndexError) as exc:
-            raise CompileError(f"cannot compile {d.display} called here: {exc}", self.loc(at)) from None
-        reading = getattr(frontend._state, "reading", None)
-        if reading is not None:
-            reading.guards.append(guard)
+        function = self.inner_gradient(d, at, func.value, tuple(wrt), False, "jvp", tuple(kinds))
         return self.inline(function, values + [tangents[k] for k in wrt], {}, None, at, out)
 
     def static_items(self, op, what: str, at) -> list:
