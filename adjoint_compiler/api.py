@@ -33,7 +33,7 @@ import types
 import gast
 import numpy as np
 
-from . import diskcache, frontend, guard, nesting, registry, trees
+from . import diskcache, frontend, guard, nesting, registry, shapes, trees
 from . import runtime as rt
 from .buffer import Buffer
 from .errors import ArgumentError, ArgumentIndexError, MutationError
@@ -386,6 +386,10 @@ def compiled(func, wrt: tuple, values: list, mode: str):
     key = (func, wrt, tuple([(_FLOAT_RANKS[v.ndim] if v.dtype.kind == "f" else _array_kind(v))
                              if type(v) is np.ndarray else _kind(v) for v in values]), mode)
     entry = _CACHE.get(key)
+    if entry is not None and entry.dims is not None:  # code for one pattern of axis lengths
+        dims = shapes.dims_of(values)
+        if dims != entry.dims:
+            entry = _CACHE.get(key + (dims,))
     if entry is not None and entry.guard.holds():
         return entry
     n = len(values)
@@ -396,12 +400,13 @@ def compiled(func, wrt: tuple, values: list, mode: str):
             raise ArgumentIndexError(f"wrt={i} is out of range: {getattr(func, '__name__', func)} takes {n} arguments")
     if any(i < 0 for i in wrt):
         return compiled(func, tuple(i % n for i in wrt), values, mode)
+    dims = shapes.dims_of(values)
     with _COMPILE_LOCK:
-        entry = _CACHE.get(key)
-        if entry is None or not entry.guard.holds():
-            _CACHE.pop(key, None)
-            entry = _build(_unwrap(func), wrt, key[2], mode)
-            _CACHE[key] = entry
+        entry = _CACHE.get(key + (dims,)) or _CACHE.get(key)
+        if entry is None or not entry.guard.holds() or entry.dims not in (None, dims):
+            entry = _build(_unwrap(func), wrt, key[2], mode, dims=dims)
+            _CACHE[key + (dims,)] = entry
+        _CACHE[key] = entry
     return entry
 
 
@@ -414,10 +419,12 @@ def _variadic(func) -> bool:
     return any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params)
 
 
-def _build(target, wrt: tuple, kinds: tuple, mode: str, differentiable: bool = False):
+def _build(target, wrt: tuple, kinds: tuple, mode: str, differentiable: bool = False, dims: tuple | None = None):
     """A Compiled with its guard: from the disk cache if a valid entry is there, else compiled
     (recording every function read and name looked up) and stored. With `differentiable` (the
-    inner gradient of a nested one), its code stays differentiable and bypasses the disk cache."""
+    inner gradient of a nested one), its code stays differentiable and bypasses the disk cache.
+    With `dims` (the arguments' pattern of axis lengths), the code may hold for that pattern alone
+    (its `dims`), where that lets it skip shape bookkeeping."""
     generation = registry.GENERATION  # read first: a registration during compilation is seen next call
     spec = getattr(target, "__adjoint_spec__", None)
     if spec is not None:  # a gradient made by `grad`: differentiate its generated source
@@ -434,13 +441,16 @@ def _build(target, wrt: tuple, kinds: tuple, mode: str, differentiable: bool = F
         entry.guard = _guard(target, reading, generation)
         return entry
     portable = not any(isinstance(k, tuple) for k in kinds)  # (a structure's kind holds its class)
-    entry = diskcache.load(target, wrt, kinds, mode, generation) if portable else None
+    entry = None
+    if portable:  # code for this pattern of axis lengths, or code for every pattern
+        entry = (dims and diskcache.load(target, wrt, (kinds, dims), mode, generation)) \
+            or diskcache.load(target, wrt, kinds, mode, generation)
     if entry is None:
         with frontend.recording() as reading:
-            entry = compile_gradient(target, wrt, kinds, mode)
+            entry = compile_gradient(target, wrt, kinds, mode, dims=dims)
         entry.guard = _guard(target, reading, generation)
         if portable and not reading.guards:  # (a gradient called inside: its guard is not portable)
-            diskcache.store(target, wrt, kinds, mode, entry)
+            diskcache.store(target, wrt, kinds if entry.dims is None else (kinds, entry.dims), mode, entry)
     return entry
 
 

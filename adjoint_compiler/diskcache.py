@@ -95,6 +95,7 @@ def load(func, wrt, kinds, mode, generation):
     compiled.guard = checks
     compiled.written = entry["written"]
     compiled.outputs = entry.get("outputs", ())
+    compiled.dims = entry.get("dims")
     return compiled
 
 
@@ -123,7 +124,7 @@ def store(func, wrt, kinds, mode, compiled) -> None:
             return
     entry = {"source": compiled.source, "filename": compiled.filename, "name": compiled.ir.name,
              "line_locs": compiled.line_locs, "steps": portable["steps"], "recipe": recipe,
-             "written": compiled.written, "outputs": compiled.outputs}
+             "written": compiled.written, "outputs": compiled.outputs, "dims": compiled.dims}
     try:
         folder.mkdir(parents=True, exist_ok=True)
         tmp = folder / f"{key}.{os.getpid()}.tmp"

@@ -86,6 +86,7 @@ class Compiled:
     written: tuple = ()  # the parameters (positions) the function writes into (copied on entry)
     outputs: tuple = ()  # 'split_written': the parameters (positions) whose arrays are its outputs
     guard: object = None  # guard.Guard: what the code baked in, re-checked at each call (set by api)
+    dims: tuple | None = None  # the pattern of axis lengths it holds for alone (shapes.dims_of), or None
 
 
 # Names the generated module binds itself (its imports) or reads as builtins: a user's global of
@@ -142,6 +143,7 @@ class Context:
     wrt: tuple
     kinds: tuple  # one per parameter: 'num', 'seq', ..., 'f<ndim>' (real floats) or 'r<ndim>' for an array or scalar
     mode: str  # 'joint', 'grad' or 'split'
+    dims: tuple | None = None  # the arguments' pattern of axis lengths (shapes.dims_of); shapes: None if unused
     written_out: bool = False  # 'split_written': the outputs are the arguments the function writes into
     differentiable: bool = False  # the generated code is to be differentiated again (nesting): no plain, no peek
     namer: Namer = field(default_factory=lambda: Namer(RESERVED))
@@ -265,9 +267,17 @@ def _show_complex(c: Context) -> str:
 
 
 def _shapes(c: Context) -> None:
-    """Shape classes and ranks, from the argument kinds."""
-    c.classes, c.ndims = shapes.infer(c.fn, {v: (int(k[1:]) if k[0] in "rfc" else None)
-                                             for v, k in zip(c.fn.params, c.kinds)}, c.ints)
+    """Shape classes and ranks, from the argument kinds; with a pattern of axis lengths
+    (`c.dims`), from it too where it tells more (else the pattern is dropped: the code holds for
+    every pattern, and one compilation serves them all)."""
+    ranks = {v: (int(k[1:]) if k[0] in "rfc" else None) for v, k in zip(c.fn.params, c.kinds)}
+    c.classes, c.ndims = shapes.infer(c.fn, ranks, c.ints)
+    if c.dims is not None:
+        by_dims = shapes.infer(c.fn, ranks, None, {v: d for v, d in zip(c.fn.params, c.dims) if d is not None})
+        if shapes.same_facts(by_dims[0], c.classes):
+            c.dims = None
+        else:
+            c.classes, c.ndims = by_dims
 
 
 def _floats(c: Context) -> None:
@@ -283,10 +293,13 @@ def _show_floats(c: Context) -> str:
 
 
 def _show_shapes(c: Context) -> str:
-    def note(s):
-        ndims = [f"{v.name}: ndim {c.ndims[v]}" for v in ir.defined_by(s) if v in c.ndims]
-        return ", ".join(ndims)
-    return format_ir(c.fn, note)
+    def fact(v):
+        token = c.classes.get(v)
+        if isinstance(token, shapes.Dims):  # the axes by id: equal ids, equal lengths (1: length 1)
+            return f"{v.name}: shape ({', '.join('1' if i == shapes.ONE else f'd{i}' for i in token.ids)}"\
+                   f"{',' if len(token.ids) == 1 else ''})"
+        return f"{v.name}: ndim {c.ndims[v]}" if v in c.ndims else None
+    return format_ir(c.fn, lambda s: ", ".join(filter(None, map(fact, ir.defined_by(s)))))
 
 
 def _mutation(c: Context) -> None:
@@ -490,7 +503,7 @@ PASSES = (
     Pass("normalize", _normalize, lambda c: to_source(printable(c.normalized)), ("source",), ("normalized",)),
     Pass("ssa", _ssa, _ir, ("source", "normalized", "kinds", "written_out"), ("fn",)),
     Pass("dtypes", _dtypes, _ir, ("fn", "kinds", "mode", "differentiable")),
-    Pass("shapes", _shapes, _show_shapes, ("fn", "kinds"), ("classes", "ndims", "ints")),
+    Pass("shapes", _shapes, _show_shapes, ("fn", "kinds", "dims"), ("classes", "ndims", "ints", "dims")),
     Pass("floats", _floats, _show_floats, ("fn", "kinds"), ("real", "fn")),
     Pass("mutation", _mutation, _show_mutation, ("fn", "classes", "ndims"), ("views",)),
     Pass("hoist", _hoist, _ir, ("fn", "classes"), ("fn",)),
@@ -598,7 +611,7 @@ IR_STAGE = STAGES[STAGES.index("activity") - 1]  # `show --ir`: the IR as differ
 
 def _check_declarations(passes) -> None:
     """Each pass reads only inputs and what an earlier pass established."""
-    known = {"func", "wrt", "kinds", "mode", "written_out", "differentiable", "namer"}
+    known = {"func", "wrt", "kinds", "dims", "mode", "written_out", "differentiable", "namer"}
     fields = {f.name for f in dataclasses.fields(Context)}
     for p in passes:
         missing = set(p.reads) - known
@@ -615,24 +628,28 @@ _check_declarations(FORWARD_PASSES)
 
 
 def compile_gradient(func, wrt: tuple, kinds: tuple, mode: str = "joint", stage: str | None = None,
-                     differentiable: bool = False):
+                     differentiable: bool = False, dims: tuple | None = None):
     """Compile the gradient of `func` w.r.t. the positional parameters `wrt`: 'joint' (value and
     gradient), 'grad' (the gradient alone), 'split' (vjp and pullback), 'split_written' (vjp and
     pullback of a function that returns nothing: its outputs are the arguments it writes into, as
     it leaves them, one value or a tuple in parameter order; see `written_outputs`) or 'jvp'
     (forward mode: the value and its tangent, from tangents of the `wrt` parameters). With
     `stage`, stop after the pass of that name and return its printed output. With `differentiable`,
-    the generated code stays in the compiler's input language (for a gradient differentiated again)."""
+    the generated code stays in the compiler's input language (for a gradient differentiated again).
+    With `dims` (shapes.dims_of of the arguments), the code may hold for that pattern of axis
+    lengths alone: then the Compiled's `dims` is that pattern, else None."""
     passes = FORWARD_PASSES if mode == "jvp" else PASSES
     stages = tuple(p.name for p in passes)
     if stage is not None and stage not in stages:
         raise ValueError(f"unknown stage {stage!r}; the passes are {', '.join(stages)}")
     written_out, mode = mode == "split_written", ("split" if mode == "split_written" else mode)
-    context = Context(func, tuple(wrt), tuple(kinds), mode, written_out=written_out, differentiable=differentiable)
+    context = Context(func, tuple(wrt), tuple(kinds), mode, dims, written_out=written_out,
+                      differentiable=differentiable)
     for p in passes:
         p.run(context)
         if p.name == stage:
             return p.show(context)
+    context.compiled.dims = context.dims
     return context.compiled
 
 

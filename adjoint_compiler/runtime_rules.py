@@ -107,8 +107,12 @@ def _zero_cotangent_gives_zero(g, out):
     if isinstance(g, (float, int)) and g != 0:
         return out  # a cotangent zero nowhere: any nan is the derivative's own
     if isinstance(out, np.ndarray) and out.dtype.kind == "f":
-        total = np.add.reduce(out, axis=None)  # finite: no nan (a sum is cheaper than a scan)
-        if total - total != 0 and np.isnan(out).any():
+        if out.flags.c_contiguous and out.dtype.itemsize >= 4:
+            flat = out.reshape(-1)
+            total = flat @ flat  # a nan somewhere, or not (BLAS: cheaper than a sum or a scan)
+        else:
+            total = np.add.reduce(out, axis=None)
+        if total != total and np.isnan(out).any():  # (inf - inf in a sum: a nan that was not there)
             out = np.where(np.broadcast_to(np.equal(g, 0), out.shape), out.dtype.type(0.0), out)
     return out
 

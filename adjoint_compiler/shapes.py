@@ -7,6 +7,14 @@ values of its own class). Values without a class are unknown. Rules use it to dr
 
     x: float, a: float       y = np.sin(x) * a      class(y) = 0
     v: array                 w = v * 2.0 + v        class(w) = class(v)
+
+When the compilation is for one pattern of axis lengths (`dims_of`: which axes of the array
+arguments have equal lengths, and which have length 1), an array argument's class is its `Dims`,
+one id per axis, and broadcasting, `@`, integer indexing, transposes and reductions compute the
+`Dims` of their results: values of equal `Dims` have equal shapes whatever the lengths are.
+
+    xs: (T, B, D), Wx: (D, H), h: (B, H), Wh: (H, H)
+    a = xs[t] @ Wx   (B, H)     c = h @ Wh   (B, H)     class(a + c) = class(a) = class(c)
 """
 from __future__ import annotations
 
@@ -49,6 +57,87 @@ class GlobalArray:
 
     def __hash__(self) -> int:
         return hash((GlobalArray, id(self.array)))
+
+
+ONE = 1  # the id of an axis of length 1 (`dims_of` numbers the other lengths from 2)
+
+
+class Dims:
+    """The shape class of an array whose axes are known by id: equal ids, equal lengths (the
+    ids of the arguments' axes come from `dims_of`; an id computed here, as for a slice, may
+    stand for any length, 1 included, so only ONE is known to broadcast)."""
+
+    __slots__ = ("ids",)
+
+    def __init__(self, ids: tuple):
+        self.ids = ids
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Dims) and other.ids == self.ids
+
+    def __hash__(self) -> int:
+        return hash((Dims, self.ids))
+
+    def __repr__(self) -> str:
+        return f"Dims{self.ids}"
+
+
+def dims_of(values) -> tuple | None:
+    """The pattern of axis lengths of the array arguments among `values`: for each value, a tuple
+    of ids (one per axis; ONE for length 1, equal ids for equal lengths) or None when it is not an
+    array; None when no value is an array. Code compiled for one pattern holds for every call
+    with that pattern."""
+    ids = {1: ONE}
+    pattern = [tuple([ids.setdefault(n, len(ids) + 1) for n in v.shape]) if type(v) is np.ndarray else None
+               for v in values]
+    return tuple(pattern) if len(ids) > 1 or any(p is not None for p in pattern) else None
+
+
+def _token(ids: tuple):
+    return Dims(ids) if ids else 0
+
+
+def _broadcast(operands: list):
+    """The Dims of the elementwise result of operands with these Dims, or None where an axis
+    pairs two ids not known equal."""
+    out = []
+    for axis in range(1, max(len(d.ids) for d in operands) + 1):
+        ids = {d.ids[-axis] for d in operands if axis <= len(d.ids)} - {ONE}
+        if len(ids) > 1:
+            return None
+        out.append(ids.pop() if ids else ONE)
+    return _token(tuple(reversed(out)))
+
+
+def _matmul(a: Dims, b: Dims):
+    """The Dims of `a @ b` (np.matmul's rules), or None where the inner axes are not known equal."""
+    x, y = a.ids, b.ids
+    if not x or not y or x[-1] != y[-2 if len(y) > 1 else 0]:
+        return None
+    if len(y) == 1:
+        return _token(x[:-1])
+    if len(x) == 1:
+        return _token(y[:-2] + y[-1:])
+    batch = _broadcast([Dims(x[:-2]), Dims(y[:-2])]) if len(x) > 2 or len(y) > 2 else 0
+    if batch is None:
+        return None
+    return Dims((batch.ids if batch else ()) + (x[-2], y[-1]))
+
+
+def _reduced(d: Dims, s: ir.Assign):
+    """The Dims of a reduction of an array of Dims `d` over a constant `axis`, or None."""
+    axis, keep = _axis_keepdims(s)
+    if not (isinstance(axis, ir.Const) and isinstance(keep, ir.Const)) or len(s.args) > 2:
+        return None
+    axes = axis.value if isinstance(axis.value, tuple) else (axis.value,)
+    if axis.value is None:
+        axes = tuple(range(len(d.ids)))
+    if not all(type(a) is int and -len(d.ids) <= a < len(d.ids) for a in axes):
+        return None
+    axes = {a % len(d.ids) for a in axes}
+    if keep.value:
+        return _token(tuple(ONE if k in axes else i for k, i in enumerate(d.ids)))
+    return _token(tuple(i for k, i in enumerate(d.ids) if k not in axes))
 
 
 def _same_shape(s) -> bool:
@@ -157,6 +246,9 @@ class Shapes:
         p = s.prim
         if self.numbers(s) is not None:
             return ("vector", self.numbers(s))  # every vector of k numbers has shape (k,)
+        dims = self.dims(s)
+        if dims is not None:
+            return dims
         if is_elementwise(p) and not s.kwargs:
             tokens = [self.of(a) for a in s.args]
             if None in tokens:
@@ -182,6 +274,32 @@ class Shapes:
             if sliced is not None:
                 return sliced
         return s.target  # a shape of its own
+
+    def dims(self, s: ir.Assign):
+        """The Dims (or 0) of a result computed from operands of known Dims, else None."""
+        p, args = s.prim, s.args
+        first = self.of(args[0]) if args else None
+        if p is operator.getitem:
+            parts = args[1].items if isinstance(args[1], ir.Struct) and args[1].kind == "tuple" else (args[1],)
+            if isinstance(first, Dims) and len(parts) <= len(first.ids) \
+                    and all(_integral(q, self.ints) for q in parts):
+                return _token(first.ids[len(parts):])
+            return None
+        tokens = [self.of(a) for a in args]
+        operands = [t for t in tokens if t != 0]
+        if not operands or not all(isinstance(t, Dims) for t in operands) or s.kwargs and p not in REDUCTIONS \
+                and not isinstance(p, ir.Method):
+            return None
+        if is_elementwise(p):
+            return _broadcast(operands)
+        if p in (operator.matmul, np.matmul, np.dot) and len(tokens) == 2 and 0 not in tokens:
+            return None if p is np.dot and len(tokens[1].ids) > 2 else _matmul(tokens[0], tokens[1])
+        if (p == ir.Attr("T") or p is np.transpose) and len(args) == 1:
+            return _token(first.ids[::-1])
+        if (p in REDUCTIONS or (isinstance(p, ir.Method) and p.name in REDUCING_METHODS)) \
+                and isinstance(first, Dims) and set(s.kwargs) <= {"axis", "keepdims"}:
+            return _reduced(first, s)
+        return None
 
     def length(self, s: ir.Assign):
         """(class, rank, offset) when the integer `s` computes is `len(x) + offset` for an array x
@@ -248,12 +366,15 @@ class Shapes:
                         else:
                             self.lengths.pop(s.target, None)
                     rank = 0 if integer else self.statement_rank(s)
+                    token = 0 if rank == 0 else self.assign(s)
+                    if rank is None and isinstance(token, Dims):
+                        rank = len(token.ids)
                     if rank is not None:
                         self.ranks[s.target] = rank
                     elif s.target in self.ranks:  # (an operand's rank was refuted since)
                         del self.ranks[s.target]
                         changed = True
-                    changed |= self.set(s.target, 0 if rank == 0 else self.assign(s))
+                    changed |= self.set(s.target, token)
             elif isinstance(s, ir.If):
                 changed |= self.block(s.body) | self.block(s.orelse)
                 for out, a, b in zip(s.outputs, s.body_results, s.orelse_results):
@@ -351,11 +472,14 @@ def _integer_result(s: ir.Assign, ints: set, shape_tuples: set) -> bool:
         return False
 
 
-def infer(fn: ir.Function, param_ranks: dict, ints: set | None = None) -> tuple:
+def infer(fn: ir.Function, param_ranks: dict, ints: set | None = None, param_dims: dict | None = None) -> tuple:
     """({Var: shape class}, {Var: ndim}) for the values whose class or rank is known;
-    `param_ranks` maps each parameter to its ndim (or None when not an array or scalar).
-    `ints`, when given, receives the Vars that surely hold integers."""
-    shapes = Shapes({p: (0 if r == 0 else p) for p, r in param_ranks.items() if r is not None},
+    `param_ranks` maps each parameter to its ndim (or None when not an array or scalar), and
+    `param_dims` (a compilation for one pattern of axis lengths, `dims_of`) maps array parameters
+    to their axes' ids. `ints`, when given, receives the Vars that surely hold integers."""
+    param_dims = param_dims or {}
+    shapes = Shapes({p: (_token(param_dims[p]) if p in param_dims else 0 if r == 0 else p)
+                     for p, r in param_ranks.items() if r is not None},
                     {p: r for p, r in param_ranks.items() if r is not None})
     # (compared by their state, as around loops)
     fixpoint(lambda state: (shapes.block(fn.body), shapes.state())[1], shapes.state(), _rounds(fn.body),
@@ -363,6 +487,17 @@ def infer(fn: ir.Function, param_ranks: dict, ints: set | None = None) -> tuple:
     if ints is not None:
         ints |= shapes.ints
     return shapes.known, shapes.ranks
+
+
+def same_facts(a: dict, b: dict) -> bool:
+    """Whether two results of `infer` (classes) relate the same values: the same values known,
+    the same scalars, the same groups of values of one shape."""
+    def groups(classes):
+        by_token: dict = {}
+        for v, token in classes.items():
+            by_token.setdefault(token, set()).add(v)
+        return {frozenset(vs) for vs in by_token.values()}, {v for v, t in classes.items() if t == 0}
+    return groups(a) == groups(b)
 
 
 def _rounds(body) -> int:

@@ -322,8 +322,8 @@ def shapes_from_params(backward: list, classes: dict, params: list, top: list = 
     """Where the backward pass reads a value only for its shape and a parameter surely has that
     shape, read the parameter instead, or else a top-level value (of `top`) it reads anyway, or
     else the operand of the same shape it was computed from elementwise (of `body`, the forward
-    IR: defined before it, so it holds that iteration's value wherever it does): the value need
-    not be computed or kept for it."""
+    IR: defined before it, so it holds that iteration's value wherever it does), the first such
+    operand the backward pass reads anyway: the value need not be computed or kept for it."""
     read = _value_reads(backward)
     sources = list(params) + [v for v in top if v.name in read and v not in params]
     by_class = {classes[v]: v.name for v in reversed(sources) if classes.get(v) not in (None, 0)}
@@ -333,7 +333,8 @@ def shapes_from_params(backward: list, classes: dict, params: list, top: list = 
         if token in (None, 0) or v.name in by_name:
             continue
         source, seen = v, set()
-        while source not in seen:  # down a chain of elementwise operations that keep the shape
+        # down a chain of elementwise operations that keep the shape, to a value read anyway
+        while source not in seen and source.name not in read:
             seen.add(source)
             s = defs.get(source)
             same = [a for a in s.args if isinstance(a, ir.Var) and a.kind == "num" and classes.get(a) == token] \

@@ -4,6 +4,8 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
+
 MODULE = textwrap.dedent("""
     import numpy as np
     W = np.array([1.0, 2.0, 3.0])
@@ -67,3 +69,49 @@ def test_disabled_and_cleared(tmp_path):
     assert out.returncode == 0 and "removed 1" in out.stdout
     assert run(tmp_path, cache)[0] == "compiled"
     assert run(tmp_path, "0")[0] == "compiled" and run(tmp_path, "0")[0] == "compiled"
+
+
+PATTERN_MODULE = textwrap.dedent("""
+    import numpy as np
+
+    def f(a, b):
+        return np.sum(np.tanh(a + b) * a)
+""")
+
+PATTERN_RUN = textwrap.dedent("""
+    import sys
+    import numpy as np
+    import adjoint_compiler.api as api
+    from adjoint_compiler import grad
+    import user_mod
+    calls = []
+    original = api.compile_gradient
+    api.compile_gradient = lambda *a, **k: calls.append(1) or original(*a, **k)
+    a, b = np.linspace(0.1, 1.2, 12).reshape(3, 4), np.linspace(-0.5, 0.5, int(sys.argv[1]))
+    g = grad(user_mod.f, 1)(a, b)
+    print("compiled" if calls else "cached", repr(g.tolist()))
+""")
+
+
+def test_code_for_one_pattern_of_lengths_serves_that_pattern_alone(tmp_path):
+    """A row `b` (code for that pattern: nothing to undo but the sum over rows), kept on disk and
+    loaded again; then one number `b`, of the same kind (rank 1) in another pattern: compiled
+    again, never the first pattern's code."""
+    (tmp_path / "user_mod.py").write_text(PATTERN_MODULE)
+    env = dict(os.environ, ADJOINT_COMPILER_CACHE=str(tmp_path / "cache"), PYTHONPATH=str(tmp_path))
+
+    def run(n):
+        result = subprocess.run([sys.executable, "-c", PATTERN_RUN, str(n)], capture_output=True, text=True,
+                                env=env, timeout=120)
+        assert result.returncode == 0, result.stderr
+        status, value = result.stdout.split(" ", 1)
+        return status, np.array(eval(value))
+
+    a = np.linspace(0.1, 1.2, 12).reshape(3, 4)
+    assert run(4)[0] == "compiled"
+    for n, status in ((4, "cached"), (1, "compiled")):
+        b = np.linspace(-0.5, 0.5, n)
+        found, g = run(n)
+        assert found == status
+        np.testing.assert_allclose(g, np.sum((1 - np.tanh(a + b) ** 2) * a, axis=0) if n == 4
+                                   else [np.sum((1 - np.tanh(a + b) ** 2) * a)], rtol=1e-12)

@@ -18,7 +18,9 @@ the dumps, the function rewritten as an in-place one; `Result.modes` has each mo
 
 A case with `then` runs it (Python statements, in the module's namespace) after the first
 gradient, and checks a second gradient against finite differences of the changed program: a
-global rebound, a helper redefined, a rule re-registered must take effect.
+global rebound, a helper redefined, a rule re-registered must take effect. A case with
+`then_args` takes its second gradient at those arguments (arrays of other shapes: code compiled
+for one pattern of axis lengths must not serve another).
 
     python tools/fuzz_long.py --families --n 20000     # every generator, counts per generator and mode
 """
@@ -52,6 +54,7 @@ class Case:
     wrt: int = 0
     must_work: bool = False
     then: str = ""        # statements run in the module between the first and second gradient
+    then_args: list | None = None  # the arguments of the second gradient (else `args` again)
     fname: str = "f"
 
 
@@ -196,11 +199,12 @@ def check_case(case: Case, modes: tuple = entry.MODES) -> Result:
             elif kind == "refused":
                 refused = refused or Result(kind, detail)
         bad = failed or refused
-        if (bad is None or bad.ok) and case.then and scalar:
+        if (bad is None or bad.ok) and (case.then or case.then_args is not None) and scalar:
             exec(case.then, vars(mod))
-            again = _one_gradient(getattr(mod, case.fname), case)
+            second = case if case.then_args is None else dataclasses.replace(case, args=case.then_args)
+            again = _one_gradient(getattr(mod, case.fname), second)
             if again is not None:
-                again.detail = f"after `{case.then}`: {again.detail}"
+                again.detail = f"after `{case.then or 'new arguments'}`: {again.detail}"
                 if again.status == "refused" and case.must_work:
                     again = Result("wrong", "refused, but this construct must work: " + again.detail)
                 bad = again if not again.ok or bad is None else bad

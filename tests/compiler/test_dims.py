@@ -1,0 +1,107 @@
+"""Shapes for one pattern of axis lengths (`shapes.dims_of`, `shapes.Dims`): what the shapes pass
+derives from it, on the printed IR, and that a gradient compiled for one pattern never serves
+another (each checked against finite differences)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from adjoint_compiler import adjoint_source, grad, shapes
+from adjoint_compiler.pipeline import compile_gradient
+from adjoint_compiler.testing import check_grads
+
+
+def notes(func, args, kinds) -> dict:
+    """{line text: its shape facts} of the shapes stage for arguments `args`."""
+    printed = compile_gradient(func, (0,), kinds, "grad", stage="shapes", dims=shapes.dims_of(args))
+    facts = {}
+    for line in printed.splitlines():
+        code, _, note = line.partition("#")
+        facts[code.strip()] = note.split("  ", 1)[1].strip() if "  " in note else ""
+    return facts
+
+
+def test_dims_of_numbers_equal_lengths_alike_and_one_apart():
+    a, b, c = np.zeros((3, 1)), np.zeros((4, 3)), np.zeros(4)
+    assert shapes.dims_of([a, 2.0, b, c]) == ((2, 1), None, (3, 2), (3,))
+    assert shapes.dims_of([1.0, [a]]) is None
+    assert shapes.dims_of([np.zeros(())]) == ((),)
+
+
+def rnn(x, W, U, h0):
+    h = h0
+    for t in range(x.shape[0]):
+        h = np.tanh(x[t] @ W + h @ U)
+    return np.sum(h * h)
+
+
+def test_a_carried_value_keeps_its_shape_and_matmuls_match():
+    x, W, U, h0 = np.zeros((5, 4, 3)), np.zeros((3, 6)), np.zeros((6, 6)), np.zeros((4, 6))
+    facts = notes(rnn, (x, W, U, h0), ("f3", "f2", "f2", "f2"))
+    assert facts["x_t_matmul_W = x_t @ W"] == "x_t_matmul_W: shape (d3, d5)"
+    assert facts["h_matmul_U = h @ U"] == "h_matmul_U: shape (d3, d5)"
+    assert "h: shape (d3, d5)" in facts["for t in range_x_shape_0 [h <- h0]:"]
+
+
+def test_a_carried_value_whose_shape_changes_has_no_shape_claimed():
+    """h0 is a vector: h is (6,) in the first iteration and (4, 6) after. Nothing then shares
+    a shape that did not without the pattern: the code is for every pattern."""
+    x, W, U, h0 = np.zeros((5, 4, 3)), np.zeros((3, 6)), np.zeros((6, 6)), np.zeros(6)
+    facts = notes(rnn, (x, W, U, h0), ("f3", "f2", "f2", "f1"))
+    assert not any(": shape (" in note for note in facts.values())
+    assert facts["h_matmul_U = h @ U"] == "" and facts["x_t_matmul_W = x_t @ W"] == "x_t_matmul_W: ndim 2"
+
+
+def reductions(a, b):
+    r = np.mean(a, axis=0, keepdims=True)
+    s = a.sum(axis=1)
+    return np.sum(r * b.T) + np.sum(s * b[0])
+
+
+def test_reductions_transposes_and_length_one():
+    a, b = np.zeros((3, 4)), np.zeros((4, 1))
+    facts = notes(reductions, (a, b), ("f2", "f2"))
+    assert facts["r = np.mean(a, axis=0, keepdims=True)"] == "r: shape (1, d3)"
+    assert facts["s = a.sum(axis=1)"] == "s: shape (d2,)"
+    assert facts["b_T = b.T"] == "b_T: shape (1, d3)"
+    assert facts["r_times_b_T = r * b_T"] == "r_times_b_T: shape (1, d3)"
+
+
+def broadcasting(a, b):
+    return np.sum(np.sin(a * b) * a)
+
+
+def test_lengths_not_known_equal_claim_nothing():
+    """(3, 1) * (1, 4) broadcasts both: a shape of its own, equal to neither."""
+    facts = notes(broadcasting, (np.zeros((3, 1)), np.zeros((1, 4))), ("f2", "f2"))
+    assert facts["a_times_b = a * b"] == "a_times_b: shape (d2, d3)"
+    facts = notes(broadcasting, (np.zeros((3, 2)), np.zeros((2, 3))), ("f2", "f2"))  # NumPy refuses it
+    assert "shape" not in facts["a_times_b = a * b"]
+
+
+PATTERNS = [((4, 3), (3,)), ((4, 3), (1,)), ((4, 1), (3,)), ((3, 3), (3,)), ((1, 3), (1,))]
+
+
+def bias(a, b):
+    return np.sum(np.tanh(a + b) * a)
+
+
+@pytest.mark.parametrize("order", [PATTERNS, PATTERNS[::-1]])
+def test_one_function_in_every_pattern_of_lengths(order):
+    """Each pattern compiles code of its own where the lengths matter; calls in any order get
+    the gradient of their own arguments."""
+    rng = np.random.default_rng(1)
+    g = grad(bias, (0, 1))
+    for sa, sb in order + order[:2]:
+        a, b = rng.uniform(0.2, 1.0, sa), rng.uniform(0.2, 1.0, sb)
+        ga, gb = g(a, b)
+        assert ga.shape == sa and gb.shape == sb
+        check_grads(bias, a, b, wrt=(0, 1))
+
+
+def test_the_source_for_one_pattern_drops_unbroadcast_and_another_keeps_it():
+    a, b = np.ones((4, 3)), np.ones(3)
+    same = adjoint_source(bias, (0, 1), args=(a, np.ones((4, 3))))
+    assert "unbroadcast" not in same
+    assert "rt.unbroadcast(" in adjoint_source(bias, (0, 1), args=(a, b))
+    assert "rt.unbroadcast(" in adjoint_source(bias, (0, 1))  # no arguments: every pattern
