@@ -272,8 +272,11 @@ def _shapes(c: Context) -> None:
     every pattern, and one compilation serves them all)."""
     ranks = {v: (int(k[1:]) if k[0] in "rfc" else None) for v, k in zip(c.fn.params, c.kinds)}
     c.classes, c.ndims = shapes.infer(c.fn, ranks, c.ints)
-    if c.dims is not None:
-        by_dims = shapes.infer(c.fn, ranks, None, {v: d for v, d in zip(c.fn.params, c.dims) if d is not None})
+    ids = shapes.split_dims(c.dims, list(ranks.values())) if c.dims else None
+    if ids is None:
+        c.dims = None
+    else:
+        by_dims = shapes.infer(c.fn, ranks, None, {v: d for v, d in zip(c.fn.params, ids) if d is not None})
         if shapes.same_facts(by_dims[0], c.classes):
             c.dims = None
         else:

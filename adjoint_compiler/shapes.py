@@ -82,15 +82,22 @@ class Dims:
         return f"Dims{self.ids}"
 
 
-def dims_of(values) -> tuple | None:
-    """The pattern of axis lengths of the array arguments among `values`: for each value, a tuple
-    of ids (one per axis; ONE for length 1, equal ids for equal lengths) or None when it is not an
-    array; None when no value is an array. Code compiled for one pattern holds for every call
-    with that pattern."""
+def dims_of(values) -> tuple:
+    """The pattern of axis lengths of the arrays among `values`: one id per axis of each array,
+    in order (ONE for length 1, equal ids for equal lengths). Code compiled for one pattern holds
+    for every call with that pattern; `split_dims` gives each parameter its ids."""
     ids = {1: ONE}
-    pattern = [tuple([ids.setdefault(n, len(ids) + 1) for n in v.shape]) if type(v) is np.ndarray else None
-               for v in values]
-    return tuple(pattern) if len(ids) > 1 or any(p is not None for p in pattern) else None
+    return tuple([ids.setdefault(n, len(ids) + 1) for v in values if isinstance(v, np.ndarray) for n in v.shape])
+
+
+def split_dims(pattern: tuple, ranks: list) -> list | None:
+    """Each parameter's ids (a tuple per array of rank `ranks[i]`, None where the rank is None)
+    from a `dims_of` pattern; None if the pattern does not fit the ranks."""
+    out, at = [], 0
+    for r in ranks:
+        out.append(None if r is None else tuple(pattern[at:at + r]))
+        at += r or 0
+    return out if at == len(pattern) else None
 
 
 def _token(ids: tuple):

@@ -23,9 +23,11 @@ def notes(func, args, kinds) -> dict:
 
 def test_dims_of_numbers_equal_lengths_alike_and_one_apart():
     a, b, c = np.zeros((3, 1)), np.zeros((4, 3)), np.zeros(4)
-    assert shapes.dims_of([a, 2.0, b, c]) == ((2, 1), None, (3, 2), (3,))
-    assert shapes.dims_of([1.0, [a]]) is None
-    assert shapes.dims_of([np.zeros(())]) == ((),)
+    pattern = shapes.dims_of([a, 2.0, b, c])
+    assert pattern == (2, 1, 3, 2, 3)
+    assert shapes.split_dims(pattern, [2, 0, 2, 1]) == [(2, 1), (), (3, 2), (3,)]
+    assert shapes.split_dims(pattern, [2, None, 2, 2]) is None  # (not these ranks)
+    assert shapes.dims_of([1.0, [a]]) == () and shapes.dims_of([np.zeros(())]) == ()
 
 
 def rnn(x, W, U, h0):
