@@ -86,6 +86,9 @@ def composite(*forms: str, **where):
         missing = set(rule.params) - named
         if missing or rule.varargs:
             raise RuleError(f"composite {template.__name__}: its forms do not name {sorted(missing)}")
+        # (its unbroadcasts are written for the shape of the form's result: with every name of
+        # the form a parameter, that is the broadcast of the operands it is bound to)
+        rule.broadcasts_operands = named == set(rule.params)
         COMPOSITES.append(Composite(rule, alternatives, _negated(rule)))
         return template
     return register

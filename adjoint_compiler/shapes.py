@@ -516,13 +516,18 @@ def _rounds(body) -> int:
 
 def broadcast_free(stmt: ir.Assign, operand, known: dict) -> bool:
     """Whether `operand` of an elementwise `stmt` surely has the result's shape (or, for a write
-    `b[idx] = v`, whether `v` surely has the shape of the slots it fills)."""
+    `b[idx] = v`, whether `v` surely has the shape of the slots it fills; for a composite, whether
+    every array it is bound to has `operand`'s shape)."""
     shapes = Shapes(known)
     if stmt.prim is ir.SETITEM and operand is stmt.args[2]:
         base, index = stmt.args[0], stmt.args[1]
         region = shapes.of(base) if isinstance(index, ir.Const) and index.value is Ellipsis \
             else shapes.slice_class(base, index)
         return region is not None and shapes.of(operand) == region
+    if getattr(stmt.rule, "broadcasts_operands", False) and stmt.bound:
+        tokens = {shapes.of(op) for op in stmt.bound.values() if isinstance(op, ir.Var)}
+        if None not in tokens and len(tokens) == 1 and shapes.of(operand) in tokens:
+            return True
     if not is_elementwise(stmt.prim) or stmt.kwargs or stmt.target is None:
         return False
     mine = shapes.of(operand)

@@ -51,6 +51,9 @@ class Rule:
     kind: str = "adjoint"  # or "tangent" (a forward-mode rule: `y_dot = ...`, see `parse_tangent`)
     free: dict = field(default_factory=dict)  # a global the body reads -> its name in `rt.rule_globals`
     refused: dict = field(default_factory=dict)  # parameter -> why it gets no gradient (a varied one is refused)
+    # each `rt.unbroadcast(g, x)` of the body undoes the broadcast of its array operands among
+    # themselves (a composite over elementwise forms): where they share one shape, it is `g`
+    broadcasts_operands: bool = False
 
     @property
     def differentiable(self) -> bool:

@@ -131,6 +131,17 @@ def test_broadcast_labels():
     check_grads(sum_loss_log1p, W0, X, y, wrt=(0, 2))
 
 
+def test_labels_of_the_margins_shape_need_no_unbroadcast_and_a_row_of_labels_does():
+    """The composite's unbroadcasts undo the broadcast of its operands: gone where y and z have
+    one shape (the pattern of lengths tells), kept (and summed right) for y of length 1."""
+    src = adjoint_source(mean_loss, (0, 1, 3), args=(W0, 0.2, X, Y))
+    assert "unbroadcast" not in src
+    check_grads(mean_loss, W0, 0.2, X, Y, wrt=(0, 1, 3))
+    y = np.array([1.0])
+    assert "rt.unbroadcast(" in adjoint_source(mean_loss, (0, 1, 3), args=(W0, 0.2, X, y))
+    check_grads(mean_loss, W0, 0.2, X, y, wrt=(0, 1, 3))
+
+
 def test_write_into_a_leaf_is_not_fused():
     """z is written after p is computed: the composite would read the new z, so the chain rule runs."""
     check_grads(written_after, W0, X.copy(), Y, wrt=(0,))
