@@ -41,6 +41,10 @@ from .frontend import SourceError, _unwrap
 from .pipeline import compile_gradient
 
 _CACHE: dict = {}
+# (func, wrt, exact signature, mode) -> the entry `_CACHE` gives for those arguments: the whole of
+# what their kinds and pattern of axis lengths are computed from, looked up first (bounded)
+_EXACT: dict = {}
+_EXACT_LIMIT = 4096
 # One lock for every compilation, reentrant for the nested ones (grad of grad). Compiling is pure
 # Python under the GIL, so serializing it costs nothing; and CPython before 3.12 keeps the AST
 # converter's recursion depth per interpreter, so two threads building ASTs at once can fail with
@@ -381,8 +385,38 @@ def _bind(func, args, kwargs):
     return [bound.arguments[p] for p in sig.parameters]
 
 
+def _exact(values) -> tuple | None:
+    """The dtype and shape of each array and the type of each float or int, for arguments of
+    those types alone (else None): arguments of one exact signature have one kind and one pattern
+    of axis lengths, so they get one compiled entry."""
+    out = []
+    for v in values:
+        kind = type(v)
+        if kind is np.ndarray:
+            out.append((v.dtype, v.shape))
+        elif kind is float or kind is int:
+            out.append(kind)
+        else:
+            return None
+    return tuple(out)
+
+
 def compiled(func, wrt: tuple, values: list, mode: str):
     """The cached compiled gradient for these argument kinds, compiling it once (thread-safe)."""
+    exact = _exact(values)
+    if exact is not None:
+        entry = _EXACT.get((func, wrt, exact, mode))
+        if entry is not None and entry.guard.holds():
+            return entry
+    entry = _kinds_entry(func, wrt, values, mode)
+    if exact is not None:
+        if len(_EXACT) >= _EXACT_LIMIT:
+            _EXACT.clear()
+        _EXACT[(func, wrt, exact, mode)] = entry
+    return entry
+
+
+def _kinds_entry(func, wrt: tuple, values: list, mode: str):
     key = (func, wrt, tuple([(_FLOAT_RANKS[v.ndim] if v.dtype.kind == "f" else _array_kind(v))
                              if type(v) is np.ndarray else _kind(v) for v in values]), mode)
     entry = _CACHE.get(key)
@@ -399,7 +433,7 @@ def compiled(func, wrt: tuple, values: list, mode: str):
                 frontend.read_function(_unwrap(func))  # (refused there, saying so)
             raise ArgumentIndexError(f"wrt={i} is out of range: {getattr(func, '__name__', func)} takes {n} arguments")
     if any(i < 0 for i in wrt):
-        return compiled(func, tuple(i % n for i in wrt), values, mode)
+        return _kinds_entry(func, tuple(i % n for i in wrt), values, mode)
     dims = shapes.dims_of(values)
     with _COMPILE_LOCK:
         entry = _CACHE.get(key + (dims,)) or _CACHE.get(key)

@@ -368,8 +368,9 @@ def _forget(f, mode: str) -> None:
     from adjoint_compiler import api
 
     kinds = {"grad": ("grad",), "value_and_grad": ("joint",), "vjp": ("split", "split_written")}[mode]
-    for key in [k for k in list(api._CACHE) if k[0] is f and k[3] in kinds]:
-        api._CACHE.pop(key, None)
+    for cache in (api._CACHE, api._EXACT):
+        for key in [k for k in list(cache) if k[0] is f and k[3] in kinds]:
+            cache.pop(key, None)
 
 
 def check_dumps(subject: Subject) -> str:
