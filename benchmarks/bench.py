@@ -196,9 +196,10 @@ def grads_close(a, b, rtol=1e-6, atol=1e-9):
 def clear_compile_cache(func) -> None:
     """Drop every cached compilation of `func`, so the next call compiles cold."""
     target = getattr(func, "__wrapped__", func)
-    for key in list(_api._CACHE):
-        if key and (key[0] is func or key[0] is target):
-            _api._CACHE.pop(key, None)
+    for cache in (_api._CACHE, _api._EXACT):
+        for key in list(cache):
+            if key and (key[0] is func or key[0] is target):
+                cache.pop(key, None)
 
 
 def _rebind(func, module):

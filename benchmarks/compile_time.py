@@ -37,9 +37,10 @@ def main(argv=None) -> int:
     from adjoint_compiler import api, grad
 
     def clear(func):
-        for key in list(api._CACHE):
-            if key and key[0] is func:
-                api._CACHE.pop(key, None)
+        for cache in (api._CACHE, getattr(api, "_EXACT", {})):  # (the exact-signature layer, where there is one)
+            for key in list(cache):
+                if key and key[0] is func:
+                    cache.pop(key, None)
 
     names = args.only.split(",") if args.only else [w.name for w in W.WORKLOADS]
     for name in names:
