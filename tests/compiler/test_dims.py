@@ -107,3 +107,22 @@ def test_the_source_for_one_pattern_drops_unbroadcast_and_another_keeps_it():
     assert "unbroadcast" not in same
     assert "rt.unbroadcast(" in adjoint_source(bias, (0, 1), args=(a, b))
     assert "rt.unbroadcast(" in adjoint_source(bias, (0, 1))  # no arguments: every pattern
+
+
+def shifted_sum(a, k):
+    u = a + k
+    return np.sum(u * 2.0)
+
+
+def test_forward_mode_in_every_pattern_of_lengths():
+    """jvp uses the same shape facts: with `k` an integer array (no tangent), `a`'s tangent is the
+    sum's as such where `a` has the shape of `a + k`, and broadcast first where `a` is a row."""
+    from adjoint_compiler import jvp
+
+    rng = np.random.default_rng(2)
+    k = np.arange(12).reshape(3, 4)
+    for shape in [(3, 4), (1, 4), (3, 1), (3, 4), (1, 4)]:
+        a, da = rng.uniform(0.2, 1.0, shape), rng.standard_normal(shape)
+        value, tangent = jvp(shifted_sum, (a, k), (da, None))
+        np.testing.assert_allclose(value, shifted_sum(a, k), rtol=1e-12)
+        np.testing.assert_allclose(tangent, 2.0 * np.sum(np.broadcast_to(da, (3, 4))), rtol=1e-12)
