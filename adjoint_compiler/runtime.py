@@ -304,9 +304,34 @@ def expand_reduced(g, x, axis=None, keepdims=False):
         view.flags.writeable = False
         return view
     if axis is not None and not keepdims:
-        axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
-        g = np.expand_dims(g, tuple(a % len(shape) for a in axes))
-    return np.broadcast_to(g, shape)
+        axes = {a % len(shape) for a in ((axis,) if isinstance(axis, (int, np.integer)) else axis)}
+        if type(g) is np.ndarray and g.ndim == len(shape) - len(axes):
+            g = g.reshape(tuple([1 if k in axes else n for k, n in enumerate(shape)]))
+        else:
+            g = np.expand_dims(g, tuple(axes))
+    return _broadcast_view(g, shape)
+
+
+def _broadcast_view(g, shape: tuple):
+    """`np.broadcast_to(g, shape)` (a read-only view), built directly where `g` has `shape`'s
+    rank and holds one number, or is C-contiguous (np.broadcast_to costs several microseconds)."""
+    if type(g) is not np.ndarray or g.ndim != len(shape) or not g.size or g.dtype.kind not in "biufc":
+        return np.broadcast_to(g, shape)
+    uniform = not any(g.strides)  # one number (the gradient of a sum, expanded)
+    if not (uniform or g.flags.c_contiguous):
+        return np.broadcast_to(g, shape)
+    strides, step = [], g.itemsize
+    for n, m in zip(reversed(g.shape), reversed(shape)):
+        if n == 1:
+            strides.append(0)
+        elif n == m:
+            strides.append(0 if uniform else step)
+            step *= n
+        else:
+            return np.broadcast_to(g, shape)  # (not broadcastable: its error)
+    view = np.ndarray(shape, g.dtype, np.array(g.flat[0]) if uniform else g, 0, tuple(strides[::-1]))
+    view.flags.writeable = False
+    return view
 
 
 from .runtime_rules import *  # the rule templates' helpers, as rt.<name>

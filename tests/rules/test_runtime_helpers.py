@@ -89,3 +89,36 @@ CASES = [
 @pytest.mark.parametrize("f,args", CASES, ids=[f"{f.__name__}-{i}" for i, (f, _) in enumerate(CASES)])
 def test_helper_rule(f, args):
     check_grads(f, *args, wrt=tuple(range(len(args))))
+
+
+def _expand_cases():
+    import itertools
+
+    for shape in [(3,), (3, 4), (2, 3, 4), (1, 4), (2, 1, 4), (0, 3)]:
+        for r in range(len(shape) + 1):
+            for axes in itertools.combinations(range(len(shape)), r):
+                for keep in (False, True):
+                    for how in ("plain", "one number", "transposed", "float32", "int", "np.int64 axis", "negative axis"):
+                        yield shape, axes, keep, how
+
+
+def test_expand_reduced_is_broadcast_to():
+    """`rt.expand_reduced` builds its read-only view itself where it can: the same values, shape
+    and dtype as np.broadcast_to of the gradient with the reduced axes put back."""
+    rng = np.random.default_rng(0)
+    for shape, axes, keep, how in _expand_cases():
+        reduced = np.sum(np.zeros(shape), axis=axes or None, keepdims=keep)
+        g = rng.standard_normal(np.shape(reduced))
+        if how == "one number" and g.ndim:
+            g = np.broadcast_to(np.array(1.5), g.shape)
+        elif how == "transposed" and g.ndim:
+            g = rng.standard_normal(g.shape[::-1]).T
+        elif how in ("float32", "int"):
+            g = np.round(g * 10).astype(np.float32 if how == "float32" else int)
+        axis = axes or None
+        if len(axes) == 1:
+            axis = {"np.int64 axis": np.int64(axes[0]), "negative axis": axes[0] - len(shape)}.get(how, axes[0])
+        got = rt.expand_reduced(g, np.zeros(shape), axis, keep)
+        want = np.broadcast_to(g if keep or not axes else np.expand_dims(g, axes), shape)
+        assert got.shape == want.shape and got.dtype == want.dtype and np.array_equal(got, want), (shape, axes, how)
+        assert not got.flags.writeable
