@@ -223,8 +223,9 @@ STRUCTURAL = [
 @pytest.mark.parametrize("name,fn,z", STRUCTURAL, ids=[s[0] for s in STRUCTURAL])
 def test_structural(name, fn, z):
     # (a linear map: the loss reading every direction of its output decides its adjoint; the modulus
-    # loss would test np.abs again, as test_non_holomorphic does)
-    check(losses(fn, fn(z))[0], z)
+    # loss would test np.abs again, as test_non_holomorphic does. grad alone: the rule is the same
+    # in every entry point, which test_unary and test_binary go through)
+    check(losses(fn, fn(z))[0], z, modes=False)
 
 
 def test_matmul_mixed_real_and_complex():
@@ -393,7 +394,7 @@ FFT = [
 @pytest.mark.parametrize("name,fn,shape", FFT, ids=[f[0] for f in FFT])
 def test_fft_complex_input(name, fn, shape):
     z = crand(*shape)
-    check(losses(fn, fn(z))[0], z)  # (linear: every direction of the output, as test_structural)
+    check(losses(fn, fn(z))[0], z, modes=False)  # (linear: every direction of the output, as test_structural)
 
 
 RFFT = [
@@ -414,7 +415,7 @@ RFFT = [
 @pytest.mark.parametrize("name,fn,shape", RFFT, ids=[f[0] for f in RFFT])
 def test_fft_real_input(name, fn, shape):
     x = rand(*shape)
-    check(losses(fn, fn(x))[0], x)  # (linear: every direction of the output, as test_structural)
+    check(losses(fn, fn(x))[0], x, modes=False)  # (linear: every direction of the output, as test_structural)
 
 
 # `s=` (cut or zero-padded before the transform) and the real n-dimensional transforms: odd last
