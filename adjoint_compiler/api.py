@@ -401,9 +401,11 @@ def _exact(values) -> tuple | None:
     return tuple(out)
 
 
-def compiled(func, wrt: tuple, values: list, mode: str):
-    """The cached compiled gradient for these argument kinds, compiling it once (thread-safe)."""
-    exact = _exact(values)
+def compiled(func, wrt: tuple, values: list, mode: str, exact=...):
+    """The cached compiled gradient for these argument kinds, compiling it once (thread-safe).
+    `exact` is `_exact(values)` where the caller has it."""
+    if exact is ...:
+        exact = _exact(values)
     if exact is not None:
         entry = _EXACT.get((func, wrt, exact, mode))
         if entry is not None and entry.guard.holds():
@@ -634,15 +636,10 @@ def _run(func, wrt_t, as_tuple, args, kwargs, mode):
     if type(func) is not types.FunctionType:  # (a plain function is itself: the common case, kept cheap)
         func, wrt_t, args, kwargs = _through_partial(func, wrt_t, args, kwargs)
     values = _bind(func, args, kwargs)
-    for v in values:  # complex arguments are refused before anything is compiled for them
-        if type(v) is np.ndarray:
-            if v.dtype.kind != "c":
-                continue
-        elif type(v) is float or type(v) is int:
-            continue
-        _check_real(func, values, allow_complex=True)
-        break
-    entry = compiled(func, wrt_t, values, mode)
+    exact = _exact(values)
+    if exact is None:  # complex values in structures are refused before anything is compiled for them
+        _check_real(func, values, allow_complex=True)  # (arrays, floats and ints alone: nothing to refuse)
+    entry = compiled(func, wrt_t, values, mode, exact)
     n = len(values)
     picked = []
     for i in wrt_t:
