@@ -327,7 +327,14 @@ def shapes_from_params(backward: list, classes: dict, params: list, top: list = 
     read = _value_reads(backward)
     sources = list(params) + [v for v in top if v.name in read and v not in params]
     by_class = {classes[v]: v.name for v in reversed(sources) if classes.get(v) not in (None, 0)}
-    by_name = {v.name: by_class[t] for v, t in classes.items() if t in by_class}
+    # a value of a loop whose class is one of the loop's own (a carried value's, or of what the
+    # loop computes) has that class's shape in its own iteration alone: not a top-level value's
+    in_loops = {v for s in ir.walk(body) if isinstance(s, ir.Loop) for v in ir.defined_in([s])}
+
+    def varies(token) -> bool:
+        return token in in_loops or (isinstance(token, tuple) and any(map(varies, token)))
+    by_name = {v.name: by_class[t] for v, t in classes.items()
+               if t in by_class and not (v in in_loops and varies(t))}
     defs = {s.target: s for s in ir.walk(body) if isinstance(s, ir.Assign) and s.target is not None}
     for v, token in classes.items():
         if token in (None, 0) or v.name in by_name:
