@@ -1,9 +1,9 @@
 """CSE: compute a pure expression once where the user's code (or inlining) repeats it.
 
-A statement that is cheap and pure (arithmetic, constant indexing; the same kinds `hoist` moves)
-and reads none of the arrays the function writes into gives the value of an identical statement
-that dominates it (earlier in its block or in an enclosing one): it is dropped and its uses read
-that value. Neither the forward nor the backward pass repeats it, and the tape keeps one value.
+A statement whose repeat gives the same value and does nothing else (`effects.repeatable`:
+arithmetic, constant indexing, ufuncs, `@`, reductions over a constant axis) and that reads none
+of the arrays the function writes into gives the value of an identical statement that dominates
+it (earlier in its block or in an enclosing one): it is dropped and its uses read that value. Neither the forward nor the backward pass repeats it, and the tape keeps one value.
 
     u_0 = u[0]                     u_0 = u[0]
     a = p_0 * u_0        ->        a = p_0 * u_0
@@ -13,7 +13,7 @@ that value. Neither the forward nor the backward pass repeats it, and the tape k
 from __future__ import annotations
 
 from . import ir
-from .effects import pure
+from .effects import repeatable
 from .mutation import same_arrays
 
 
@@ -33,7 +33,7 @@ def eliminate(fn: ir.Function) -> None:
     mapping: dict = {}
 
     def candidate(s) -> bool:
-        if not (pure(s) and s.target.kind == "num"):
+        if not (repeatable(s) and s.target.kind == "num"):
             return False
         reads = [v for op in s.args for v in ir.operand_vars(op)] + [s.target]
         return all(arrays.find(v) not in written for v in reads)
@@ -46,7 +46,8 @@ def eliminate(fn: ir.Function) -> None:
                 s.args = [_sub(a, mapping) for a in s.args]
                 s.kwargs = {k: _sub(v, mapping) for k, v in s.kwargs.items()}
                 if candidate(s):
-                    key = (s.prim,) + tuple(_key(a) for a in s.args)
+                    key = (s.prim,) + tuple(_key(a) for a in s.args) \
+                        + tuple(sorted((k, _key(v)) for k, v in s.kwargs.items()))
                     if key in seen:
                         mapping[s.target] = seen[key]
                         continue

@@ -14,6 +14,8 @@ from __future__ import annotations
 import math
 import operator
 
+import numpy as np
+
 from . import ir
 
 # Deterministic, no side effects, the value depends only on the operands (indexing reads an array:
@@ -49,6 +51,31 @@ def pure(s) -> bool:
     if not (isinstance(s, ir.Assign) and s.target is not None and not s.kwargs):
         return False
     return s.prim in PURE and (s.prim is not operator.getitem or constant_index(s.args[1]))
+
+
+# Calls that read their operands and do nothing else, whose value depends on them alone: an
+# identical call later gives the same value, or the earlier one raised (`cse` merges them; it
+# moves nothing). Reductions take constant `axis` and `keepdims` at most.
+_REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin}
+_REDUCING_METHODS = {"sum", "mean", "prod", "max", "min"}
+_PRODUCTS = {operator.matmul, np.matmul, np.dot}
+
+
+def repeatable(s) -> bool:
+    """Whether two identical runs of the statement give equal values and the second has no effect
+    of its own: a pure statement, a one-output ufunc, `@`/`np.dot`, or a sum, mean, product,
+    max or min (function or method) over a constant axis."""
+    if pure(s):
+        return True
+    if not (isinstance(s, ir.Assign) and s.target is not None and s.args):
+        return False
+    p = s.prim
+    if isinstance(p, np.ufunc) or p in _PRODUCTS:
+        return not s.kwargs and (p in _PRODUCTS or p.nout == 1)
+    reducing = p in _REDUCTIONS or (isinstance(p, ir.Method) and p.name in _REDUCING_METHODS
+                                    and isinstance(s.args[0], ir.Var) and s.args[0].kind == "num")
+    return reducing and set(s.kwargs) <= {"axis", "keepdims"} \
+        and all(isinstance(v, ir.Const) for v in s.kwargs.values())
 
 
 def _compatible(ops, classes: dict) -> bool:

@@ -154,8 +154,12 @@ def _same_shape(s) -> bool:
     return s.prim in SAME_SHAPE and not ({"shape", "ndmin"} & set(s.kwargs)) and len(s.args) < 5
 
 
-def is_elementwise(prim) -> bool:
-    return prim in ELEMENTWISE or (isinstance(prim, np.ufunc) and prim.nout == 1 and prim.signature is None)
+def is_elementwise(s: ir.Assign) -> bool:
+    """`s` computes its result entry by entry from its operands broadcast together: an operator,
+    a one-output ufunc, or `np.where(condition, x, y)`."""
+    prim = s.prim
+    return prim in ELEMENTWISE or (isinstance(prim, np.ufunc) and prim.nout == 1 and prim.signature is None) \
+        or (prim is np.where and len(s.args) == 3)
 
 
 class Classes(dict):
@@ -205,7 +209,7 @@ class Shapes:
         if self.numbers(s) is not None:
             return 1
         ranks = [self.rank(a) for a in s.args]
-        if is_elementwise(p) and not s.kwargs and ranks and None not in ranks:
+        if is_elementwise(s) and not s.kwargs and ranks and None not in ranks:
             return max(ranks)
         if p in (operator.matmul, np.matmul, np.dot) and len(ranks) == 2 and ranks[0] in (1, 2) \
                 and ranks[1] in (1, 2):
@@ -256,7 +260,7 @@ class Shapes:
         dims = self.dims(s)
         if dims is not None:
             return dims
-        if is_elementwise(p) and not s.kwargs:
+        if is_elementwise(s) and not s.kwargs:
             tokens = [self.of(a) for a in s.args]
             if None in tokens:
                 return s.target  # a shape of its own (what is computed from it elementwise shares it)
@@ -297,7 +301,7 @@ class Shapes:
         if not operands or not all(isinstance(t, Dims) for t in operands) or s.kwargs and p not in REDUCTIONS \
                 and not isinstance(p, ir.Method):
             return None
-        if is_elementwise(p):
+        if is_elementwise(s):
             return _broadcast(operands)
         if p in (operator.matmul, np.matmul, np.dot) and len(tokens) == 2 and 0 not in tokens:
             return None if p is np.dot and len(tokens[1].ids) > 2 else _matmul(tokens[0], tokens[1])
@@ -528,7 +532,7 @@ def broadcast_free(stmt: ir.Assign, operand, known: dict) -> bool:
         tokens = {shapes.of(op) for op in stmt.bound.values() if isinstance(op, ir.Var)}
         if None not in tokens and len(tokens) == 1 and shapes.of(operand) in tokens:
             return True
-    if not is_elementwise(stmt.prim) or stmt.kwargs or stmt.target is None:
+    if not is_elementwise(stmt) or stmt.kwargs or stmt.target is None:
         return False
     mine = shapes.of(operand)
     return mine is not None and mine == shapes.of(stmt.target)

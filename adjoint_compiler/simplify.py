@@ -345,7 +345,7 @@ def shapes_from_params(backward: list, classes: dict, params: list, top: list = 
             seen.add(source)
             s = defs.get(source)
             same = [a for a in s.args if isinstance(a, ir.Var) and a.kind == "num" and classes.get(a) == token] \
-                if s is not None and is_elementwise(s.prim) and not s.kwargs else []
+                if s is not None and is_elementwise(s) and not s.kwargs else []
             if not same:
                 break
             source = same[0]
@@ -545,7 +545,7 @@ def forward_needed(fn: ir.Function, needed: set, shaped: set | None = None, may_
     def shape_recipe(s) -> str | None:
         if s.target is None or s.target.name in needed or s.target.name not in shaped or s.kwargs:
             return None
-        if is_elementwise(s.prim):
+        if is_elementwise(s):
             return "broadcast"
         # (a write only where it cannot raise, for an index out of bounds or too many items)
         if s.prim in SAME_SHAPE or (isinstance(s.prim, ir.Method) and s.prim.name == "copy" and len(s.args) == 1) \

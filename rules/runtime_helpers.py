@@ -108,6 +108,16 @@ def accum_dot(y, a, b):
     y_dot = rt.accum(a_dot, b_dot)
 
 
+@adjoint(rt.masked)
+def masked(y, g, condition, keep=True):
+    g_bar += rt.unbroadcast(rt.masked(y_bar, condition, keep), g)
+
+
+@tangent(rt.masked)
+def masked_dot(y, g, condition, keep=True):
+    y_dot = rt.masked(g_dot, condition, keep)
+
+
 @adjoint(rt.chain)
 def chain(y, g, d):
     g_bar += rt.unbroadcast(rt.chain(y_bar, d), g)

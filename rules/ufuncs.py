@@ -394,8 +394,8 @@ def maximum_dot(z, x, y):
 
 @adjoint(np.where)
 def where(z, condition, x=None, y=None):
-    x_bar += rt.unbroadcast(np.where(condition, z_bar, 0.0), x)
-    y_bar += rt.unbroadcast(np.where(condition, 0.0, z_bar), y)
+    x_bar += rt.unbroadcast(rt.masked(z_bar, condition), x)
+    y_bar += rt.unbroadcast(rt.masked(z_bar, condition, False), y)
 
 
 @tangent(np.where)

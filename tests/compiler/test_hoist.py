@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 from adjoint_compiler import ir
-from adjoint_compiler.effects import may_raise, speculable
+from adjoint_compiler.effects import may_raise, repeatable, speculable
 from adjoint_compiler.pipeline import compile_gradient
+from adjoint_compiler.testing import check_grads
 
 
 def ssa(f, kinds):
@@ -114,3 +117,42 @@ def test_an_inner_guard_moves_out_of_the_outer_loop_under_its_guard():
     assert text.index("if range_n:") < text.index("range(m)") < text.index("if range_m:") \
         < text.index("p[0]") < outer  # p[0] runs only if both loops run at least once
     assert "p[0]" not in text[outer:] and "range(m)" not in text[outer:]
+
+
+def repeated_reductions(z, w):
+    lse = np.log(np.sum(np.exp(z - np.max(z, axis=1, keepdims=True)), axis=1, keepdims=True)) \
+        + np.max(z, axis=1, keepdims=True)
+    other = np.max(z, axis=0, keepdims=True)  # another axis: another value
+    m = z.sum() + z.sum() + np.tanh(z @ w).sum() + np.tanh(z @ w).sum()
+    return np.sum(lse) + np.sum(other) + m
+
+
+def test_cse_merges_repeated_calls_with_equal_keywords_only():
+    text = ssa(repeated_reductions, ("r2", "r1"))
+    assert text.count("np.max(z, axis=1, keepdims=True)") == 1
+    assert text.count("np.max(z, axis=0, keepdims=True)") == 1
+    assert text.count("z.sum()") == 1 and text.count("z @ w") == 1 and text.count("np.tanh(") == 1
+    z = np.random.default_rng(0).normal(size=(4, 3))
+    check_grads(repeated_reductions, z, np.random.default_rng(1).normal(size=3), wrt=(0, 1))
+
+
+def written_between(z):
+    a = np.sum(z)
+    z[0] = 2.0 * z[1]
+    return a * np.sum(z)
+
+
+def test_cse_keeps_a_call_repeated_after_a_write():
+    text = ssa(written_between, ("r1",))
+    assert text.count("np.sum(") == 2
+    check_grads(written_between, np.random.default_rng(2).normal(size=3))
+
+
+def test_repeatable_allow_list():
+    z = ir.Var("z")
+    assert repeatable(_assign(np.exp, z)) and repeatable(_assign(np.dot, z, z))
+    assert not repeatable(ir.Assign(ir.Var("t"), np.exp, [z], {"out": z}, None))
+    assert repeatable(ir.Assign(ir.Var("t"), np.sum, [z], {"axis": ir.Const(1)}, None))
+    assert not repeatable(ir.Assign(ir.Var("t"), np.sum, [z], {"axis": ir.Var("k")}, None))
+    assert not repeatable(_assign(np.random.normal, z)) and not repeatable(_assign(print, z))
+    assert not repeatable(_assign(np.divmod, z, z))  # two outputs

@@ -35,6 +35,8 @@ def h_getitem_row(g): return weigh(rt.getitem_adjoint(g, M23, 1))
 def h_getitem_transpose(h): return weigh(rt.getitem_transpose(h, V3, np.array([0, 2, 0])))
 def h_accum(a, b): return weigh(rt.accum(a, b))
 def h_chain(g, d): return weigh(rt.chain(g, d))
+def h_masked(g): return weigh(rt.masked(g, M23 > 0))
+def h_masked_off(g): return weigh(rt.masked(g, np.array([1.0, 0.0, 2.0]), False))
 def h_chain_div(g, d): return weigh(rt.chain_div(g, d))
 def h_pow_base(x): return weigh(rt.pow_base_derivative(x, 3))
 def h_pow_base_square(x): return weigh(rt.pow_base_derivative(x, 2))
@@ -71,7 +73,8 @@ CASES = [
     (h_expand_all, (0.7,)), (h_expand_axis, (R.normal(size=2),)), (h_expand_keep, (R.normal(size=(1, 3)),)),
     (h_reduce_like, (M23,)), (h_expand_like, (V3,)), (h_sum_to_scalar, (M23,)), (h_sum_to_scalar, (0.4,)),
     (h_getitem_slice, (R.normal(size=2),)), (h_getitem_repeat, (V3,)), (h_getitem_row, (V3,)),
-    (h_getitem_transpose, (V4,)), (h_accum, (M23, M23 + 1.0)), (h_chain, (M23, V3)), (h_chain, (0.3, V3)),
+    (h_getitem_transpose, (V4,)), (h_accum, (M23, M23 + 1.0)), (h_chain, (M23, V3)), (h_masked, (M23,)), (h_masked, (V3,)),
+    (h_masked_off, (M23,)), (h_masked_off, (0.4,)), (h_chain, (0.3, V3)),
     (h_chain_div, (M23, POS3)), (h_chain_div, (V3, 1.7)), (h_pow_base, (V3,)), (h_pow_base_square, (M23,)),
     (h_pow_base_exponent, (POS3, 2.5)), (h_pow_exponent, (V3, POS3)), (h_pow_second, (POS3,)), (h_array_adjoint, (M23,)), (h_array_transpose, (V3, V3 * 0.5)), (h_pow_third, (V3,)), (h_dot_left, (V3, V4, M43)),
     (h_dot_right, (V3, V4, M43)), (h_dot_left, (M23, M23, np.eye(3) + 0.1 * M34[:, :3])),
@@ -122,3 +125,21 @@ def test_expand_reduced_is_broadcast_to():
         want = np.broadcast_to(g if keep or not axes else np.expand_dims(g, axes), shape)
         assert got.shape == want.shape and got.dtype == want.dtype and np.array_equal(got, want), (shape, axes, how)
         assert not got.flags.writeable
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_masked_is_where(dtype):
+    """rt.masked(g, c, keep) is np.where(c, g, 0) (keep) or np.where(c, 0, g), entry for entry and
+    in dtype, also where g is infinite or nan on either side of the mask and for a truthy
+    non-boolean condition, a broadcast condition, a scalar g and a transposed g."""
+    g = R.normal(size=(4, 5)).astype(dtype)
+    g[0, 0], g[1, 1], g[2, 2] = np.inf, -np.inf, np.nan
+    conditions = [R.normal(size=(4, 5)) > 0, np.array([0.0, 2.0, -1.0, 0.0, np.nan]), True, False,
+                  np.arange(4)[:, None] % 2]
+    for c in conditions:
+        for arg in (g, g.T.copy().T, g[:, :1], dtype(1.5)):
+            for keep in (True, False):
+                want = np.where(c, arg, 0.0) if keep else np.where(c, 0.0, arg)
+                got = rt.masked(arg, c, keep)
+                assert np.shape(got) == np.shape(want) and np.result_type(got) == np.result_type(want)
+                np.testing.assert_array_equal(got, want)
