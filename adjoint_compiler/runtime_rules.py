@@ -443,6 +443,28 @@ def _sublist_subscripts(args) -> tuple:
     return spec, operands
 
 
+def _contract(terms: list, operands: list, out: str):
+    """`np.einsum(",".join(terms) + "->" + out, *operands)`. Two operands whose shared letters are
+    all summed over and that have no letter of their own to sum (a matrix product, possibly
+    transposed) go through `np.tensordot`, which calls BLAS: ten times faster than `einsum`'s own
+    loops for matrices."""
+    if len(terms) == 2 and all(np.ndim(o) for o in operands):
+        (ta, tb), (a, b) = terms, operands
+        shared = [c for c in ta if c in tb]
+        letters = ta + tb
+        if len(set(ta)) == len(ta) and len(set(tb)) == len(tb) and len(set(out)) == len(out) \
+                and not set(shared) & set(out) and set(letters) - set(shared) == set(out) \
+                and all(a.shape[ta.index(c)] == b.shape[tb.index(c)] for c in shared):
+            if len(shared) == 1 and a.ndim <= 2 and b.ndim <= 2:  # (`@` itself: no reshaping)
+                c = shared[0]
+                r = (a if ta[-1] == c else a.T) @ (b if tb[0] == c else b.T)
+            else:
+                r = np.tensordot(a, b, axes=([ta.index(c) for c in shared], [tb.index(c) for c in shared]))
+            free = [c for c in letters if c not in shared]
+            return r if free == list(out) else np.transpose(r, [free.index(c) for c in out])
+    return np.einsum(",".join(terms) + "->" + out, *operands)
+
+
 def einsum_adjoint(g, args):
     """`einsum_adjoint(g, args)[i]`: the gradient of `args[i]` in `np.einsum(*args)`, one einsum
     of `g` with the other operands, for the subscripts form (`args[0]` a string) and the
@@ -556,7 +578,7 @@ class _EinsumGradients:
         unique = "".join(dict.fromkeys(own))
         available = set(self.output).union(*others)
         keep = "".join(c for c in unique if c in available)
-        r = np.einsum(",".join([self.output] + others) + "->" + keep, self.g, *other_ops)
+        r = _contract([self.output] + others, [self.g] + other_ops, keep)
         for pos, c in enumerate(unique):
             if c not in available:  # summed over in this operand alone: the gradient is constant along it
                 r = np.expand_dims(r, pos)
@@ -565,7 +587,8 @@ class _EinsumGradients:
         spread = tuple(k for k, (n, m) in enumerate(zip(target, r.shape)) if n == 1 and m != 1)
         if spread:  # this operand was broadcast along these axes
             r = np.sum(r, axis=spread, keepdims=True)
-        r = np.broadcast_to(r, target)
+        if r.shape != target:
+            r = np.broadcast_to(r, target)
         if len(unique) == len(own):
             return _scalar(r)
         out = np.zeros(x.shape, dtype=np.result_type(r, float))

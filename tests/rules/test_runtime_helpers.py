@@ -143,3 +143,23 @@ def test_masked_is_where(dtype):
                 got = rt.masked(arg, c, keep)
                 assert np.shape(got) == np.shape(want) and np.result_type(got) == np.result_type(want)
                 np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("terms,out,shapes", [
+    (["ij", "jk"], "ik", [(2, 3), (3, 4)]), (["ij", "kj"], "ik", [(2, 3), (4, 3)]),
+    (["ji", "jk"], "ki", [(3, 2), (3, 4)]), (["i", "ij"], "j", [(3,), (3, 4)]), (["ij", "j"], "i", [(2, 3), (3,)]),
+    (["i", "j"], "ij", [(3,), (4,)]), (["i", "j"], "ji", [(3,), (4,)]), (["ijk", "kjl"], "li", [(2, 3, 4), (4, 3, 5)]),
+    (["bij", "bjk"], "bik", [(2, 3, 4), (2, 4, 5)]), (["ii", "ij"], "j", [(3, 3), (3, 4)]),
+    (["ij", "jk"], "ik", [(2, 1), (3, 4)]), (["ij", "jk"], "i", [(2, 3), (3, 4)]), (["", "ij"], "ij", [(), (2, 3)]),
+])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+def test_contract_is_einsum(terms, out, shapes, dtype):
+    """The einsum gradients' two-operand products through `@`/tensordot equal np.einsum (including
+    the forms that must stay with einsum: batch letters, a repeated letter, a broadcast length-1
+    axis, a letter summed in one operand alone, a 0-d operand)."""
+    from adjoint_compiler.runtime_rules import _contract
+    ops = [(R.normal(size=s) + (1j * R.normal(size=s) if dtype is np.complex128 else 0)).astype(dtype) for s in shapes]
+    want = np.einsum(",".join(terms) + "->" + out, *ops)
+    got = _contract(terms, ops, out)
+    assert np.shape(got) == want.shape and np.result_type(got) == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-5 if dtype is np.float32 else 1e-12)
