@@ -182,10 +182,14 @@ def extremum_adjoint(g, x, y, axis=None, keepdims=False):
     """The gradient of `x` in `y = max(x, axis)` (or min): split equally among tied entries."""
     if np.ndim(x) == 0:
         return g
-    hit = np.asarray(x) == _expand(y, x, axis, keepdims)
+    x = np.asarray(x)
+    hit = x == _expand(y, x, axis, keepdims)
+    if not keepdims and axis is not None:  # (the cotangent and the counts in the reduced shape)
+        g = np.expand_dims(g, _axes(axis, x.ndim))
+    if np.count_nonzero(hit) == np.size(y) and not np.isnan(y).any():
+        return hit * g  # every extremum is hit (none is nan) and once: no ties to split
     with np.errstate(invalid="ignore", divide="ignore"):
-        share = hit / np.sum(hit, axis=axis, keepdims=True)
-    return _expand(g, x, axis, keepdims) * share
+        return hit * (g / np.count_nonzero(hit, axis=axis, keepdims=True))
 
 
 def prod_adjoint(g, x, axis=None, keepdims=False):
@@ -265,11 +269,9 @@ def std_adjoint(g, x, y, axis=None, ddof=0, keepdims=False):
 # -- norms and traces -----------------------------------------------------------------------------
 
 def _vector_norm_adjoint(x, y, ord):
-    """d norm / dx for vector norms, `y` the norm broadcast to `x`'s shape."""
+    """d norm / dx for the vector norms other than the 2-norm, `y` the norm broadcast to `x`'s shape."""
     ax = np.abs(x)
     with np.errstate(divide="ignore", invalid="ignore"):
-        if ord is None or ord == 2:
-            return np.where(y == 0, 0.0, x / np.where(y == 0, 1.0, y))
         if ord == 0:
             return np.zeros(np.shape(x))
         if ord == 1:
@@ -278,19 +280,32 @@ def _vector_norm_adjoint(x, y, ord):
         return np.where(np.logical_or(y == 0, x == 0), 0.0, d)  # a norm at 0: 0, like |x| at 0
 
 
+def _two_norm_adjoint(g, x, y, axis, keepdims):
+    """`g * x / y` for the 2-norm (or Frobenius norm) `y` of `x` over `axis`, 0 where `y` is 0 (there
+    `x` is 0): the cotangent is scaled in the reduced shape, and `x` multiplied once."""
+    if np.ndim(y) == 0:
+        scale = g * 0.0 if y == 0 else g / y
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scale = np.where(y == 0, 0.0, np.true_divide(g, y))
+    return x * (scale if np.ndim(scale) == 0 else _expand(scale, x, axis, keepdims))
+
+
 def norm_adjoint(g, x, y, ord=None, axis=None, keepdims=False):
     """The gradient of `x` in `y = np.linalg.norm(x, ord, axis, keepdims)`. Vector ord: p-norms,
     inf and -inf (ties split equally); matrix ord: 'fro', 'nuc', 2, -2, 1, -1, inf, -inf."""
     x = np.asarray(x)
     matrix = (axis is None and ord is not None and x.ndim == 2) or (np.ndim(axis) == 1 and len(axis) == 2)
     if not matrix:
+        if ord is None or ord == 2:
+            return _two_norm_adjoint(g, x, y, axis, keepdims)
         ge, ye = _expand(g, x, axis, keepdims), _expand(y, x, axis, keepdims)
         if ord in (np.inf, -np.inf):
             hit = np.abs(x) == ye
             return ge * np.sign(x) * hit / np.sum(hit, axis=axis, keepdims=True)
         return ge * _vector_norm_adjoint(x, ye, ord)
     if ord in (None, "fro"):
-        return _expand(g, x, axis, keepdims) * _vector_norm_adjoint(x, _expand(y, x, axis, keepdims), None)
+        return _two_norm_adjoint(g, x, y, axis, keepdims)
     rows, cols = (0, 1) if axis is None else _axes(axis, x.ndim)
     xm = np.moveaxis(x, (rows, cols), (-2, -1))
     gm = np.reshape(g, xm.shape[:-2])[..., None, None]
