@@ -743,9 +743,15 @@ def _like(parts, items):
 def _split(g, items, promoted, axis):
     """`g` cut along `axis` into pieces the sizes of `promoted`, each reshaped like its item."""
     g = np.asarray(g)
-    cuts = np.cumsum([np.shape(p)[axis] for p in promoted])[:-1]
-    parts = np.split(g, cuts, axis=axis)
-    return _like([np.reshape(p, np.shape(item)) for p, item in zip(parts, items)], items)
+    index = [slice(None)] * g.ndim
+    start, parts = 0, []
+    for p, item in zip(promoted, items):  # (slicing: `np.split` costs ten times more)
+        stop = start + np.shape(p)[axis]
+        index[axis] = slice(start, stop)
+        part = g[tuple(index)]
+        parts.append(part if part.shape == np.shape(item) else np.reshape(part, np.shape(item)))
+        start = stop
+    return _like(parts, items)
 
 
 def concatenate_adjoint(g, arrays, axis=0):
