@@ -768,22 +768,41 @@ class SSABuilder:
         known (a scalar may be shared freely). Returns the (builder, name) of the arguments tracked
         for `build(track_arguments=True)` that hold the value: they follow the update."""
         old = self.env.get(name)
+
+        def root(v):  # in a loop, a carried value is the object it entered with (first trip at least)
+            seen = []
+            while self.entered.get(v) is not None and all(v is not u for u in seen):
+                seen.append(v)
+                v = self.entered[v]
+            return v
+
+        base = root(old)
+        holders: list = []  # values other than `old` that may be its object
+
+        def same(v) -> bool:
+            if v is old or (isinstance(v, ir.Var) and root(v) is base and base is not None):
+                holders.extend([] if v is old else [v])
+                return True
+            return False
+
         builder, others, followers = self, [], []
         while builder is not None:
             followers += [(builder, k) for k, v in builder.env.items() if v is old and k.startswith(ARGUMENT)]
-            others += [k for k, v in builder.env.items() if v is old and not (builder is self and k == name)
-                       and not k.startswith(ARGUMENT)]
+            others += [k for k, v in builder.env.items() if not (builder is self and k == name)
+                       and not k.startswith(ARGUMENT) and same(v)]
             others += [f"{k}[{key!r}]" for k, v in builder.env.items() if isinstance(v, _Dict)
-                       for key, item in v.items.items() if item is old]  # a dict holds the same array
+                       for key, item in v.items.items() if same(item)]  # a dict holds the same array
             others += [f"{t.display}[{k}]" for t, items in builder.tuples.items()
-                       for k, item in enumerate(items) if item is old]  # so does a tuple display
+                       for k, item in enumerate(items) if same(item)]  # so does a tuple display
             others += [path for k, v in builder.env.items() if isinstance(v, _Object)
                        for path in _paths_to(v, old, k)]  # and an object made here (its fields, nested)
             builder = builder.parent
         if isinstance(old, ir.Var) and others:
             written = {n.id for n in astwalk.walk(self.source.node) if isinstance(n, gast.Name)}
             users = [k for k in others if k.split("[")[0].split(".")[0] in written]  # the user's names
-            self.shared_updates.append((old, name, users[0] if users else None, self.loc(at)))
+            for v in [old] + [h for k, h in enumerate(holders) if all(h is not g for g in holders[:k])]:
+                # (a value that entered a loop with the object: its reads after the update see it)
+                self.shared_updates.append((v, name, users[0] if users else None, self.loc(at)))
         return followers
 
     # -- writes into arrays --------------------------------------------------------------------

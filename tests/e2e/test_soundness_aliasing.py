@@ -263,3 +263,72 @@ def test_vjp_keeps_its_own_copy_of_an_array_nested_deeply():
     for _ in range(11):
         g = g[0]
     np.testing.assert_allclose(g, 3 * U ** 2)
+
+
+# -- an in-place update in a loop of a value another name took hold of before the loop -----------
+
+def loop_augassign_alias(x):
+    a = x * 1.0
+    b = a
+    for _ in range(3):
+        a += x * 2.0
+    return np.sum(b * x)
+
+
+def loop_append_alias(x):
+    hs = [x]
+    keep = hs
+    for _ in range(3):
+        hs.append(hs[-1] * 1.5)
+    return np.sum(keep[-1])
+
+
+def loop_append_in_tuple(x):
+    hs = [x]
+    t = (hs, 1)
+    for _ in range(2):
+        hs.append(hs[-1] * 2.0)
+    return np.sum(t[0][-1])
+
+
+def loop_update_input(h0, x):
+    h = h0
+    for _ in range(2):
+        h += x  # (Python changes the caller's h0)
+    return np.sum(h * x)
+
+
+@pytest.mark.parametrize("f", [loop_augassign_alias, loop_append_alias, loop_append_in_tuple])
+def test_loop_update_of_a_value_held_before_the_loop_is_refused(f):
+    """Python updates the one object both names hold, on the first trip at least; the IR computes a
+    new value per trip. Before the fix each of these gave a silently wrong gradient (and value)."""
+    with pytest.raises(MutationError, match="updated in place here") as err:
+        grad(f)(U.copy())
+    assert err.value.loc.line > f.__code__.co_firstlineno
+
+
+def test_loop_update_of_an_argument_bound_to_another_name_is_refused():
+    with pytest.raises(MutationError, match="`h` is updated in place"):
+        grad(loop_update_input, wrt=1)(U.copy(), G.copy())
+
+
+def loop_rebinds_a_new_list(x):
+    hs = [x]
+    keep = hs
+    for _ in range(2):
+        hs = hs + [hs[-1] * 2.0]  # a new list: `keep` is not changed
+    return np.sum(keep[-1]) + np.sum(hs[-1])
+
+
+def loop_appends_to_its_own_list(x):
+    hs = []
+    h = x
+    for _ in range(3):
+        h = np.tanh(h * 1.5)
+        hs.append(h)
+    return np.sum(np.stack(hs) ** 2)
+
+
+@pytest.mark.parametrize("f", [loop_rebinds_a_new_list, loop_appends_to_its_own_list])
+def test_loop_updates_nothing_else_holds_are_differentiated(f):
+    check_grads(f, U.copy())

@@ -83,3 +83,34 @@ def gen_aliased_nested(ch) -> Case:
     write = _write(ch, "out", "out")
     src = f"def f(out, p):\n    {write}\n    return np.sum(out * out) + np.sum(p{path} ** 2)\n"
     return Case(src, [u, p], wrt=0, must_work=leaf is not u)
+
+
+@family("aliasing")
+def gen_loop_update_alias(ch) -> Case:
+    """An array or list updated in place inside a loop (`a += e`, `xs.append(v)`, `a *= c`,
+    `a[i] = v`), while another name, a tuple or a dict took hold of it before the loop; the holder
+    is read after the loop, or not at all; the loop may rebind the name to a new value after the
+    update (so later trips update another object). Python's result is what counts: the gradient
+    must match it or the program be refused."""
+    n, trips = ch.int(2, 4), ch.int(1, 3)
+    c = ch.float(0.5, 1.5)
+    kind = ch.choice(["array", "list"])
+    hold = ch.choice(["name", "tuple", "dict", "none", "copy"])
+    if kind == "array":
+        start = ch.choice(["x * 1.0", "np.zeros_like(x)", "np.sin(x)"])
+        update = ch.choice([f"a += x * {c}", f"a *= {c}", f"a -= np.cos(x) * {c}", f"a[i % {n}] = x[0] * {c}"])
+        final = "np.sum(a * x)"
+    else:
+        start = ch.choice(["[x]", "[x * 1.0, x * 2.0]"])
+        update = ch.choice([f"a.append(a[-1] * {c})", f"a.append(np.sin(a[-1]) + x * {c})"])
+        final = "np.sum(a[-1] * x) + len(a)"
+    holder, read = {"name": ("b = a", "b"), "tuple": ("b = (a, 1.0)", "b[0]"), "dict": ("b = {'k': a}", "b['k']"),
+                    "none": ("b = 0.0", None), "copy": ("b = a.copy()" if kind == "array" else "b = list(a)", "b")}[hold]
+    rebind = ch.choice(["", "a = a * 1.0" if kind == "array" else "a = a + []", ""])
+    uses = ch.choice(["after", "never"]) if read else "never"
+    tail = {"array": f"np.sum({read} * x)", "list": f"np.sum({read}[-1] * x) + len({read})"}[kind] \
+        if uses == "after" else "0.0"
+    body = f"        {update}\n" + (f"        {rebind}\n" if rebind else "")
+    src = (f"def f(x):\n    a = {start}\n    {holder}\n    for i in range({trips}):\n{body}"
+           f"    return {final} + {tail}\n")
+    return Case(src, [_vec(ch, n)], must_work=hold in ("none", "copy"))
