@@ -38,13 +38,127 @@ class _Arrays:
 
 def check_shared_updates(fn: ir.Function, classes: dict) -> None:
     """`x += e` or `xs.append(v)` where another name holds the same array or list: NumPy and Python
-    would change both names; the IR would not. Rejected unless the value is surely a scalar."""
+    would change both names; the IR would not. Rejected unless the value is surely a scalar.
+    Besides the names `ssa` saw bound to the value, any value of another of the user's names
+    that may be the same object (through `if` results, loop-carried values and earlier in-place
+    updates, `same_objects`) and is read after the update counts."""
     for value, name, other, loc in fn.shared_updates:
         if classes.get(value) != 0 and not _unread_after_update(fn, value, loc, classes):
-            holder = f"`{other}` names" if other else "another value (an item of the sequence looped over) is"
-            raise MutationError(f"`{name}` is updated in place here, but {holder} the same array or list, "
-                                f"and would change too; write `{name} = {name} + ...` (a new value) or copy "
-                                f"it first (`{name} = {name}.copy()`)", loc)
+            _refuse_shared(name, other, loc)
+    objects = same_objects(fn.body)
+    members: dict = {}
+    for v in list(fn.params) + [v for st in ir.walk(fn.body) for v in ir.defined_by(st)]:
+        members.setdefault(objects.find(v), []).append(v)
+    for st in ir.walk(fn.body):
+        if not (isinstance(st, ir.Assign) and st.in_place and st.args and isinstance(st.args[0], ir.Var)) \
+                or classes.get(st.target) == 0:
+            continue
+        name = st.target.display
+        for v in members.get(objects.find(st.args[0]), []):
+            if v.user and v.user != st.target.user and classes.get(v) != 0 and _read_after(fn, v, st, classes):
+                _refuse_shared(name, v.display, st.loc)
+
+
+def _read_at_end(t) -> list:
+    """The operands a block statement reads once its blocks have run: an `if`'s results, a loop's
+    next values and its condition (read again at the top of the next trip)."""
+    if isinstance(t, ir.If):
+        return list(t.body_results) + list(t.orelse_results)
+    return list(t.nexts) + [t.cond, t.stop] if isinstance(t, ir.Loop) else []
+
+
+def _read_after(fn: ir.Function, value, update, classes: dict, seen=()) -> bool:
+    """Whether `value` (or a value that may hold it: a view, a container) may be read once the
+    statement `update` has run: by a later statement, by a statement enclosing it (an `if`'s
+    results, a loop's next values), in a later trip of a loop around it that does not define
+    `value`, or as the result."""
+    if value in ir.operand_vars(fn.result):
+        return True
+    order: list = []  # (stmt, enclosing statements)
+
+    def walk(stmts, outer):
+        for t in stmts:
+            order.append((t, outer))
+            if isinstance(t, ir.If):
+                walk(t.body, outer + (t,))
+                walk(t.orelse, outer + (t,))
+            elif isinstance(t, ir.Loop):
+                walk(t.cond_body, outer + (t,))
+                walk(t.body, outer + (t,))
+
+    walk(fn.body, ())
+    at = next(k for k, (t, _) in enumerate(order) if t is update)
+    if any(value in ir.defined_by(t) for t, _ in order[at + 1:]):
+        return False  # made after the update (from its result, or from another name read then)
+    enclosing = order[at][1]
+    defined_in = next((outer for t, outer in order if value in ir.defined_by(t)), ())
+    repeating = [t for t in enclosing if isinstance(t, ir.Loop) and t not in defined_in
+                 and value not in t.params]
+    for k, (t, outer) in enumerate(order):
+        if k == at or value not in [v for op in ir.stmt_operands(t) for v in ir.operand_vars(op)]:
+            continue
+        if k > at or any(loop in outer for loop in repeating):
+            return True
+        if t in enclosing and value in [v for op in _read_at_end(t) for v in ir.operand_vars(op)]:
+            return True
+        if isinstance(t, ir.Assign) and value in aliasing.may_alias(t, classes) and t.target is not None \
+                and all(t.target is not w for w in seen) and _read_after(fn, t.target, update, classes, seen + (value,)):
+            return True  # a view or a container made from it earlier is read afterwards
+    return False
+
+
+def _refuse_shared(name: str, other, loc) -> None:
+    holder = f"`{other}` names" if other else "another value (an item of the sequence looped over) is"
+    raise MutationError(f"`{name}` is updated in place here, but {holder} the same array or list, "
+                        f"and would change too; write `{name} = {name} + ...` (a new value) or copy "
+                        f"it first (`{name} = {name}.copy()`)", loc)
+
+
+def same_objects(body) -> _Arrays:
+    """Which Vars may hold one object, in-place updates followed: a write's versions, an in-place
+    update's result with the value it updated, `if` outputs with their branch values, and loop
+    params with their values on entry and, unless the loop makes it anew each trip
+    (`_made_in_trip`), at the end of a trip."""
+    objects = _Arrays()
+    for s in ir.walk(body):
+        if isinstance(s, ir.Assign) and s.target is not None and (s.prim in ir.WRITES or s.in_place) and s.args:
+            objects.union(s.target, s.args[0])
+        elif isinstance(s, ir.If):
+            for out, a, b in zip(s.outputs, s.body_results, s.orelse_results):
+                objects.union(out, a)
+                objects.union(out, b)
+        elif isinstance(s, ir.Loop):
+            defs = {v: t for t in ir.walk(s.body) for v in ir.defined_by(t)}
+            for p, i, n in zip(s.params, s.inits, s.nexts):
+                objects.union(p, i)
+                if not _made_in_trip(n, defs):
+                    objects.union(p, n)
+    return objects
+
+
+def _made_in_trip(v, defs: dict) -> bool:
+    """Whether the object `v` holds at the end of a trip was made during the trip (a fresh result,
+    perhaps updated or written in place since), so it is not the one the loop param held. `defs`:
+    the statements of the loop body by the Vars they define."""
+    todo, seen = [v], []
+    while todo:
+        u = todo.pop()
+        if not isinstance(u, ir.Var):
+            continue  # a constant holds no array
+        if any(u is w for w in seen):
+            continue
+        seen.append(u)
+        st = defs.get(u)
+        if isinstance(st, ir.Assign) and (st.prim in ir.WRITES or st.in_place) and st.args:
+            todo.append(st.args[0])
+        elif isinstance(st, ir.Assign) and (aliasing.is_fresh(st) or aliasing.makes_list(st)):
+            continue  # (a new list holds old arrays, but appending to it changes no other list)
+        elif isinstance(st, ir.If):
+            k = next(j for j, out in enumerate(st.outputs) if out is u)
+            todo += [st.body_results[k], st.orelse_results[k]]
+        else:
+            return False  # a param, a value from outside the loop, a view or an unknown result
+    return True
 
 
 def _unread_after_update(fn: ir.Function, value, loc, classes: dict, base=None, seen=frozenset()) -> bool:

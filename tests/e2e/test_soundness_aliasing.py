@@ -332,3 +332,45 @@ def loop_appends_to_its_own_list(x):
 @pytest.mark.parametrize("f", [loop_rebinds_a_new_list, loop_appends_to_its_own_list])
 def test_loop_updates_nothing_else_holds_are_differentiated(f):
     check_grads(f, U.copy())
+
+
+def loop_keeps_under_an_if(x):
+    s = x * 1.0
+    saved = x * 0.0
+    for i in range(3):
+        if i == 1:
+            saved = s
+        s += x
+    return np.sum(saved * x)
+
+
+def loop_keeps_after_the_update(x):
+    s = x * 1.0
+    saved = x * 0.0
+    for i in range(3):
+        s += x
+        if i == 1:
+            saved = s  # the next trip's `s += x` changes it
+    return np.sum(saved * x)
+
+
+def loop_keeps_the_previous_iterate(x):
+    a = x * 1.0
+    b = a
+    for _ in range(3):
+        b = a
+        a = a * 0.5  # a new array: the update below leaves `b` alone
+        a += x
+    return np.sum(b * a)
+
+
+@pytest.mark.parametrize("f", [loop_keeps_under_an_if, loop_keeps_after_the_update])
+def test_loop_update_of_a_value_an_if_kept_is_refused(f):
+    """`saved` may be the object `s += x` changes: through an `if` result, and through a loop-carried
+    value from an earlier trip (mutation.same_objects). Both were silently wrong before."""
+    with pytest.raises(MutationError, match="`saved` names the same"):
+        grad(f)(U.copy())
+
+
+def test_loop_update_of_a_value_made_in_the_trip_is_differentiated():
+    check_grads(loop_keeps_the_previous_iterate, U.copy())

@@ -111,6 +111,15 @@ def gen_loop_update_alias(ch) -> Case:
     tail = {"array": f"np.sum({read} * x)", "list": f"np.sum({read}[-1] * x) + len({read})"}[kind] \
         if uses == "after" else "0.0"
     body = f"        {update}\n" + (f"        {rebind}\n" if rebind else "")
+    inside = ch.choice(["", "", "before", "after", "previous"]) if read and hold == "name" else ""
+    if inside:  # the holder is taken inside the loop: under an `if`, before or after the update
+        holder = "b = a * 0.0" if kind == "array" else "b = [x * 0.0]"
+        take = f"        if i == {ch.int(0, trips - 1)}:\n            b = a\n"
+        if inside == "previous":  # the previous iterate, then a new value updated in place
+            take = "        b = a\n"
+            body = f"        a = a * {c}\n" if kind == "array" else "        a = a + []\n"
+            body += f"        {update}\n"
+        body = take + body if inside in ("before", "previous") else body + take
     src = (f"def f(x):\n    a = {start}\n    {holder}\n    for i in range({trips}):\n{body}"
            f"    return {final} + {tail}\n")
-    return Case(src, [_vec(ch, n)], must_work=hold in ("none", "copy"))
+    return Case(src, [_vec(ch, n)], must_work=hold in ("none", "copy") or inside == "previous")
