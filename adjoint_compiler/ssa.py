@@ -356,6 +356,7 @@ class SSABuilder:
             if is_function_value(item) or isinstance(item, _Dict):
                 raise UnsupportedSyntaxError(f"the dict `{name}` holds a function or a dict display: it cannot be "
                                              "returned or put in a tuple", self.loc(at))
+        table.materialized = True  # (a run-time dict now holds its items: `d[k] = v` would miss it)
         keys = tuple(table.items)
         values = list(table.items.values())
         target = self.version(name, "any")
@@ -698,7 +699,10 @@ class SSABuilder:
 
     def stmt(self, s, out: list) -> None:
         self.current_stmt = s  # (where an error about a temporary of normalize's is reported)
-        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript):
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript) \
+                and isinstance(s.targets[0].value, gast.Name) and isinstance(self.env.get(s.targets[0].value.id), _Dict):
+            self.set_dict_item(s.targets[0].value.id, s.targets[0].slice, s)
+        elif isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript):
             target = s.targets[0]
             if getattr(s, "inplace_call", None) and _kind(self.operand(target.value)) == "seq":
                 raise UnsupportedSyntaxError(f"`{target.value.id}.{s.inplace_call}(...)` changes a list in place, "
@@ -715,11 +719,15 @@ class SSABuilder:
             self.update_base(s.targets[0].id, s, out)
         elif isinstance(s, gast.Assign):
             followers = self.note_in_place(s.targets[0].id, s) if getattr(s, "in_place", False) else []
+            dict_item = isinstance(self.env.get(getattr(s, "item_update_of", None) or ""), _Dict) \
+                and isinstance(s.value, gast.BinOp) and isinstance(s.value.left, gast.Name)
+            if dict_item:  # `d[k] op= v`: Python runs `item op= v` on the item itself, then stores it
+                self.note_in_place(s.value.left.id, s, shown=f"{s.item_update_of}[...]")
             self.assign(s.targets[0].id, s.value, s, out)
             for builder, name in followers:  # the argument's array, updated in place: its new value
                 builder.env[name] = self.env[s.targets[0].id]
-            if getattr(s, "in_place", False) and isinstance(self.env.get(s.targets[0].id), ir.Var) and out \
-                    and isinstance(out[-1], ir.Assign) and out[-1].target is self.env[s.targets[0].id]:
+            if (getattr(s, "in_place", False) or dict_item) and isinstance(self.env.get(s.targets[0].id), ir.Var) \
+                    and out and isinstance(out[-1], ir.Assign) and out[-1].target is self.env[s.targets[0].id]:
                 out[-1].in_place = True
             holder = self.env.get(getattr(s, "item_update_of", None) or "")
             if isinstance(holder, ir.Var) and holder.kind != "num" and not holder.is_buffer and out \
@@ -753,6 +761,31 @@ class SSABuilder:
         else:
             raise AssertionError(f"normalize left an unexpected statement: {type(s).__name__}")
 
+    def set_dict_item(self, name: str, key, s) -> None:
+        """`d[k] = v` for a dict of known keys and a constant `k`: `d` is bound to the dict with that
+        item (the dict is resolved at compile time). Refused where another name, dict or tuple holds
+        the same dict (Python would change it too)."""
+        table = self.env[name]
+        if not isinstance(key, gast.Constant) or getattr(s, "in_place", False) or getattr(s, "through", None):
+            raise UnsupportedSyntaxError(f"`{name}[...] = ...`: a dict is resolved at compile time and takes "
+                                         "only a constant key here, assigned a new value (`d['key'] = value`)",
+                                         self.loc(s))
+        if table.materialized:
+            raise MutationError(f"`{name}[{key.value!r}] = ...` changes the dict `{name}` after it was put in a "
+                                "tuple or list (or returned), which holds it too; make a new dict (`dict(...)`)",
+                                self.loc(s))
+        builder = self
+        while builder is not None:
+            held = [k for k, v in builder.env.items() if v is table and not (builder is self and k == name)]
+            held += [f"{k}[{j!r}]" for k, v in builder.env.items() if isinstance(v, _Dict)
+                     for j, item in v.items.items() if item is table]
+            held += [t.display for t, items in builder.tuples.items() if any(item is table for item in items)]
+            if held:
+                raise MutationError(f"`{name}[{key.value!r}] = ...` changes the dict `{name}`, which `{held[0]}` "
+                                    "holds too; make a new dict for one of them (`dict(...)`)", self.loc(s))
+            builder = builder.parent
+        self.env[name] = _Dict({**table.items, key.value: self.operand(s.value, allow_function=True)})
+
     def unbind(self, names: list, at) -> None:
         """`del x`: later reads of `x` are errors, as in Python. Only a local bound in this block or
         before it can be deleted (a loop body that deletes a name its next trip reads is refused where
@@ -762,7 +795,7 @@ class SSABuilder:
                 raise CompileError(f"`del {n}`: name `{n}` is not defined here", self.loc(at))
             del self.env[n]
 
-    def note_in_place(self, name: str, at) -> list:
+    def note_in_place(self, name: str, at, shown: str | None = None) -> list:
         """`x += e` / `xs.append(v)` rebind `x` here, but Python updates an array or list in place:
         equal only if no other name holds the same value. Shared values are checked once ranks are
         known (a scalar may be shared freely). Returns the (builder, name) of the arguments tracked
@@ -802,7 +835,7 @@ class SSABuilder:
             users = [k for k in others if k.split("[")[0].split(".")[0] in written]  # the user's names
             for v in [old] + [h for k, h in enumerate(holders) if all(h is not g for g in holders[:k])]:
                 # (a value that entered a loop with the object: its reads after the update see it)
-                self.shared_updates.append((v, name, users[0] if users else None, self.loc(at)))
+                self.shared_updates.append((v, shown or name, users[0] if users else None, self.loc(at)))
         return followers
 
     # -- writes into arrays --------------------------------------------------------------------
@@ -2268,6 +2301,7 @@ class _Dict:
 
     def __init__(self, items: dict):
         self.items = items
+        self.materialized = False  # built as a run-time dict (put in a tuple or list, returned)
 
 
 def _derivative_maker(prim):

@@ -71,3 +71,36 @@ def builtins(ch) -> Case:
     x = rng.permutation(np.linspace(-1.4, 1.6, size)) + rng.uniform(0, 0.05, size)  # (distinct: orders are stable)
     # (a dict display is resolved when compiling: read with a key known then, or refused at its line)
     return Case("\n".join(lines) + "\n", [x], must_work=kind != "dict")
+
+
+@family("containers")
+def dict_items(ch) -> Case:
+    """A dict the function makes, filled and changed key by key (`d[k] = v`, `d[k] op= v`, a list
+    item extended), perhaps while another name holds an item or a tuple holds the dict, perhaps
+    inside an `if` or a loop; read by key into the loss. Python's result is what counts."""
+    n = ch.int(2, 4)
+    start = ch.choice(["{}", "{'a': x * 1.0}", "{'a': x, 's': 2.0}", "dict(a=x * 0.5)"])
+    lines = [f"    d = {start}"] + (["    d['a'] = x * 1.0"] if start == "{}" else [])
+    steps = []
+    for _ in range(ch.int(1, 4)):
+        c = ch.float(0.5, 1.5)
+        steps.append(ch.choice([f"d['b'] = np.sin(d['a']) * {c}", f"d['a'] = d['a'] * {c} + x",
+                                f"d['a'] += x * {c}", f"d['a'] *= {c}", "d['c'] = np.tanh(d['a'] + x)",
+                                "d['l'] = [d['a']]", "hold = d['a']", "t = (d, 1.0)"]))
+    where = ch.choice(["", "", "if", "loop"])
+    body = "".join(f"    {s}\n" for s in steps)
+    if where == "if":
+        body = f"    if x[0] > {ch.float(-1, 1)}:\n" + "".join(f"        {s}\n" for s in steps)
+    elif where == "loop":
+        body = f"    for i in range({ch.int(1, 3)}):\n" + "".join(f"        {s}\n" for s in steps)
+    reads = ["np.sum(d['a'] ** 2)"] + [f"np.sum(d[{k!r}] * x)" for k in ("b", "c")
+                                       if where != "if" and any(f"d['{k}'] =" in s for s in steps)]
+    if any("hold =" in s for s in steps) and where == "":
+        reads.append("np.sum(hold * x)")
+    if any("t = (d" in s for s in steps) and where == "":
+        reads.append("np.sum(t[0]['a'] * x)")
+    if any("d['l']" in s for s in steps) and where == "":
+        reads.append("np.sum(d['l'][0])")
+    src = "def f(x):\n" + "\n".join(lines) + "\n" + body + f"    return {' + '.join(reads)}\n"
+    rng = np.random.default_rng(ch.int(0, 10 ** 6))
+    return Case(src, [rng.uniform(0.3, 1.7, n)])

@@ -147,7 +147,8 @@ def _one_gradient(f, case: Case, mode: str = "joint") -> Result | None:
     fd = fd_grad(f, args, case.wrt)
     if not _close(g, fd):
         alt = [fd_grad(f, args, case.wrt, eps) for eps in (1e-5, 1e-7)]
-        if not any(_close(g, a) for a in alt):
+        single = np.asarray(expected).dtype in (np.float32, np.complex64)  # (differences of rounded numbers)
+        if not any(_close(g, a) for a in alt) and not (single and _close(g, fd_grad(f, args, case.wrt, 1e-2), 1e-3, 1e-4)):
             return Result("wrong", f"{mode}: gradient {g!r}, finite differences {fd!r}")
     return None
 

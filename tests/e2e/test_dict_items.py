@@ -1,0 +1,82 @@
+"""`d[k] = v` and `d[k] op= v` into a dict the function makes (resolved at compile time, ssa's
+`set_dict_item`): a forward cache filled key by key, keys replaced and added, an item updated in
+place. Gradients are checked against finite differences; where Python would change another
+holder of the dict or of the item, the program is refused at the user's line."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from adjoint_compiler import MutationError, UnsupportedSyntaxError, grad
+from adjoint_compiler.testing import check_grads
+
+X = np.array([0.5, -1.5, 0.8])
+
+
+def forward_cache(x):
+    cache = {}
+    z = x * 2.0
+    cache["z"] = z
+    cache["a"] = np.tanh(cache["z"])
+    return np.sum(cache["a"] ** 2) + np.sum(cache["z"])
+
+
+def replaced_and_added(x):
+    d = {"h": x, "k": 1.5}
+    d["h"] = np.sin(d["h"]) * d["k"]
+    d["g"] = d["h"] * x
+    return np.sum(d["g"]) + d["k"]
+
+
+def item_updated(x):
+    d = {"h": x * 1.0, "n": 2.0}
+    d["h"] += x ** 2
+    d["h"] *= d["n"]
+    return np.sum(d["h"] ** 2)
+
+
+def list_item_extended(x):
+    d = {"hs": [x]}
+    d["hs"] += [np.cos(x)]
+    return np.sum(d["hs"][0] * d["hs"][1])
+
+
+@pytest.mark.parametrize("f", [forward_cache, replaced_and_added, item_updated, list_item_extended])
+def test_dict_items_assigned(f):
+    check_grads(f, X.copy())
+
+
+def item_updated_while_held(x):
+    d = {"h": x * 1.0}
+    h = d["h"]
+    d["h"] += x  # Python changes `h` too
+    return np.sum(h * x)
+
+
+def dict_held_in_a_tuple(x):
+    d = {"h": x}
+    t = (d, 1.0)
+    d["h"] = x * 2.0  # `t[0]` is the same dict
+    return np.sum(t[0]["h"])
+
+
+def test_an_item_another_name_holds_is_not_updated_in_place():
+    with pytest.raises(MutationError, match=r"`d\[...\]` is updated in place here, but `h`") as err:
+        grad(item_updated_while_held)(X.copy())
+    assert err.value.loc.line == item_updated_while_held.__code__.co_firstlineno + 3
+
+
+def test_a_dict_another_holder_shares_is_not_changed():
+    with pytest.raises((MutationError, UnsupportedSyntaxError)):
+        grad(dict_held_in_a_tuple)(X.copy())
+
+
+def variable_key(x, k):
+    d = {"a": x}
+    d[k] = x * 2.0
+    return np.sum(d["a"])
+
+
+def test_a_key_that_is_not_a_constant_is_refused():
+    with pytest.raises(UnsupportedSyntaxError, match="constant key"):
+        grad(variable_key)(X.copy(), "a")
