@@ -171,11 +171,12 @@ def _expand(g, x, axis, keepdims):
 
 @_facts.reads_only_shape(0)
 def reduced_size(x, axis=None):
-    """How many entries of `x` a reduction over `axis` combines into each result."""
+    """How many entries of `x` a reduction over `axis` combines into each result; 1 for an empty
+    reduction (the gradient it divides is spread over no entry: nothing is divided by zero)."""
     shape = x.shape if hasattr(x, "shape") else np.shape(x)
     if axis is None or not shape:
-        return math.prod(shape)
-    return math.prod([shape[a] for a in _axes(axis, len(shape))])
+        return max(1, math.prod(shape))
+    return max(1, math.prod([shape[a] for a in _axes(axis, len(shape))]))
 
 
 def extremum_adjoint(g, x, y, axis=None, keepdims=False):

@@ -228,6 +228,8 @@ class Shapes:
         if (p in REDUCTIONS or (isinstance(p, ir.Method) and p.name in REDUCING_METHODS)) and ranks \
                 and ranks[0] is not None:
             return _reduced_rank(s, ranks[0])
+        if p in REDUCTIONS and ranks and _reduced_rank(s, -1) == 0:
+            return 0  # (NumPy's reduction over every axis: a scalar whatever its operand's ndim)
         if p == ir.Attr("T") or p is ir.OWN or p in ir.WRITES or _same_shape(s) \
                 or (isinstance(p, ir.Method) and p.name == "copy"):
             return ranks[0] if ranks else None

@@ -107,3 +107,20 @@ def test_max_min_ties_split_equally():
     np.testing.assert_array_equal(grad(t_max_method)(np.array([4.0, 4.0, 4.0, 4.0])), [0.25] * 4)
     x = np.array([[1.0, 1.0, 2.0], [0.0, 5.0, 7.0]])
     np.testing.assert_array_equal(grad(t_min_axis)(x), [[0.5, 0.5, 0.0], [2.0, 0.0, 0.0]])
+
+
+def mean_of_squares(x):
+    return np.mean(x ** 2)
+
+
+def test_mean_over_no_entry_has_an_empty_gradient():
+    """NumPy's mean of an empty array is nan (with a warning); its gradient is the empty array, as
+    autograd's, never a ZeroDivisionError; over an empty axis of a non-empty shape too."""
+    import warnings
+
+    from adjoint_compiler import value_and_grad
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for x in (np.zeros(0), np.zeros((3, 0))):
+            value, g = value_and_grad(mean_of_squares)(x)
+            assert np.isnan(value) and g.shape == x.shape
