@@ -18,6 +18,7 @@ from __future__ import annotations
 import builtins
 import copy
 import inspect
+import math
 import textwrap
 from dataclasses import dataclass, field
 
@@ -294,10 +295,31 @@ def nondiff_rule(what: str) -> Rule:
     return Rule(what, None, [], {}, "args", None)
 
 
-_PARSED: dict = {}  # operand text -> its expression node, parsed once (each use gets a copy)
+_PARSED: dict = {}  # the text of an operand built no other way -> its node, parsed once
 
 
 def operand_expr(op):
+    """The expression node of an IR operand, built from the operand itself: a name, a dotted
+    global, a literal, an index tuple or slice. Only a literal with no node of its own (a
+    complex number, a tuple constant, a non-finite float) goes through its printed text."""
+    if isinstance(op, ir.Var):
+        return _load(op.name)
+    if isinstance(op, ir.Global) and all(part.isidentifier() for part in op.path.split(".")):
+        first, *rest = op.path.split(".")
+        node = _load(first)
+        for attr in rest:
+            node = gast.Attribute(value=node, attr=attr, ctx=gast.Load())
+        return node
+    if isinstance(op, ir.Const) and (op.value is None or op.value is Ellipsis or type(op.value) in (bool, str)):
+        return gast.Constant(value=op.value, kind=None)
+    if isinstance(op, ir.Const) and type(op.value) in (int, float) and math.isfinite(op.value):
+        if math.copysign(1, op.value) > 0:
+            return gast.Constant(value=op.value, kind=None)
+        return gast.UnaryOp(op=gast.USub(), operand=gast.Constant(value=-op.value, kind=None))  # (-0.0 too)
+    if isinstance(op, ir.Struct) and op.kind == "tuple":
+        return gast.Tuple(elts=[operand_expr(i) for i in op.items], ctx=gast.Load())
+    if isinstance(op, ir.Struct) and op.kind == "slice":
+        return gast.Call(func=_load("slice"), args=[operand_expr(i) for i in op.items], keywords=[])
     text = operand_text(op)
     node = _PARSED.get(text)
     if node is None:
