@@ -361,8 +361,9 @@ WORKLOADS = [
 # The same mathematics in other spellings (issue 13): each module lists its own Workloads.
 from spellings_loss import SPELLINGS as _LOSS_SPELLINGS  # noqa: E402
 from spellings_loops import SPELLINGS as _LOOP_SPELLINGS  # noqa: E402
+from spellings_more import SPELLINGS as _MORE_SPELLINGS  # noqa: E402
 
-WORKLOADS += _LOSS_SPELLINGS + _LOOP_SPELLINGS
+WORKLOADS += _LOSS_SPELLINGS + _LOOP_SPELLINGS + _MORE_SPELLINGS
 
 
 def by_name(name: str) -> Workload:
