@@ -406,13 +406,31 @@ def like_sequence(g, x):
     return _rebuild(x, list(g)) if isinstance(x, (tuple, list)) else g
 
 
-def seq_repeat_adjoint(g, x):
-    """The gradient of `x` in `x * n` (tuples or lists): the sum of the n chunks of `g`."""
+def _repeats(n) -> bool:
+    """Whether `x * n` of a list or tuple `x` is a repetition (an integer `n`), not NumPy's
+    elementwise product (an array `n`: `np.sin(x) * x`)."""
+    return isinstance(n, (int, np.integer)) or (isinstance(n, np.ndarray) and n.ndim == 0 and n.dtype.kind in "iub")
+
+
+def seq_repeat_adjoint(g, x, n=2):
+    """The gradient of `x` in `x * n` (tuples or lists): the sum of the n chunks of `g`; for an
+    array `n`, NumPy's elementwise product: `g * n` summed to `x`'s shape, in `x`'s structure."""
+    if not _repeats(n):
+        items = np.asarray(x)
+        return _rebuild(x, list(unbroadcast(np.asarray(g) * np.conj(n), items)))
     k = len(x)
     out = list(g[:k])
     for start in range(k, len(g), k):
         out = [accum(a, b) for a, b in zip(out, g[start:start + k])]
     return _rebuild(x, out)
+
+
+def seq_repeat_count_adjoint(g, x, n):
+    """The gradient of `n` in `x * n`: none for a repetition count, `g * x` summed to `n`'s shape
+    for NumPy's elementwise product with an array `n`."""
+    if _repeats(n):
+        return zeros_like(n)
+    return unbroadcast(np.asarray(g) * np.conj(np.asarray(x)), n)
 
 
 # -- writes ------------------------------------------------------------------------------------

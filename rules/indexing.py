@@ -92,12 +92,13 @@ def top_dot(y, xs):
 
 @adjoint(REPEAT)
 def repeat(z, x, n):
-    x_bar += rt.seq_repeat_adjoint(z_bar, x)
+    x_bar += rt.seq_repeat_adjoint(z_bar, x, n)
+    n_bar += rt.seq_repeat_count_adjoint(z_bar, x, n)
 
 
 @tangent(REPEAT)
 def repeat_dot(z, x, n):
-    z_dot = x_dot * n
+    z_dot = x_dot * n + n_dot * x  # (an integer count has no tangent: the second term is dropped)
 
 
 # `np.r_[a, b, 0.0, 1:3]`, `np.c_[a, b]`: joined arrays, numbers and constant slices (a string

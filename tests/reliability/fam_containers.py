@@ -104,3 +104,31 @@ def dict_items(ch) -> Case:
     src = "def f(x):\n" + "\n".join(lines) + "\n" + body + f"    return {' + '.join(reads)}\n"
     rng = np.random.default_rng(ch.int(0, 10 ** 6))
     return Case(src, [rng.uniform(0.3, 1.7, n)])
+
+
+@family("containers")
+def sequence_arithmetic(ch) -> Case:
+    """A list or tuple in arithmetic with arrays and numbers: NumPy's elementwise operations when
+    the other operand is an array (`np.sin(s) * s`, `s * w`, `s - np.mean(s)`), repetition and
+    joining when it is an integer or a sequence (`s * 2`, `s + s`), the sequence made in `f` or
+    passed in. Python's result is what counts."""
+    n = ch.int(2, 4)
+    passed = ch.coin()
+    make = "" if passed else ch.choice(["    s = list(x)\n", "    s = tuple(x)\n",
+                                        "    s = [x[0] * 1.0] + [v for v in x[1:]]\n", "    s = [np.sin(x[0]), x[-1]]\n"])
+    arg = "s" if passed else "x"
+    terms = []
+    for _ in range(ch.int(1, 3)):
+        c = ch.float(0.5, 2.0)
+        terms.append(ch.choice([
+            "np.sum(np.sin(s) * s)", "np.sum(s * np.cos(s))", f"np.sum(np.asarray(s) * {c})",
+            f"np.sum(np.array(s * 2) ** 2) * {c}", "np.sum(np.array(s + s) * np.arange(2.0 * len(s)))",
+            "np.sum((s - np.mean(s)) ** 2)", "np.sum(s / (1.0 + np.sum(np.abs(s))))",
+            f"np.sum(np.exp(s) * {c} + s)", "np.dot(s, s)"]))
+    src = f"def f({arg}):\n{make}    return {' + '.join(terms)}\n"
+    rng = np.random.default_rng(ch.int(0, 10 ** 6))
+    values = rng.uniform(0.3, 1.7, n)
+    if passed:
+        s = ch.choice([list, tuple])(float(v) for v in values)
+        return Case(src, [s])
+    return Case(src, [values])

@@ -80,6 +80,12 @@ def fd_grad(f, args, i, eps=1e-6):
     x = args[i]
     if np.iscomplexobj(x):
         return _fd_complex(f, args, i, eps)
+    if isinstance(x, (list, tuple)) and all(type(v) is float for v in x):  # a sequence of floats
+        def at_item(k, t):
+            a = copy_args(args)
+            a[i] = type(x)(v + t if j == k else v for j, v in enumerate(x))
+            return float(np.real(f(*a)))
+        return type(x)((at_item(k, eps) - at_item(k, -eps)) / (2 * eps) for k in range(len(x)))
     if not isinstance(x, np.ndarray):
         def at(t):
             a = copy_args(args)
