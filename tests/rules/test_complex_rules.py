@@ -157,9 +157,12 @@ BINARY = [_add, _sub, _mul, _div, _pow, _np_add, _np_sub, _np_mul, _np_div, _np_
 PAIRS = [((), ()), ((3,), (3,)), ((2, 3), (3,)), ((2, 1), (1, 3))]
 
 
+# the operators over every pair of shapes; their np.* spellings (the same rules) over a broadcast one
+BINARY_CASES = [(fn, shapes) for fn in BINARY for shapes in (PAIRS if not fn.__name__.startswith("_np") else PAIRS[2:3])]
+
+
 @pytest.mark.parametrize("kinds", ["cc", "cr", "rc"])
-@pytest.mark.parametrize("shapes", PAIRS, ids=str)
-@pytest.mark.parametrize("fn", BINARY, ids=lambda f: f.__name__.strip("_"))
+@pytest.mark.parametrize("fn,shapes", BINARY_CASES, ids=lambda v: v.__name__.strip("_") if callable(v) else str(v))
 def test_binary(fn, shapes, kinds):
     a = crand(*shapes[0]) if kinds[0] == "c" else np.abs(rand(*shapes[0])) + 0.5
     b = crand(*shapes[1]) if kinds[1] == "c" else rand(*shapes[1])
