@@ -42,9 +42,18 @@ def check_shared_updates(fn: ir.Function, classes: dict) -> None:
     Besides the names `ssa` saw bound to the value, any value of another of the user's names
     that may be the same object (through `if` results, loop-carried values and earlier in-place
     updates, `same_objects`) and is read after the update counts."""
-    for value, name, other, loc in fn.shared_updates:
-        if classes.get(value) != 0 and not _unread_after_update(fn, value, loc, classes):
+    for value, name, other, loc, held in fn.shared_updates:
+        if classes.get(value) == 0:
+            continue
+        if not held and not _unread_after_update(fn, value, loc, classes):
             _refuse_shared(name, other, loc)
+        if not held:
+            continue
+        updates = [st for st in ir.walk(fn.body) if isinstance(st, ir.Assign) and st.in_place and st.loc == loc]
+        defined = any(value is p for p in fn.params) or any(value in ir.defined_by(t) for t in ir.walk(fn.body))
+        if len(updates) != 1 or not defined or _read_after(fn, value, updates[0], classes):
+            _refuse_shared(name, other, loc)  # (a value that held the object before a loop, read after; or
+            # one ssa replaced by another since, whose reads are not its own)
     objects = same_objects(fn.body)
     members: dict = {}
     for v in list(fn.params) + [v for st in ir.walk(fn.body) for v in ir.defined_by(st)]:

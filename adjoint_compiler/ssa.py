@@ -73,7 +73,7 @@ class SSABuilder:
         self.parent = None  # the builder of the calling function, for an inlined one
         self.inlining = inlining  # functions being inlined around this one (recursion check)
         self.inlined: list = []  # every function inlined (shared with the inlined builders)
-        self.shared_updates: list = []  # (value, name, other name, loc) of in-place updates to check
+        self.shared_updates: list = []  # (value, name, other name, loc, held) of in-place updates to check
         self.seen: set[str] = set()
         self.env: dict = {}
         self.tuples: dict = {}  # Var -> operands of the tuple display that defined it
@@ -833,9 +833,11 @@ class SSABuilder:
         if isinstance(old, ir.Var) and others:
             written = {n.id for n in astwalk.walk(self.source.node) if isinstance(n, gast.Name)}
             users = [k for k in others if k.split("[")[0].split(".")[0] in written]  # the user's names
-            for v in [old] + [h for k, h in enumerate(holders) if all(h is not g for g in holders[:k])]:
+            if len(holders) < len(others):  # (some other holds `old` itself, not only its object on entry)
+                self.shared_updates.append((old, shown or name, users[0] if users else None, self.loc(at), False))
+            for v in [h for k, h in enumerate(holders) if all(h is not g for g in holders[:k])]:
                 # (a value that entered a loop with the object: its reads after the update see it)
-                self.shared_updates.append((v, shown or name, users[0] if users else None, self.loc(at)))
+                self.shared_updates.append((v, shown or name, users[0] if users else None, self.loc(at), True))
         return followers
 
     # -- writes into arrays --------------------------------------------------------------------
