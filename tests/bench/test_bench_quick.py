@@ -22,28 +22,29 @@ def bench():
     return module
 
 
+def _names():
+    sys.path.insert(0, str(BENCH.parent))
+    import workloads
+    return [w.name for w in workloads.WORKLOADS]
+
+
+@pytest.mark.parametrize("name", _names())
+def test_workload_runs_and_agrees(bench, name):
+    """Each workload (one test each, so the run spreads over the workers): it runs or is skipped
+    with a reason, its hand-written gradient passes the finite-difference check, and the compiled
+    gradient agrees with it."""
+    (r,) = bench.run(quick=True, only=[name], rounds=1, frameworks=False)
+    assert r["status"] in ("ok", "skipped"), r.get("traceback") or r.get("reason")
+    if r["status"] == "skipped":
+        assert r["reason"]
+    assert "times" in r and r["times"]["hand"] > 0 and r["times"]["primal"] > 0
+    assert r["hand_fd"], r["fail"]
+    assert not r["fail"], r["fail"]
+
+
 @pytest.fixture(scope="module")
 def results(bench):
-    return bench.run(quick=True, rounds=1, frameworks=False)
-
-
-def test_every_workload_reported(bench, results):
-    assert [r["name"] for r in results] == [w.name for w in bench.W.WORKLOADS]
-    for r in results:
-        assert r["status"] in ("ok", "skipped"), r.get("traceback") or r.get("reason")
-        if r["status"] == "skipped":
-            assert r["reason"]
-        assert "times" in r and r["times"]["hand"] > 0 and r["times"]["primal"] > 0
-
-
-def test_hand_written_gradients_match_finite_differences(results):
-    for r in results:
-        assert r["hand_fd"], (r["name"], r["fail"])
-
-
-def test_no_gradient_mismatch(results):
-    failures = [(r["name"], msg) for r in results for msg in r["fail"]]
-    assert not failures, failures
+    return bench.run(quick=True, only=["logreg", "heat_1d"], rounds=1, frameworks=False)
 
 
 def test_report_renders(bench, results):
