@@ -42,6 +42,13 @@ def check_shared_updates(fn: ir.Function, classes: dict) -> None:
     Besides the names `ssa` saw bound to the value, any value of another of the user's names
     that may be the same object (through `if` results, loop-carried values and earlier in-place
     updates, `same_objects`) and is read after the update counts."""
+    computed: list = []
+
+    def order() -> list:  # (once per function, when first needed)
+        if not computed:
+            computed.append(program_order(fn))
+        return computed[0]
+
     for value, name, other, loc, held in fn.shared_updates:
         if classes.get(value) == 0:
             continue
@@ -51,7 +58,7 @@ def check_shared_updates(fn: ir.Function, classes: dict) -> None:
             continue
         updates = [st for st in ir.walk(fn.body) if isinstance(st, ir.Assign) and st.in_place and st.loc == loc]
         defined = any(value is p for p in fn.params) or any(value in ir.defined_by(t) for t in ir.walk(fn.body))
-        if len(updates) != 1 or not defined or _read_after(fn, value, updates[0], classes):
+        if len(updates) != 1 or not defined or _read_after(fn, value, updates[0], classes, order()):
             _refuse_shared(name, other, loc)  # (a value that held the object before a loop, read after; or
             # one ssa replaced by another since, whose reads are not its own)
     objects = same_objects(fn.body)
@@ -64,7 +71,7 @@ def check_shared_updates(fn: ir.Function, classes: dict) -> None:
             continue
         name = st.target.display
         for v in members.get(objects.find(st.args[0]), []):
-            if v.user and v.user != st.target.user and classes.get(v) != 0 and _read_after(fn, v, st, classes):
+            if v.user and v.user != st.target.user and classes.get(v) != 0 and _read_after(fn, v, st, classes, order()):
                 _refuse_shared(name, v.display, st.loc)
 
 
@@ -76,18 +83,13 @@ def _read_at_end(t) -> list:
     return list(t.nexts) + [t.cond, t.stop] if isinstance(t, ir.Loop) else []
 
 
-def _read_after(fn: ir.Function, value, update, classes: dict, seen=()) -> bool:
-    """Whether `value` (or a value that may hold it: a view, a container) may be read once the
-    statement `update` has run: by a later statement, by a statement enclosing it (an `if`'s
-    results, a loop's next values), in a later trip of a loop around it that does not define
-    `value`, or as the result."""
-    if value in ir.operand_vars(fn.result):
-        return True
-    order: list = []  # (stmt, enclosing statements)
+def program_order(fn: ir.Function) -> list:
+    """[(statement, the statements enclosing it, the Vars it reads)] of `fn` in program order."""
+    order: list = []
 
     def walk(stmts, outer):
         for t in stmts:
-            order.append((t, outer))
+            order.append((t, outer, [v for op in ir.stmt_operands(t) for v in ir.operand_vars(op)]))
             if isinstance(t, ir.If):
                 walk(t.body, outer + (t,))
                 walk(t.orelse, outer + (t,))
@@ -96,22 +98,33 @@ def _read_after(fn: ir.Function, value, update, classes: dict, seen=()) -> bool:
                 walk(t.body, outer + (t,))
 
     walk(fn.body, ())
-    at = next(k for k, (t, _) in enumerate(order) if t is update)
-    if any(value in ir.defined_by(t) for t, _ in order[at + 1:]):
+    return order
+
+
+def _read_after(fn: ir.Function, value, update, classes: dict, order: list, seen=()) -> bool:
+    """Whether `value` (or a value that may hold it: a view, a container) may be read once the
+    statement `update` has run: by a later statement, by a statement enclosing it (an `if`'s
+    results, a loop's next values), in a later trip of a loop around it that does not define
+    `value`, or as the result. `order`: `program_order(fn)`."""
+    if value in ir.operand_vars(fn.result):
+        return True
+    at = next(k for k, (t, _, _) in enumerate(order) if t is update)
+    if any(value in ir.defined_by(t) for t, _, _ in order[at + 1:]):
         return False  # made after the update (from its result, or from another name read then)
     enclosing = order[at][1]
-    defined_in = next((outer for t, outer in order if value in ir.defined_by(t)), ())
+    defined_in = next((outer for t, outer, _ in order if value in ir.defined_by(t)), ())
     repeating = [t for t in enclosing if isinstance(t, ir.Loop) and t not in defined_in
                  and value not in t.params]
-    for k, (t, outer) in enumerate(order):
-        if k == at or value not in [v for op in ir.stmt_operands(t) for v in ir.operand_vars(op)]:
+    for k, (t, outer, reads) in enumerate(order):
+        if k == at or not any(v is value for v in reads):
             continue
         if k > at or any(loop in outer for loop in repeating):
             return True
         if t in enclosing and value in [v for op in _read_at_end(t) for v in ir.operand_vars(op)]:
             return True
         if isinstance(t, ir.Assign) and value in aliasing.may_alias(t, classes) and t.target is not None \
-                and all(t.target is not w for w in seen) and _read_after(fn, t.target, update, classes, seen + (value,)):
+                and all(t.target is not w for w in seen) \
+                and _read_after(fn, t.target, update, classes, order, seen + (value,)):
             return True  # a view or a container made from it earlier is read afterwards
     return False
 
