@@ -10,13 +10,14 @@ complex, a real output's tangent is real.
 from __future__ import annotations
 
 import inspect
+import math
 import operator
 
 import gast
 import numpy as np
 import pytest
 import test_complex_rules as CR
-from test_complex_rules import crand, rand
+from test_complex_rules import _inputs_of_this_test, crand, rand  # noqa: F401 (the fixture seeds each test)
 
 from adjoint_compiler import adjoint, hessian, jacfwd, jvp, jvp_source, registry
 from adjoint_compiler.errors import AdjointCompilerError, ArgumentError, ComplexError
@@ -130,6 +131,8 @@ def test_binary(fn, shapes, kinds):
     b = crand(*shapes[1]) if kinds[1] == "c" else rand(*shapes[1])
     if fn in (CR._pow, CR._np_pow) and kinds[1] == "r":
         b = np.abs(b) + 0.5 if shapes[1] else abs(b) + 0.5
+    if fn in (CR._div, CR._np_div) and kinds[1] == "r":  # (a real divisor away from 0)
+        b = np.sign(b) * (np.abs(b) + 0.5) if shapes[1] else math.copysign(abs(b) + 0.5, b)
     check(fn, a, b)
 
 
