@@ -41,7 +41,7 @@ def check_shared_updates(fn: ir.Function, classes: dict) -> None:
     would change both names; the IR would not. Rejected unless the value is surely a scalar.
     Besides the names `ssa` saw bound to the value, any value of another of the user's names
     that may be the same object (through `if` results, loop-carried values and earlier in-place
-    updates, `same_objects`) and is read after the update counts."""
+    updates, `same_arrays(..., updates=True)`) and is read after the update counts."""
     computed: list = []
 
     def order() -> list:  # (once per function, when first needed)
@@ -61,7 +61,7 @@ def check_shared_updates(fn: ir.Function, classes: dict) -> None:
         if len(updates) != 1 or not defined or _read_after(fn, value, updates[0], classes, order()):
             _refuse_shared(name, other, loc)  # (a value that held the object before a loop, read after; or
             # one ssa replaced by another since, whose reads are not its own)
-    objects = same_objects(fn.body)
+    objects = same_arrays(fn.body, updates=True)
     members: dict = {}
     for v in list(fn.params) + [v for st in ir.walk(fn.body) for v in ir.defined_by(st)]:
         members.setdefault(objects.find(v), []).append(v)
@@ -136,28 +136,6 @@ def _refuse_shared(name: str, other, loc) -> None:
                         f"it first (`{name} = {name}.copy()`)", loc)
 
 
-def same_objects(body) -> _Arrays:
-    """Which Vars may hold one object, in-place updates followed: a write's versions, an in-place
-    update's result with the value it updated, `if` outputs with their branch values, and loop
-    params with their values on entry and, unless the loop makes it anew each trip
-    (`_made_in_trip`), at the end of a trip."""
-    objects = _Arrays()
-    for s in ir.walk(body):
-        if isinstance(s, ir.Assign) and s.target is not None and (s.prim in ir.WRITES or s.in_place) and s.args:
-            objects.union(s.target, s.args[0])
-        elif isinstance(s, ir.If):
-            for out, a, b in zip(s.outputs, s.body_results, s.orelse_results):
-                objects.union(out, a)
-                objects.union(out, b)
-        elif isinstance(s, ir.Loop):
-            defs = {v: t for t in ir.walk(s.body) for v in ir.defined_by(t)}
-            for p, i, n in zip(s.params, s.inits, s.nexts):
-                objects.union(p, i)
-                if not _made_in_trip(n, defs):
-                    objects.union(p, n)
-    return objects
-
-
 def _made_in_trip(v, defs: dict) -> bool:
     """Whether the object `v` holds at the end of a trip was made during the trip (a fresh result,
     perhaps updated or written in place since), so it is not the one the loop param held. `defs`:
@@ -226,21 +204,26 @@ def _unread_after_update(fn: ir.Function, value, loc, classes: dict, base=None, 
     return True
 
 
-def same_arrays(body) -> _Arrays:
+def same_arrays(body, updates: bool = False) -> _Arrays:
     """Which Vars may hold one array object: a write's versions, loop params with their values,
-    `if` outputs with their branch values."""
+    `if` outputs with their branch values. With `updates`, which may hold one object once in-place
+    updates are followed (the result of `x += e` is `x`'s object), where a loop param is not the
+    value the loop makes anew each trip (`_made_in_trip`)."""
     arrays = _Arrays()
     for s in ir.walk(body):
-        if isinstance(s, ir.Assign) and s.prim in ir.WRITES and s.target is not None:
+        if isinstance(s, ir.Assign) and s.target is not None and s.args \
+                and (s.prim in ir.WRITES or (updates and s.in_place)):
             arrays.union(s.target, s.args[0])
         elif isinstance(s, ir.If):
             for out, a, b in zip(s.outputs, s.body_results, s.orelse_results):
                 arrays.union(out, a)
                 arrays.union(out, b)
         elif isinstance(s, ir.Loop):
+            defs = {v: t for t in ir.walk(s.body) for v in ir.defined_by(t)} if updates else {}
             for p, i, n in zip(s.params, s.inits, s.nexts):
                 arrays.union(p, i)
-                arrays.union(p, n)
+                if not (updates and _made_in_trip(n, defs)):
+                    arrays.union(p, n)
     return arrays
 
 

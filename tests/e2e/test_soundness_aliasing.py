@@ -367,7 +367,7 @@ def loop_keeps_the_previous_iterate(x):
 @pytest.mark.parametrize("f", [loop_keeps_under_an_if, loop_keeps_after_the_update])
 def test_loop_update_of_a_value_an_if_kept_is_refused(f):
     """`saved` may be the object `s += x` changes: through an `if` result, and through a loop-carried
-    value from an earlier trip (mutation.same_objects). Both were silently wrong before."""
+    value from an earlier trip (mutation.same_arrays with updates). Both were silently wrong before."""
     with pytest.raises(MutationError, match="`saved` names the same"):
         grad(f)(U.copy())
 
