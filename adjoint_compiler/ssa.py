@@ -797,9 +797,12 @@ class SSABuilder:
 
     def note_in_place(self, name: str, at, shown: str | None = None) -> list:
         """`x += e` / `xs.append(v)` rebind `x` here, but Python updates an array or list in place:
-        equal only if no other name holds the same value. Shared values are checked once ranks are
-        known (a scalar may be shared freely). Returns the (builder, name) of the arguments tracked
-        for `build(track_arguments=True)` that hold the value: they follow the update."""
+        equal only if no other name holds the same value. In a loop a carried value is also the
+        object it entered the loop with, so a name, dict item or tuple item that held that object
+        before the loop is another holder (recorded `held`: judged by its reads after the update).
+        Shared values are checked once ranks are known (a scalar may be shared freely). Returns the
+        (builder, name) of the arguments tracked for `build(track_arguments=True)` that hold the
+        value: they follow the update. `shown`: how a message names the updated value."""
         old = self.env.get(name)
 
         def root(v):  # in a loop, a carried value is the object it entered with (first trip at least)
