@@ -53,6 +53,7 @@ import numpy as np
 
 from . import ir, registry
 from .errors import AdjointCompilerError
+from .shapes import inserted_axis
 
 LIMIT = 200  # nodes in a term; a bigger value is a leaf (terms are trees: sharing is not counted)
 _MAX_FOLD_EXPONENT = 64  # integer powers of numbers folded up to this exponent
@@ -425,6 +426,42 @@ def reduce(name: str, a: Term, axis: Term, keepdims: Term) -> Term:
     return call(name, (a,), (("axis", axis), ("keepdims", keepdims)))
 
 
+def kept_axis(t: Term, at: int, rank: int) -> Term | None:
+    """The term of `t` (a value of `rank` axes) with a length-1 axis inserted at `at`, where that
+    is the axis the one reduction in `t` removed: `log(sum(x, axis=1))[:, None]` is
+    `log(sum(x, axis=1, keepdims=True))`. None unless `t` is elementwise arithmetic,
+    exponentials and logarithms of numbers and of one such reduction (so the reduction's result
+    has `t`'s axes, and its operand one more)."""
+    found: set = set()
+
+    def kept(u: Term):
+        if u.op == "num":
+            return u
+        if u.op in ("add", "mul"):
+            parts = [kept(p) for p in u.args]
+            return None if None in parts else (add if u.op == "add" else mul)(*parts)
+        if u.op == "pow":
+            base = kept(u.args[0])
+            return None if base is None else power(base, u.args[1])
+        if u.op != "call":
+            return None
+        name, operands, params = u.args
+        if name in ("exp", "log"):
+            inner = kept(operands[0])
+            return None if inner is None else (exp if name == "exp" else log)(inner)
+        params = dict(params)
+        axis, keep = params["axis"], params["keepdims"]
+        if name not in REDUCTIONS or keep.op != "const" or keep.args is not False or axis.op != "num" \
+                or axis.args.denominator != 1 or not -(rank + 1) <= int(axis.args) <= rank \
+                or int(axis.args) % (rank + 1) != at:
+            return None
+        found.add(u.key)
+        return reduce(name, operands[0], axis, const(True))
+
+    out = kept(t) if not t.ghosts else None
+    return out if out is not None and len(found) == 1 else None
+
+
 def negate(t: Term, memo: dict | None = None) -> Term:
     """-t, with the minus inside a sum or mean (`-sum(x)` is `sum(-x)`). `memo` (id of a term ->
     (the term, its negation)) keeps the negations made, for terms negated again (inside others)."""
@@ -720,7 +757,8 @@ class View:
     """The canonical term of every numeric value of a function (`term`), and the values that hold
     a given term (`realize`)."""
 
-    def __init__(self, fn: ir.Function):
+    def __init__(self, fn: ir.Function, ndims: dict | None = None):
+        self.ndims = ndims or {}  # Var -> its number of axes, where the shapes pass knows it
         self.terms: dict = {}  # Var -> Term, for values computed by a known operation
         self.place: dict = {}  # Var -> its statement's position: ((block id, index), ...)
         self.holders: dict = {}  # term key -> [Var], in program order
@@ -732,7 +770,7 @@ class View:
             if isinstance(s, ir.Assign):
                 if s.target is not None:
                     self.place[s.target] = here
-                t = statement_term(s, self.term)
+                t = self.expanded(s) or statement_term(s, self.term)
                 if t is not None and t.size <= LIMIT:
                     if shape_safe(t):  # the value has the term's shape: it may stand for the term
                         if t.ghosts:
@@ -745,6 +783,14 @@ class View:
             elif isinstance(s, ir.Loop):
                 self._block(s.cond_body, here)
                 self._block(s.body, here)
+
+    def expanded(self, s: ir.Assign) -> Term | None:
+        """The term of `s` that inserts a length-1 axis (`r[:, None]`, `np.expand_dims(r, 1)`)
+        where a reduction in its operand's term removed one (`kept_axis`), else None."""
+        rank = self.ndims.get(s.args[0]) if s.args and isinstance(s.args[0], ir.Var) else None
+        at = inserted_axis(s, rank)
+        operand = self.terms.get(s.args[0]) if at is not None else None
+        return kept_axis(operand, at, rank) if operand is not None else None
 
     def term(self, op) -> Term | None:
         """The canonical term of an operand (a leaf when nothing better is known)."""
@@ -779,5 +825,7 @@ class View:
         return "\n".join(f"{v.name}: {t.key}" for v, t in self.terms.items())
 
 
-def view(fn: ir.Function) -> View:
-    return View(fn)
+def view(fn: ir.Function, ndims: dict | None = None) -> View:
+    """The canonical terms of `fn`'s values; `ndims` (the shapes pass's ranks) lets an inserted
+    axis restore one a reduction removed."""
+    return View(fn, ndims)

@@ -280,12 +280,13 @@ def _without(op: str, total: cz.Term, part: cz.Term) -> cz.Term:
 
 
 # -- fusing ------------------------------------------------------------------------------------------
-def fuse(fn: ir.Function) -> None:
-    """Give each statement that matches a composite's form the composite as its rule."""
+def fuse(fn: ir.Function, ndims: dict | None = None) -> None:
+    """Give each statement that matches a composite's form the composite as its rule (`ndims`:
+    the shapes pass's ranks, for `canonicalize.view`)."""
     registry.load_builtin_rules()
     if not COMPOSITES:
         return
-    view = cz.view(fn)
+    view = cz.view(fn, ndims)
     arrays = same_arrays(fn.body)
     written = {arrays.find(s.target) for s in ir.walk(fn.body) if isinstance(s, ir.Assign)
                and s.prim in ir.WRITES and s.target is not None}

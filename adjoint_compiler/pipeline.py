@@ -361,7 +361,7 @@ def _composite(c: Context) -> None:
     """Multi-statement forms (sigmoid, log-loss, log-softmax) get one adjoint (real code only)."""
     if any(v.complex for v in ir.defined_in(c.fn.body) | set(c.fn.params)):
         return  # (the composites' rules are written for real numbers)
-    composite.fuse(c.fn)
+    composite.fuse(c.fn, c.ndims)
 
 
 def _show_composite(c: Context) -> str:
@@ -515,7 +515,7 @@ PASSES = (
     Pass("stacks", _stacks, _ir, ("fn", "mode", "differentiable"), ("fn",)),
     Pass("rules", _rules, _show_rules, ("fn", "real"), ("fn",)),
     Pass("complex", _complex, _show_complex, ("fn", "kinds", "mode", "differentiable", "ndims"), ("fn",)),
-    Pass("composite", _composite, _show_composite, ("fn",), ("fn",)),
+    Pass("composite", _composite, _show_composite, ("fn", "ndims"), ("fn",)),
     Pass("activity", _activity, _show_activity, ("fn", "wrt"), ("wrt_vars", "active")),
     Pass("reverse", _reverse, _show_reverse, ("fn", "active", "wrt_vars", "classes", "ndims", "real"),
          ("backward", "names", "result_bar", "zeros")),

@@ -221,10 +221,11 @@ class Shapes:
         if p is np.arange and _numeric_dtype(s.kwargs.get("dtype")):
             return 1
         if p is operator.getitem and ranks[0] is not None:
-            parts = s.args[1].items if isinstance(s.args[1], ir.Struct) and s.args[1].kind == "tuple" \
-                else (s.args[1],)
-            if all(self.rank(q) == 0 and _integral(q, self.ints) for q in parts) and len(parts) <= ranks[0]:
-                return ranks[0] - len(parts)
+            return self.indexed_rank(s.args[1], ranks[0])
+        if inserted_axis(s, ranks[0] if ranks else None) is not None:
+            return ranks[0] + 1
+        if p in (np.reshape, ir.Method("reshape")) and not s.kwargs and _const_ints(s.args[1:]) is not None:
+            return len(_const_ints(s.args[1:]))
         if (p in REDUCTIONS or (isinstance(p, ir.Method) and p.name in REDUCING_METHODS)) and ranks \
                 and ranks[0] is not None:
             return _reduced_rank(s, ranks[0])
@@ -234,6 +235,20 @@ class Shapes:
                 or (isinstance(p, ir.Method) and p.name == "copy"):
             return ranks[0] if ranks else None
         return None
+
+    def indexed_rank(self, index, rank: int):
+        """The ndim of `a[index]` for `a` of ndim `rank`, where `index` is made of integers (each
+        removes an axis), slices (each keeps one), `None`s (each adds one) and one `...` (the axes
+        the others leave); else None (a mask or an array index)."""
+        parts = index_parts(index)
+        ints = [q for q in parts if self.rank(q) == 0 and _integral(q, self.ints)]
+        slices = [q for q in parts if isinstance(q, ir.Struct) and q.kind == "slice"]
+        new = [q for q in parts if _is_newaxis(q)]
+        dots = [q for q in parts if _is_ellipsis(q)]
+        if len(ints) + len(slices) + len(new) + len(dots) != len(parts) or len(dots) > 1 \
+                or len(ints) + len(slices) > rank:
+            return None
+        return rank - len(ints) + len(new)
 
     def of(self, op):
         if isinstance(op, ir.Var):
@@ -425,6 +440,65 @@ class Shapes:
                 before = self.state()
                 changed |= fixpoint(step, before, _rounds([s]), "shape classes around a loop") != before
         return changed
+
+
+def index_parts(index) -> tuple:
+    """The parts of an index: `x[i, :]` has two, `x[i]` one."""
+    return index.items if isinstance(index, ir.Struct) and index.kind == "tuple" else (index,)
+
+
+def _is_newaxis(q) -> bool:
+    return isinstance(q, (ir.Const, ir.Global)) and q.value is None
+
+
+def _is_ellipsis(q) -> bool:
+    return isinstance(q, ir.Const) and q.value is Ellipsis
+
+
+def _is_full_slice(q) -> bool:
+    return isinstance(q, ir.Struct) and q.kind == "slice" \
+        and all(isinstance(b, ir.Const) and b.value is None for b in q.items)
+
+
+def _const_ints(ops) -> list | None:
+    """The integers of constant operands (a shape written out, or one constant tuple), else None."""
+    if len(ops) == 1 and isinstance(ops[0], ir.Const) and isinstance(ops[0].value, tuple):
+        ops = [ir.Const(v) for v in ops[0].value]
+    elif len(ops) == 1 and isinstance(ops[0], ir.Struct) and ops[0].kind == "tuple":
+        ops = list(ops[0].items)
+    values = [op.value for op in ops if isinstance(op, ir.Const)]
+    if len(values) != len(ops) or not all(type(v) is int for v in values):
+        return None
+    return values
+
+
+def inserted_axis(s: ir.Assign, rank) -> int | None:
+    """The position of the one length-1 axis `s` inserts among its operand's `rank` axes, which it
+    keeps as they are: `a[:, None]`, `a[..., np.newaxis]`, `np.expand_dims(a, k)`, and
+    `a.reshape(-1, 1)` / `a.reshape(1, -1)` of a vector; else None."""
+    if rank is None or not s.args or s.kwargs:
+        return None
+    if s.prim is operator.getitem and len(s.args) == 2:
+        parts = list(index_parts(s.args[1]))
+        if sum(map(_is_newaxis, parts)) != 1 or sum(map(_is_ellipsis, parts)) > 1 \
+                or not all(_is_newaxis(q) or _is_ellipsis(q) or _is_full_slice(q) for q in parts):
+            return None
+        slices = sum(map(_is_full_slice, parts))
+        if slices > rank:
+            return None
+        if any(map(_is_ellipsis, parts)):
+            at = next(k for k, q in enumerate(parts) if _is_ellipsis(q))
+            parts[at:at + 1] = [None] * (rank - slices)  # (the axes `...` stands for)
+        return next(k for k, q in enumerate(parts) if q is not None and _is_newaxis(q))
+    if s.prim is np.expand_dims and len(s.args) == 2:
+        axis = _const_ints(s.args[1:])
+        if axis is not None and len(axis) == 1 and -(rank + 1) <= axis[0] <= rank:
+            return axis[0] % (rank + 1)
+        return None
+    if s.prim in (np.reshape, ir.Method("reshape")) and rank == 1:
+        shape = _const_ints(s.args[1:])
+        return {(-1, 1): 1, (1, -1): 0}.get(tuple(shape)) if shape is not None else None
+    return None
 
 
 def _axis_keepdims(s: ir.Assign) -> tuple:

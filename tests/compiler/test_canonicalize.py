@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from adjoint_compiler import canonicalize as cz
-from adjoint_compiler import composite
+from adjoint_compiler import composite, shapes
 from adjoint_compiler.pipeline import compile_gradient
 from adjoint_compiler.printing import format_ir
 
@@ -15,14 +15,20 @@ def compiled(f, kinds):
     return compile_gradient(f, (0,), kinds).ir
 
 
+def ranked_view(fn, kinds) -> cz.View:
+    """The view with the ranks the shapes pass finds from the argument kinds ("r2": two axes)."""
+    _, ndims = shapes.infer(fn, {p: int(k[1:]) for p, k in zip(fn.params, kinds)})
+    return cz.view(fn, ndims)
+
+
 def terms(f, kinds) -> dict:
     """{value name: its canonical term, printed}."""
-    return {v.name: t.key for v, t in cz.view(compiled(f, kinds)).terms.items()}
+    return {v.name: t.key for v, t in ranked_view(compiled(f, kinds), kinds).terms.items()}
 
 
 def result_term(f, kinds) -> str:
     fn = compiled(f, kinds)
-    return cz.view(fn).term(fn.result).key
+    return ranked_view(fn, kinds).term(fn.result).key
 
 
 # -- one term per meaning ----------------------------------------------------------------------------
@@ -91,6 +97,63 @@ def test_a_shift_constant_along_the_summed_axis_cancels():
     assert result_term(logsumexp_plain, ("r2",)) == "log(sum(exp(z), axis=1, keepdims=True))"
     assert result_term(logsumexp_wrong_axis, ("r2",)) == (
         "log(sum(exp(-max(z, axis=0, keepdims=True) + z), axis=1, keepdims=True)) + max(z, axis=0, keepdims=True)")
+
+
+def lse_new_axis(z):
+    return np.log(np.sum(np.exp(z), axis=1))[:, None]
+
+
+def lse_newaxis_after_dots(z):
+    return np.log(np.exp(z).sum(axis=-1))[..., np.newaxis]
+
+
+def lse_expand_dims(z):
+    return np.expand_dims(np.log(np.sum(np.exp(z), axis=1)), 1)
+
+
+def lse_reshape(z):
+    return (np.log(np.sum(np.exp(z), axis=1)) + 1.0).reshape(-1, 1)
+
+
+@pytest.mark.parametrize("f", [lse_new_axis, lse_expand_dims])
+def test_an_axis_inserted_where_a_reduction_removed_it_is_keepdims(f):
+    assert result_term(f, ("r2",)) == "log(sum(exp(z), axis=1, keepdims=True))"
+
+
+def test_the_inserted_axis_follows_dots_negative_axes_and_reshapes():
+    assert result_term(lse_newaxis_after_dots, ("r2",)) == "log(sum(exp(z), axis=-1, keepdims=True))"
+    assert result_term(lse_reshape, ("r2",)) == "1 + log(sum(exp(z), axis=1, keepdims=True))"
+
+
+def lse_other_axis(z):
+    return np.log(np.sum(np.exp(z), axis=0))[:, None]
+
+
+def lse_two_reductions(z, w):
+    return (np.sum(z, axis=1) + np.sum(w, axis=0))[:, None]
+
+
+def lse_rank_unknown(z):
+    return np.log(np.sum(np.exp(z), axis=1))[:, None]
+
+
+def test_an_axis_inserted_elsewhere_or_over_two_reductions_is_a_leaf():
+    for f, kinds in ((lse_other_axis, ("r2",)), (lse_two_reductions, ("r2", "r3"))):
+        fn = compiled(f, kinds)
+        assert ranked_view(fn, kinds).term(fn.result).op == "leaf"
+    fn = compiled(lse_rank_unknown, ("a",))
+    assert cz.view(fn).term(fn.result).op == "leaf"  # (no ranks: nothing claimed)
+
+
+def log_softmax_new_axis(z, y):
+    z = z - np.max(z, axis=1, keepdims=True)
+    logp = z - np.log(np.exp(z).sum(axis=1))[:, None]
+    return -np.sum(y * logp)
+
+
+def test_log_softmax_through_a_new_axis_is_the_composite():
+    fn = compile_gradient(log_softmax_new_axis, (0,), ("r2", "r2")).ir
+    assert "composite log_softmax" in format_ir(fn, lambda s: s.rule.name if s.rule else "")
 
 
 # -- the rewrites ---------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from adjoint_compiler import Buffer, adjoint_source, floats, frontend, normalize, shapes, ssa
+from adjoint_compiler import Buffer, adjoint_source, floats, frontend, ir, normalize, shapes, ssa
 from adjoint_compiler import runtime as rt
 from adjoint_compiler.naming import Namer
 from adjoint_compiler.pipeline import RESERVED
@@ -307,3 +307,29 @@ def test_runtime_zeros_of_a_shape_have_its_rank_and_are_floats():
     facts = _noted(compile_gradient(zeros_of_a_shape, (0,), ("f1",), "joint", stage="floats"))
     z = next(code for code in ranks if code.startswith("z = rt.zeros_like("))
     assert ranks[z] == "z: ndim 1" and facts[z] == "z: f"
+
+
+def new_axes(a, m):
+    col = a[:, None]
+    row = a[None]
+    last = a[..., np.newaxis]
+    mixed = m[:, 0, None]
+    expanded = np.expand_dims(a, -1)
+    grid = a.reshape(2, 3)
+    masked = m[m > 0]
+    return col, row, last, mixed, expanded, grid, masked
+
+
+def test_indexing_with_slices_and_new_axes_has_its_rank():
+    _, _, ndims = build(new_axes, {"a": 1, "m": 2})
+    names = by_name(ndims)
+    assert [names.get(n) for n in ("col", "row", "last", "mixed", "expanded", "grid")] == [2, 2, 2, 2, 2, 2]
+    assert "masked" not in names  # (a mask index: the rank follows the mask, not the parts)
+
+
+def test_an_inserted_axis_is_found_where_the_others_stay():
+    fn, _, ndims = build(new_axes, {"a": 1, "m": 2})
+    at = {s.target.name: shapes.inserted_axis(s, ndims.get(s.args[0])) for s in fn.body
+          if isinstance(s, ir.Assign) and s.target is not None and s.args}
+    assert (at["col"], at["row"], at["last"], at["expanded"]) == (1, 0, 1, 1)
+    assert at["mixed"] is None and at["grid"] is None  # (an integer drops an axis; a reshape of 6)
