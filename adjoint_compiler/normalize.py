@@ -79,6 +79,11 @@ def hint(e, is_global=lambda e: False) -> str:
 SET_FIELD = "__set_field__"  # `obj.name = v`, as normalize spells it: ssa.SSABuilder.set_field
 
 
+def _names_read(e) -> set:
+    """Every name `e` loads (inside its comprehensions and lambdas too)."""
+    return {n.id for n in astwalk.walk(e) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+
+
 def _by_position(node):
     """Mark the item a loop reads by position (`xs[k]` for `for x in xs`): for a dict, ssa reads
     its k-th key instead, as iterating a dict does."""
@@ -351,7 +356,11 @@ class Normalizer(PythonLowering):
                 index = self.index(targets[0].slice, out)
                 out.append(self.write(base, index, self.atom(s.value, out), s))
                 return
-            value = self.simple(s.value, out, single)
+            # (a lowering may bind its target before it reads the rest of the expression: so the
+            # target is its scratch name only when the expression does not read it, as in
+            # `h = [v * 2 for v in h]` or `s = c and s * 3`)
+            scratch = single if single is not None and single not in _names_read(s.value) else None
+            value = self.simple(s.value, out, scratch)
             if single is not None:
                 if not (isinstance(value, gast.Name) and value.id == single):
                     out.append(assign(single, value, s))
