@@ -442,7 +442,7 @@ def _show_needed(c: Context) -> str:
 
 def _tape(c: Context) -> None:
     """Loop values the adjoints read pushed before overwritten, popped after their adjoint."""
-    c.plan, c.code = tape.plan(c.fn, c.code, c.namer, c.classes, c.keep, c.needed)
+    c.plan, c.code = tape.plan(c.fn, c.code, c.namer, c.classes, c.keep, c.needed, c.views)
 
 
 def _show_tape(c: Context) -> str:
@@ -528,7 +528,7 @@ PASSES = (
     Pass("needed", _needed, _show_needed, ("fn", "code", "names", "defined", "live_in", "seeded", "wrt_vars",
                                            "ndims", "real"),
          ("grads", "needed", "keep", "recipes")),
-    Pass("tape", _tape, _show_tape, ("fn", "code", "classes", "keep", "needed"), ("plan", "code")),
+    Pass("tape", _tape, _show_tape, ("fn", "code", "classes", "keep", "needed", "views"), ("plan", "code")),
     Pass("peek", _peek, _show_peek, ("fn", "code", "grads", "ndims", "differentiable"), ("in_place",)),
     Pass("codegen", _codegen, _text, ("fn", "code", "grads", "keep", "needed", "plan", "recipes", "in_place", "ndims",
                                       "names", "result_bar", "seeded", "mode", "written_out"),

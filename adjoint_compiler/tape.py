@@ -133,12 +133,14 @@ def _scalar_recipes(loop: ir.Loop, read: set, classes: dict, written, live=None)
 
 
 def plan(fn: ir.Function, code: list, namer, classes: dict | None = None, kept: set | None = None,
-         live: set | None = None) -> tuple:
+         live: set | None = None, views: dict | None = None) -> tuple:
     """(Plan, backward code with the pops in place). `kept` holds the primal statements the
     forward pass runs (all when None): a statement that does not run pushes nothing, so nothing
     is popped for it (its values are rebound by the backward pass itself, or unread).
     `live` names the values the forward pass computes (all when None): a loop param it does not
-    carry cannot stand in for the next value it would hold."""
+    carry cannot stand in for the next value it would hold. `views` (mutation) names the values
+    that may share memory with a written array: read again in the backward pass, they could see
+    a later write, so they are never recomputed from."""
     from .mutation import same_arrays
     from .printing import assign_node
 
@@ -147,8 +149,10 @@ def plan(fn: ir.Function, code: list, namer, classes: dict | None = None, kept: 
     written_roots = {arrays.find(s.target) for s in ir.walk(fn.body)
                      if isinstance(s, ir.Assign) and s.prim in ir.WRITES}
 
-    def written(v) -> bool:
-        return arrays.find(v) in written_roots
+    views = views or {}
+
+    def written(v) -> bool:  # (a write's versions, and what may share memory with a written array)
+        return arrays.find(v) in written_roots or v.name in views
 
     read = _reads_in_loops(code)
     result = Plan()

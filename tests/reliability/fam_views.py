@@ -268,3 +268,27 @@ def f(A):
     return np.sum(d['b'] ** 2) + {_result(ch, "B", "A")}
 """
     return Case(src, [arg])
+
+
+@family("views")
+def gen_view_written_by_element_in_loop(ch):
+    """A view made before a loop (a slice, a column, a row, a transpose, a reversed vector), whose
+    entries the loop reads and writes one at a time (`v[i] = v[i] * w`, `v[i] *= w`, through a
+    temporary, through the base): the backward pass once recomputed `v[i]` from the view after a
+    later write had changed it (the tape took a view of a written array for an unchanged value)."""
+    arg, rows, cols = _base(ch)
+    view, length = ch.choice([("B[0]", "B.shape[1]"), ("B[:, 0]", "B.shape[0]"), ("B[-1, ::-1]", "B.shape[1]"),
+                              ("B.T[0]", "B.shape[0]"), ("B.reshape(-1)[:2]", "2")])
+    c = ch.float(0.5, 1.5)
+    step = ch.choice([f"v[i] = v[i] * w + {c}", "v[i] *= w", f"t = v[i]\n        v[i] = t * t * w + {c}",
+                      "v[i] = np.sin(v[i]) * w", f"v[i] = max(v[i], {c}) * w",
+                      f"v[i] = v[i] ** 2 * w\n        B[-1, -1] += v[i] * {c}"])
+    src = f"""
+def f(A, w):
+    B = {ch.choice(COPIES).format(a="A")}
+    v = {view}
+    for i in range({length}):
+        {step}
+    return {_result(ch, "B", "A")}
+"""
+    return Case(src, [arg, ch.float(0.5, 1.5)])
