@@ -146,6 +146,8 @@ def is_fresh(stmt: ir.Assign, ranks: dict | None = None) -> bool:
         if isinstance(base, ir.Var) and base.kind != "num":
             return False  # an item of what may be a tuple or list: the item itself
         return True  # advanced indexing
+    if p in (ir.PLUS, ir.TIMES):  # as the operators below
+        return all(not isinstance(a, ir.Var) or a.kind != "seq" for a in stmt.args)
     if isinstance(p, ir.Prim):
         return p in FRESH_PRIMS
     arrays = [a for a in stmt.args if isinstance(a, ir.Var) and a.kind != "seq"]

@@ -112,6 +112,11 @@ BUILD_TUPLE = Prim("tuple")
 BUILD_LIST = Prim("list")
 CONCAT = Prim("concat")  # `+` of two tuples or lists
 REPEAT = Prim("repeat")  # `xs * n` of a tuple or list
+# `x + y` and `x * y` of values that may be lists or tuples at run time (an item of a list, a
+# function's result): joined when both are sequences, repeated when one is and the other an
+# integer, else NumPy's sum or product. Their rules ask the operands at run time.
+PLUS = Prim("plus")
+TIMES = Prim("times")
 SQUARE = Prim("square")  # `x * x`: one adjoint term, 2 * x * g
 # Write nodes: each makes a new version of the array it writes into (same Python object).
 SETITEM = Prim("setitem")  # b[idx] = v              args: b, idx, v, saved

@@ -85,11 +85,11 @@ def expression(stmt: ir.Assign) -> str:
         return f"{operand(args[0])} {BINOPS[p]} {operand(args[1])}"
     if isinstance(p, ir.Prim) and p.name in ("in", "not in"):
         return f"{operand(args[1])} {p.name} {operand(args[0])}"
-    if p is ir.CONCAT:
+    if p in (ir.CONCAT, ir.PLUS):
         return f"{operand(args[0])} + {operand(args[1])}"
     if p is ir.SQUARE:
         return f"{operand(args[0])} * {operand(args[0])}"
-    if p is ir.REPEAT:
+    if p in (ir.REPEAT, ir.TIMES):
         return f"{operand(args[0])} * {operand(args[1])}"
     if p is ir.SETITEM:
         return f"{operand(args[0])}[{operand(args[1], in_index=True)}] = {operand(args[2])}"

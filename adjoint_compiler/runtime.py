@@ -425,6 +425,50 @@ def seq_repeat_adjoint(g, x, n=2):
     return _rebuild(x, out)
 
 
+def plus_adjoint(g, x, y, which: int):
+    """The gradient of `x` (`which` 0) or `y` (1) in `x + y` of values that may be lists or
+    tuples: the head or the tail of `g` when both are (joined), else `g` undoing NumPy's
+    broadcasting (added)."""
+    if isinstance(x, (list, tuple)) and isinstance(y, (list, tuple)):
+        return seq_head(g, y) if which == 0 else seq_tail(g, y)
+    return unbroadcast(g, y if which else x)
+
+
+def times_adjoint(g, x, y, which: int):
+    """The gradient of `x` (`which` 0) or `y` (1) in `x * y` where one may be a list or tuple:
+    a repetition's, or NumPy's product's."""
+    if is_repetition(x, y):
+        return repetition_adjoint(g, x, y, which)
+    return unbroadcast(g * y, x) if which == 0 else unbroadcast(g * x, y)
+
+
+def is_repetition(x, y) -> bool:
+    """Whether `x * y` repeats a list or tuple (the other operand an integer count)."""
+    return isinstance(x, (list, tuple)) and _repeats(y) or isinstance(y, (list, tuple)) and _repeats(x)
+
+
+def repetition_adjoint(g, x, y, which: int):
+    """The gradient of operand `which` of the repetition `x * y`: the sum of the copies in `g`
+    for the sequence, none (zeros) for the count."""
+    seq, count, at = (x, y, 0) if isinstance(x, (list, tuple)) and _repeats(y) else (y, x, 1)
+    return seq_repeat_adjoint(g, seq, count) if which == at else zeros_like(count)
+
+
+def repetition_transpose(h, g, x, y, which: int):
+    """The transpose of `repetition_adjoint(g, x, y, which)` in `g`: `h` copied into each copy's
+    place for the sequence, zeros like `g` for the count."""
+    seq, count, at = (x, y, 0) if isinstance(x, (list, tuple)) and _repeats(y) else (y, x, 1)
+    return list(h) * int(count) if which == at else zeros_like(g)
+
+
+def plus_adjoint_transpose(h, g, x, y, which: int):
+    """The transpose of `plus_adjoint(g, x, y, which)` in `g`: `h` in its place in a sequence
+    like `g` (joined), or broadcast to `g`'s shape (added)."""
+    if isinstance(x, (list, tuple)) and isinstance(y, (list, tuple)):
+        return seq_place(h, g, 0 if which == 0 else len(g) - len(y))
+    return broadcast_like(h, g)
+
+
 def seq_repeat_count_adjoint(g, x, n):
     """The gradient of `n` in `x * n`: none for a repetition count, `g * x` summed to `n`'s shape
     for NumPy's elementwise product with an array `n`."""

@@ -300,6 +300,14 @@ def seq_concat(x, y):
     return x + y
 
 
+def plus_tangent(x_dot, y_dot, z):
+    """The tangent of `z = x + y` of values that may be lists or tuples: the tangents joined
+    when `z` is a sequence, else added and spread over `z`'s shape."""
+    if isinstance(z, (list, tuple)):
+        return x_dot + y_dot
+    return broadcast_tangent(x_dot + y_dot, z)
+
+
 def extremum_args_tangent(y, args, tangents):
     """The tangent of the builtin `max(a, b, ...)` / `max(iterable)` with result `y`: the tangent
     of the winning argument (the mean of the tied ones, the convention of the adjoint)."""
@@ -334,6 +342,7 @@ __all__ = [
     "fill_tangent",
     "item_tangent",
     "norm_tangent",
+    "plus_tangent",
     "prod_tangent",
     "reduction_tangent",
     "reshape_tangent",

@@ -232,6 +232,11 @@ class SSABuilder:
             if isinstance(e.op, gast.Mult) and "seq" in (_kind(left), _kind(right)):
                 seq, count = (left, right) if _kind(left) == "seq" else (right, left)
                 return ir.REPEAT, [seq, count], {}, None
+            if isinstance(e.op, gast.Add) and _may_be_sequence(left) and _may_be_sequence(right):
+                return ir.PLUS, [left, right], {}, None
+            if isinstance(e.op, gast.Mult) and (_may_be_sequence(left) and _may_be_count(right)
+                                                or _may_be_sequence(right) and _may_be_count(left)):
+                return ir.TIMES, [left, right], {}, None
             return BINARY[type(e.op)], [left, right], {}, None
         if isinstance(e, gast.UnaryOp):
             return UNARY[type(e.op)], [self.operand(e.operand)], {}, None
@@ -1235,7 +1240,8 @@ class SSABuilder:
         kind = "seq" if prim in (ir.BUILD_TUPLE, ir.BUILD_LIST, ir.CONCAT, ir.REPEAT, list, tuple) else (
             "num" if _numeric_result(prim) else "any")
         if prim is operator.getitem and isinstance(args[0], ir.Var) and args[0].kind != "num":
-            kind = "any"
+            # (a slice of a list or tuple is one too: `xs[1:] + xs[:1]` joins, `xs[1:] * 2` repeats)
+            kind = "seq" if args[0].kind == "seq" and _is_slice(args[1]) else "any"
         child = _child_kind(prim, args)
         if getattr(self, "pending_tree", None) is not None:  # a structure built here (construct)
             child, self.pending_tree = self.pending_tree, None
@@ -1527,7 +1533,7 @@ class SSABuilder:
         seq = args[0]
         if prim is len and callee is not None and len(args) == 1:
             return ir.Const(len(seq.items))
-        if prim in (ir.CONCAT, operator.add) and len(args) == 2 and isinstance(args[1], StaticSeq):
+        if prim in (ir.CONCAT, ir.PLUS, operator.add) and len(args) == 2 and isinstance(args[1], StaticSeq):
             return StaticSeq(seq.items + args[1].items, seq.kind)
         if prim is operator.getitem and isinstance(args[1], ir.Const) and type(args[1].value) is int:
             try:
@@ -2198,6 +2204,11 @@ def _operand_kind(op):
     return "num"
 
 
+def _is_slice(index) -> bool:
+    return isinstance(index, ir.Struct) and index.kind == "slice" \
+        or isinstance(index, ir.Const) and isinstance(index.value, slice)
+
+
 def _child_kind(prim, args):
     """The kind of `getattr(obj, 'name')` or `obj[key]` for a structure `obj` of known kind."""
     if not (prim is getattr or prim is operator.getitem) or len(args) != 2:
@@ -2334,6 +2345,23 @@ def _float_valued(value) -> bool:
     return isinstance(value, (float, np.floating))
 
 
+def _may_be_sequence(op) -> bool:
+    """Whether `op` may hold a list or tuple at run time (a global is the value it is bound to:
+    the guard compiles again when it is rebound)."""
+    if isinstance(op, ir.Global):
+        return isinstance(op.value, (list, tuple)) or not isinstance(op.value, (np.ndarray, np.generic, int, float,
+                                                                              complex))
+    return _kind(op) != "num" and not (isinstance(op, ir.Var) and op.is_buffer)  # (a Buffer is an array)
+
+
+def _may_be_count(op) -> bool:
+    """Whether `op` may hold an integer (a repetition count, with a list or tuple)."""
+    if isinstance(op, (ir.Const, ir.Global)):
+        return isinstance(op.value, (int, np.integer)) or (
+            isinstance(op, ir.Global) and not isinstance(op.value, (float, complex, np.ndarray, np.floating)))
+    return _kind(op) != "seq"
+
+
 def _kind(op) -> str:
     if isinstance(op, ir.Var):
         return op.kind
@@ -2353,7 +2381,7 @@ def _numeric_result(prim) -> bool:
     """Whether a primitive surely returns a number or an array (not a tuple or list): its
     gradient may then be accumulated with `+`."""
     if isinstance(prim, (ir.Prim, ir.Attr)):
-        return prim not in (ir.BUILD_TUPLE, ir.BUILD_LIST) and prim != ir.Attr("shape")
+        return prim not in (ir.BUILD_TUPLE, ir.BUILD_LIST, ir.PLUS, ir.TIMES) and prim != ir.Attr("shape")
     if isinstance(prim, ir.Method):
         return prim.name not in ("nonzero", "tolist")
     try:

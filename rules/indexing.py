@@ -5,7 +5,7 @@ import numpy as np
 
 from adjoint_compiler import runtime as rt
 from adjoint_compiler.activity import IndexOf
-from adjoint_compiler.ir import BUILD_LIST, BUILD_TUPLE, CONCAT, DROP, PUSH, REPEAT, TOP
+from adjoint_compiler.ir import BUILD_LIST, BUILD_TUPLE, CONCAT, DROP, PLUS, PUSH, REPEAT, TIMES, TOP
 from adjoint_compiler.registry import adjoint, nondifferentiable, tangent
 
 
@@ -99,6 +99,30 @@ def repeat(z, x, n):
 @tangent(REPEAT)
 def repeat_dot(z, x, n):
     z_dot = x_dot * n + n_dot * x  # (an integer count has no tangent: the second term is dropped)
+
+
+# `x + y`, `x * y` of values that may or may not be lists or tuples (ir.PLUS, ir.TIMES): the
+# helpers ask the operands which operation ran.
+@adjoint(PLUS)
+def plus(z, x, y):
+    x_bar += rt.plus_adjoint(z_bar, x, y, 0)
+    y_bar += rt.plus_adjoint(z_bar, x, y, 1)
+
+
+@tangent(PLUS)
+def plus_dot(z, x, y):
+    z_dot = rt.plus_tangent(x_dot, y_dot, z)
+
+
+@adjoint(TIMES)
+def times(z, x, y):
+    x_bar += rt.times_adjoint(z_bar, x, y, 0)
+    y_bar += rt.times_adjoint(z_bar, x, y, 1)
+
+
+@tangent(TIMES)
+def times_dot(z, x, y):
+    z_dot = x_dot * y + x * y_dot  # (as REPEAT's: a count has no tangent; else the product rule)
 
 
 # `np.r_[a, b, 0.0, 1:3]`, `np.c_[a, b]`: joined arrays, numbers and constant slices (a string

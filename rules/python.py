@@ -36,7 +36,7 @@ declare_text(KEEPS_TEXT, operator.add, operator.mul, operator.mod, operator.sub,
              operator.floordiv, operator.pow, operator.neg, operator.pos, operator.and_, operator.or_,
              operator.xor, operator.invert, operator.lshift, operator.rshift, operator.getitem, operator.eq,
              operator.ne, operator.lt, operator.le, operator.gt, operator.ge, operator.is_, operator.is_not,
-             operator.not_, CONTAINS, NOT_CONTAINS, ir.BUILD_LIST, ir.BUILD_TUPLE, ir.CONCAT, ir.REPEAT, len,
+             operator.not_, CONTAINS, NOT_CONTAINS, ir.BUILD_LIST, ir.BUILD_TUPLE, ir.CONCAT, ir.REPEAT, ir.PLUS, ir.TIMES, len,
              range, slice, bool, isinstance, list, tuple, abs, min, max, divmod, pow)
 
 # Reports: they show text (and values) and return nothing to compute with; an exception raised

@@ -14,7 +14,8 @@ import numpy as np
 from adjoint_compiler import runtime as rt
 from adjoint_compiler.registry import adjoint, differentiate_as, nondifferentiable, tangent
 
-nondifferentiable(rt.seed, rt.zeros_like, rt.shape_of, rt.broadcast_shape, rt.reduced_size, rt.refuse_complex)
+nondifferentiable(rt.seed, rt.zeros_like, rt.shape_of, rt.broadcast_shape, rt.reduced_size, rt.refuse_complex,
+                  rt.is_repetition, rt.zero_tangent)
 
 
 @adjoint(rt.sum_to_scalar)
@@ -366,6 +367,64 @@ def seq_tail(y, g, t):
 @tangent(rt.seq_tail)
 def seq_tail_dot(y, g, t):
     y_dot = rt.seq_tail(g_dot, t)
+
+
+# `+` and `*` of values that may be lists or tuples (ir.PLUS, ir.TIMES): linear in the cotangent,
+# their transposes in pairs; the operands tell which operation ran (none gets a gradient here).
+@adjoint(rt.plus_adjoint)
+def plus_adjoint(v, g, x, y, which):
+    g_bar += rt.plus_adjoint_transpose(v_bar, g, x, y, which)
+
+
+@tangent(rt.plus_adjoint)
+def plus_adjoint_dot(v, g, x, y, which):
+    v_dot = rt.plus_adjoint(g_dot, x, y, which)
+
+
+@adjoint(rt.plus_adjoint_transpose)
+def plus_adjoint_transpose(w, h, g, x, y, which):
+    h_bar += rt.plus_adjoint(w_bar, x, y, which)
+
+
+@tangent(rt.plus_adjoint_transpose)
+def plus_adjoint_transpose_dot(w, h, g, x, y, which):
+    w_dot = rt.plus_adjoint_transpose(h_dot, g, x, y, which)
+
+
+@adjoint(rt.repetition_adjoint)
+def repetition_adjoint(v, g, x, y, which):
+    g_bar += rt.repetition_transpose(v_bar, g, x, y, which)
+
+
+@tangent(rt.repetition_adjoint)
+def repetition_adjoint_dot(v, g, x, y, which):
+    v_dot = rt.repetition_adjoint(g_dot, x, y, which)
+
+
+@adjoint(rt.repetition_transpose)
+def repetition_transpose(w, h, g, x, y, which):
+    h_bar += rt.repetition_adjoint(w_bar, x, y, which)
+
+
+@tangent(rt.repetition_transpose)
+def repetition_transpose_dot(w, h, g, x, y, which):
+    w_dot = rt.repetition_transpose(h_dot, g, x, y, which)
+
+
+@differentiate_as(rt.times_adjoint)
+def times_adjoint(g, x, y, which):
+    if rt.is_repetition(x, y):
+        return rt.repetition_adjoint(g, x, y, which)
+    if which == 0:
+        return rt.unbroadcast(g * y, x)
+    return rt.unbroadcast(g * x, y)
+
+
+@differentiate_as(rt.plus_tangent)
+def plus_tangent(x_dot, y_dot, z):
+    if isinstance(z, (list, tuple)):
+        return x_dot + y_dot
+    return rt.broadcast_tangent(x_dot + y_dot, z)
 
 
 @adjoint(rt.item)

@@ -43,3 +43,60 @@ def test_a_sequence_times_an_array_is_elementwise(f, kind):
 def test_a_sequence_times_an_integer_repeats():
     assert grad(repeated)([1.0, 2.0], 3) == [6.0, 48.0]  # 3 copies of x0 ** 2 and of (2 x1) ** 2
     check_grads(repeated_then_scaled, np.array([0.5, 1.0]))
+
+
+# -- `+` and `*` of values that may or may not be lists or tuples (ir.PLUS, ir.TIMES) --------------
+def rotated(x):
+    y = [x[0], x[1]]
+    z = y[1:] + y[:1]  # a slice of a list is a list: joined
+    return z[0]
+
+
+def slice_repeated(x):
+    y = [x[0], x[1], x[2]]
+    return sum(y[1:] * 2)
+
+
+def nested_joined(x):
+    m = [[x[0], x[1]], [x[2]]]
+    z = m[0] + m[1]  # items of a list: lists here, known only at run time
+    return z[0] * z[2] + z[1]
+
+
+def nested_repeated(x):
+    m = [[x[0], x[1]], [x[2]]]
+    return sum(m[0] * 2)
+
+
+def nested_arrays_added(x):
+    m = [x[:2], x[-2:]]
+    return np.sum((m[0] + m[1]) ** 2) + np.sum(m[1] * 2)  # items that are arrays: NumPy's + and *
+
+
+X3 = np.array([0.3, -0.7, 1.2])
+
+
+@pytest.mark.parametrize("f, expected", [
+    (rotated, [0.0, 1.0, 0.0]),
+    (slice_repeated, [0.0, 2.0, 2.0]),
+    (nested_joined, [X3[2], 1.0, X3[0]]),
+    (nested_repeated, [2.0, 2.0, 0.0]),
+    (nested_arrays_added, [2 * (X3[0] + X3[1]), 2 * (X3[0] + X3[1]) + 2 * (X3[1] + X3[2]) + 2,
+                           2 * (X3[1] + X3[2]) + 2]),
+])
+def test_plus_and_times_follow_what_ran(f, expected):
+    np.testing.assert_allclose(grad(f)(X3.copy()), expected, atol=1e-12)  # (the analytic gradient)
+    check_grads(f, X3.copy())
+    direction = np.array([0.5, -1.0, 2.0])
+    _, tangent = jvp(f, (X3.copy(),), (direction,))
+    np.testing.assert_allclose(tangent, np.dot(expected, direction), atol=1e-12)
+
+
+def test_values_that_may_be_sequences_get_plus_and_times():
+    from adjoint_compiler import ir
+    from adjoint_compiler.pipeline import compile_gradient
+
+    fn = compile_gradient(nested_joined, (0,), ("r1",)).ir
+    assert [s.prim for s in fn.body if getattr(s.target, "name", "") == "z"] == [ir.PLUS]
+    fn = compile_gradient(rotated, (0,), ("r1",)).ir
+    assert [s.prim for s in fn.body if getattr(s.target, "name", "") == "z"] == [ir.CONCAT]

@@ -132,3 +132,30 @@ def sequence_arithmetic(ch) -> Case:
         s = ch.choice([list, tuple])(float(v) for v in values)
         return Case(src, [s])
     return Case(src, [values])
+
+
+@family("containers")
+def sequence_parts_arithmetic(ch) -> Case:
+    """`+` and `*` of values the compiler cannot tell are lists or tuples: slices of a list or
+    tuple (`s[1:] + s[:1]`, `s[1:] * 2`), items of nested lists, tuples of pairs and dicts of
+    lists (`m[0] + m[1]`, `m[0] * 2`), `x.tolist()`; beside them the same operators on arrays and
+    numbers. Python decides at run time (joining, repeating, or NumPy's arithmetic); the gradient
+    must follow what ran."""
+    n = ch.int(3, 5)
+    make = ch.choice(["    s = list(x)\n", "    s = tuple(x)\n", "    s = x.tolist()\n",
+                      "    s = [np.sin(x[0])] + [v * 1.0 for v in x[1:]]\n"])
+    nested = ch.choice(["    m = [[x[0], x[1]], [x[2]]]\n", "    m = ((x[0], x[1]), (x[2], x[0] * 2.0))\n",
+                        "    m = {'a': [x[0]], 'b': [x[1], x[2]]}\n", "    m = [x[:2], x[-2:]]\n"])
+    first, second = ("m['a']", "m['b']") if "'a'" in nested else ("m[0]", "m[1]")
+    terms = []
+    for _ in range(ch.int(1, 3)):
+        k = ch.int(1, 2)
+        terms.append(ch.choice([
+            f"sum(v * v for v in s[{k}:] + s[:{k}]) * {ch.float(0.5, 1.5)}",
+            f"sum(s[{k}:] * 2)", f"(s[:{k}] + s[{k}:])[0] * x[-1]",
+            f"np.sum(np.asarray({first} + {second}) ** 2)", f"np.sum(np.asarray({first} * 2) * {ch.float(0.5, 2.0)})",
+            f"np.sum(np.asarray(2 * {second}))", f"np.sum(np.sin(np.asarray({first})) * 3.0)",
+            f"({first} + {second})[-1] * {first}[0]", f"np.sum(np.asarray(s[{k}:]) * np.asarray(s[:-{k}]))"]))
+    src = f"def f(x):\n{make}{nested}    return {' + '.join(terms)}\n"
+    rng = np.random.default_rng(ch.int(0, 10 ** 6))
+    return Case(src, [rng.uniform(0.3, 1.7, n)])

@@ -65,6 +65,12 @@ def h_zero_slots(g): return weigh(rt.zero_slots(g * 1.0, slice(1, 3)))
 def h_add_at(a, g): return weigh(rt.add_at(a * 1.0, np.array([0, 2, 0]), g))
 def h_total_after_zeroing(g): return np.sin(rt.total_after_zeroing(g * 1.0, slice(0, 4, 2)))
 def h_extremum(g): return weigh(rt.extremum_adjoint(g, M23, np.max(M23, axis=1), 1, False))
+def h_plus_added(g): return weigh(rt.plus_adjoint(g, V3, M23, 0) + rt.plus_adjoint(g, V3, M23, 1))
+def h_plus_joined(g): return weigh(np.asarray(rt.plus_adjoint(list(g), [1.0], [2.0, 3.0], 1)))
+def h_plus_transpose(h): return weigh(rt.plus_adjoint_transpose(h, M23, V3, M23, 0))
+def h_times_product(g, y): return weigh(rt.times_adjoint(g, V3, y, 0) + rt.times_adjoint(g, V3, y, 1))
+def h_times_repeated(g): return weigh(np.asarray(rt.times_adjoint(list(g), [1.0, 2.0], 2, 0)))
+def h_repetition_transpose(h): return weigh(np.asarray(rt.repetition_transpose(list(h), V4, [1.0, 2.0], 2, 0)))
 
 
 CASES = [
@@ -85,7 +91,9 @@ CASES = [
     (h_save_slots, (V4,)), (h_written, (M23,)), (h_written_repeat, (V4,)), (h_written_int, (V4,)),
     (h_written_transpose, (V3,)), (h_written_total, (V4,)), (h_overwritten, (M23,)), (h_copied, (M23,)),
     (h_copied_transpose, (V3,)), (h_overcopied, (M23,)), (h_zero_slots, (V4,)), (h_add_at, (V4, V3)),
-    (h_total_after_zeroing, (R.normal(size=5),)),
+    (h_total_after_zeroing, (R.normal(size=5),)), (h_plus_added, (M23,)), (h_plus_joined, (V3,)),
+    (h_plus_transpose, (V3,)), (h_times_product, (M23, M23 * 0.5)), (h_times_repeated, (V4,)),
+    (h_repetition_transpose, (R.normal(size=2),)),
 ]
 
 
