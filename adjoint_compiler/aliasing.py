@@ -151,8 +151,10 @@ def is_fresh(stmt: ir.Assign, ranks: dict | None = None) -> bool:
     arrays = [a for a in stmt.args if isinstance(a, ir.Var) and a.kind != "seq"]
     if arrays and all(a.is_buffer for a in arrays):
         return True  # what reads a Buffer reads a copy of it
-    if isinstance(p, ir.Method):
-        return p.name in FRESH_METHODS
+    if isinstance(p, ir.Method):  # NumPy's methods (`xs.copy()` of a list or a dict keeps its items)
+        receiver = stmt.args[0]
+        container = isinstance(receiver, ir.Var) and receiver.kind != "num" and not receiver.is_buffer
+        return p.name in FRESH_METHODS and not container
     if isinstance(p, ir.Attr):
         return p.name in FRESH_ATTRS
     if isinstance(p, np.ufunc):
@@ -194,5 +196,6 @@ def _immutable(value) -> bool:
 
 
 def makes_list(stmt: ir.Assign) -> bool:
-    """Whether `stmt` surely makes a new Python list (whose slots are never another array's memory)."""
-    return stmt.prim in (ir.BUILD_LIST, ir.REPEAT, ir.CONCAT) or stmt.prim is list
+    """Whether `stmt` surely makes a new Python list (whose slots are never another array's memory):
+    also `xs.copy()` of a sequence (a tuple has no `copy`: that raises, as in Python)."""
+    return stmt.prim in (ir.BUILD_LIST, ir.REPEAT, ir.CONCAT) or stmt.prim is list or ir.is_sequence_copy(stmt)

@@ -1235,7 +1235,10 @@ class SSABuilder:
         kind = "seq" if prim in (ir.BUILD_TUPLE, ir.BUILD_LIST, ir.CONCAT, ir.REPEAT, list, tuple) else (
             "num" if _numeric_result(prim) else "any")
         if prim is operator.getitem and isinstance(args[0], ir.Var) and args[0].kind != "num":
-            kind = "any"
+            seq_slice = args[0].kind == "seq" and isinstance(args[1], ir.Struct) and args[1].kind == "slice"
+            kind = "seq" if seq_slice else "any"  # (`xs[1:]` of a tuple or list is one: `+` joins it)
+        if _copies_container(prim, args, kwargs):
+            kind = args[0].kind  # `xs.copy()` of a list is a list (of a dict, a dict), not an array
         child = _child_kind(prim, args)
         if getattr(self, "pending_tree", None) is not None:  # a structure built here (construct)
             child, self.pending_tree = self.pending_tree, None
@@ -2347,6 +2350,13 @@ def _kind(op) -> str:
 TUPLE_RESULTS = {np.linalg.slogdet, np.linalg.eig, np.linalg.eigh, np.linalg.svd, np.linalg.qr, np.linalg.lstsq, np.divmod,
                  np.modf, np.frexp, np.nonzero, np.shape, np.histogram, np.meshgrid, np.split, np.hsplit, np.vsplit, np.dsplit,
                  np.array_split, np.unique, np.gradient, divmod, tuple, list, zip, enumerate, map, range}
+
+
+def _copies_container(prim, args, kwargs) -> bool:
+    """Whether the call is `s.copy()` of a value that is not a number or an array (a list, a dict):
+    a container of the same kind, whose items are the receiver's."""
+    return isinstance(prim, ir.Method) and prim.name == "copy" and len(args) == 1 and not kwargs \
+        and isinstance(args[0], ir.Var) and args[0].kind != "num" and not args[0].is_buffer
 
 
 def _numeric_result(prim) -> bool:
