@@ -118,14 +118,15 @@ def view_kind(stmt: ir.Assign) -> str | None:
 
 
 def _getitem_kind(base, index) -> str | None:
-    if not isinstance(base, ir.Var) or base.is_buffer or base.kind != "num":
+    array = isinstance(base, ir.Global) and isinstance(base.value, np.ndarray)  # (a global array's slice: a view)
+    if not array and (not isinstance(base, ir.Var) or base.is_buffer or base.kind != "num"):
         return None  # Buffer reads are copies; an item of what may be a tuple or list is an alias
     parts = index.items if isinstance(index, ir.Struct) and index.kind == "tuple" else (index,)
     for q in parts:
         if isinstance(q, (ir.Const, ir.Global)) and isinstance(q.value, (list, np.ndarray)):
             return None  # advanced indexing: a copy
     if any(isinstance(q, ir.Struct) or (isinstance(q, (ir.Const, ir.Global)) and (q.value is None or q.value is Ellipsis))
-           for q in parts) and base.kind == "num":
+           for q in parts):
         return "view"
     return "maybe"  # integers (a scalar, or a view of a row), or an index held in a variable
 

@@ -97,6 +97,7 @@ def load(func, wrt, kinds, mode, generation):
     compiled.written = entry["written"]
     compiled.outputs = entry.get("outputs", ())
     compiled.dims = entry.get("dims")
+    compiled.changed_defaults = entry.get("changed_defaults", ())
     return compiled
 
 
@@ -125,7 +126,8 @@ def store(func, wrt, kinds, mode, compiled) -> None:
             return
     entry = {"source": compiled.source, "filename": compiled.filename, "name": compiled.ir.name,
              "line_locs": compiled.line_locs, "steps": portable["steps"], "recipe": recipe,
-             "written": compiled.written, "outputs": compiled.outputs, "dims": compiled.dims}
+             "written": compiled.written, "outputs": compiled.outputs, "dims": compiled.dims,
+             "changed_defaults": compiled.changed_defaults}
     try:
         folder.mkdir(parents=True, exist_ok=True)
         tmp = folder / f"{key}.{os.getpid()}.tmp"
