@@ -53,11 +53,18 @@ def _index_object(stmt):
     return None
 
 
+def rule_primitive(stmt):
+    """The primitive whose rules (adjoint and tangent) differentiate `stmt`: its own, except that
+    `s.copy()` of a sequence (kind "seq": a list) is a sequence copy, differentiated as `list(s)`
+    (NumPy's `copy` rule would make its tangent an array, which a later `append` adds to)."""
+    return list if ir.is_sequence_copy(stmt) else stmt.prim
+
+
 def _lookup(stmt) -> tuple:
     """(rule or None, the arguments it binds) for `stmt`."""
     obj = _index_object(stmt)
     if obj is None:
-        return registry.lookup(stmt.prim), stmt.args
+        return registry.lookup(rule_primitive(stmt)), stmt.args
     try:
         rule = registry.lookup(IndexOf(obj))
     except TypeError:

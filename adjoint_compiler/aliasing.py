@@ -118,14 +118,15 @@ def view_kind(stmt: ir.Assign) -> str | None:
 
 
 def _getitem_kind(base, index) -> str | None:
-    if not isinstance(base, ir.Var) or base.is_buffer or base.kind != "num":
+    array = isinstance(base, ir.Global) and isinstance(base.value, np.ndarray)  # (a global array's slice: a view)
+    if not array and (not isinstance(base, ir.Var) or base.is_buffer or base.kind != "num"):
         return None  # Buffer reads are copies; an item of what may be a tuple or list is an alias
     parts = index.items if isinstance(index, ir.Struct) and index.kind == "tuple" else (index,)
     for q in parts:
         if isinstance(q, (ir.Const, ir.Global)) and isinstance(q.value, (list, np.ndarray)):
             return None  # advanced indexing: a copy
     if any(isinstance(q, ir.Struct) or (isinstance(q, (ir.Const, ir.Global)) and (q.value is None or q.value is Ellipsis))
-           for q in parts) and base.kind == "num":
+           for q in parts):
         return "view"
     return "maybe"  # integers (a scalar, or a view of a row), or an index held in a variable
 
@@ -153,8 +154,10 @@ def is_fresh(stmt: ir.Assign, ranks: dict | None = None) -> bool:
     arrays = [a for a in stmt.args if isinstance(a, ir.Var) and a.kind != "seq"]
     if arrays and all(a.is_buffer for a in arrays):
         return True  # what reads a Buffer reads a copy of it
-    if isinstance(p, ir.Method):
-        return p.name in FRESH_METHODS
+    if isinstance(p, ir.Method):  # NumPy's methods (`xs.copy()` of a list or a dict keeps its items)
+        receiver = stmt.args[0]
+        container = isinstance(receiver, ir.Var) and receiver.kind != "num" and not receiver.is_buffer
+        return p.name in FRESH_METHODS and not container
     if isinstance(p, ir.Attr):
         return p.name in FRESH_ATTRS
     if isinstance(p, np.ufunc):
@@ -196,5 +199,6 @@ def _immutable(value) -> bool:
 
 
 def makes_list(stmt: ir.Assign) -> bool:
-    """Whether `stmt` surely makes a new Python list (whose slots are never another array's memory)."""
-    return stmt.prim in (ir.BUILD_LIST, ir.REPEAT, ir.CONCAT) or stmt.prim is list
+    """Whether `stmt` surely makes a new Python list (whose slots are never another array's memory):
+    also `xs.copy()` of a sequence (a tuple has no `copy`: that raises, as in Python)."""
+    return stmt.prim in (ir.BUILD_LIST, ir.REPEAT, ir.CONCAT) or stmt.prim is list or ir.is_sequence_copy(stmt)

@@ -33,7 +33,7 @@ import types
 import gast
 import numpy as np
 
-from . import diskcache, frontend, guard, nesting, registry, shapes, trees
+from . import diskcache, frontend, guard, mutation, nesting, registry, shapes, trees
 from . import runtime as rt
 from .buffer import Buffer
 from .errors import ArgumentError, ArgumentIndexError, MutationError
@@ -403,19 +403,35 @@ def _exact(values) -> tuple | None:
 
 def compiled(func, wrt: tuple, values: list, mode: str, exact=...):
     """The cached compiled gradient for these argument kinds, compiling it once (thread-safe).
-    `exact` is `_exact(values)` where the caller has it."""
+    `exact` is `_exact(values)` where the caller has it. A call whose arguments take a default
+    the function changes in place is refused (`_refuse_changed_default`)."""
     if exact is ...:
         exact = _exact(values)
     if exact is not None:
         entry = _EXACT.get((func, wrt, exact, mode))
         if entry is not None and entry.guard.holds():
+            if entry.changed_defaults:
+                _refuse_changed_default(func, entry, values)
             return entry
     entry = _kinds_entry(func, wrt, values, mode)
     if exact is not None:
         if len(_EXACT) >= _EXACT_LIMIT:
             _EXACT.clear()
         _EXACT[(func, wrt, exact, mode)] = entry
+    if entry.changed_defaults:
+        _refuse_changed_default(func, entry, values)
     return entry
+
+
+def _refuse_changed_default(func, entry, values: list) -> None:
+    """A MutationError at the line that changes a parameter's default in place (`acc.append(v)`
+    of `def f(x, acc=[])`), when this call's argument is that default: Python would change the
+    default itself, and the next call would see the change; the generated code changes a copy.
+    A call that passes its own value is not refused (the caller's value is never changed)."""
+    params = list(inspect.signature(_unwrap(func)).parameters.values())
+    for i, loc in entry.changed_defaults:
+        if i < len(values) and i < len(params) and values[i] is params[i].default:
+            raise MutationError(mutation.default_change(_unwrap(func), params[i].name), loc)
 
 
 def _kinds_entry(func, wrt: tuple, values: list, mode: str):
@@ -470,6 +486,7 @@ def _build(target, wrt: tuple, kinds: tuple, mode: str, differentiable: bool = F
         with frontend.recording() as reading:
             entry = compile_gradient(target, wrt, kinds, mode, differentiable=differentiable)
         entry.guard = nesting.Both(_guard(target, reading, generation), inner.guard)
+        entry.changed_defaults = inner.changed_defaults  # (it takes `func`'s arguments)
         return entry
     if differentiable:
         with frontend.recording() as reading:

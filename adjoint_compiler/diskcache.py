@@ -1,11 +1,12 @@
 """The on-disk cache of generated gradient modules, so a second process pays no compilation.
 
-An entry is keyed by the compiler's own code, the function's location and source, `wrt`, the
-argument kinds, the mode and the text of every user rule (`@adjoint` bodies, `nondifferentiable`).
-It holds the generated source, its line map and the portable form of its guard (`guard.py`):
-every name the compilation looked up (with a fingerprint of its value), the attributes read
-through them, and the source and defaults of every function inlined, each named by how it was
-reached. On load the guard is replayed; any difference is a miss. The namespace of the generated
+An entry is keyed by the compiler's own code, the function's module and name, its source with
+the file and first line it is at (the generated code's header, `# L<n>` comments and errors name
+them), `wrt`, the argument kinds, the mode and the text of every user rule (`@adjoint` bodies,
+`nondifferentiable`). It holds the generated source, its line map and the portable form of its
+guard (`guard.py`): every name the compilation looked up (with a fingerprint of its value), the
+attributes read through them, and the source (with its place) and defaults of every function
+inlined, each named by how it was reached. On load the guard is replayed; any difference is a miss. The namespace of the generated
 code is rebuilt from the values the replay found. Set ADJOINT_COMPILER_CACHE=0 to disable it, or
 to a directory to move it; `clear()` empties it.
 
@@ -96,6 +97,7 @@ def load(func, wrt, kinds, mode, generation):
     compiled.written = entry["written"]
     compiled.outputs = entry.get("outputs", ())
     compiled.dims = entry.get("dims")
+    compiled.changed_defaults = entry.get("changed_defaults", ())
     return compiled
 
 
@@ -124,7 +126,8 @@ def store(func, wrt, kinds, mode, compiled) -> None:
             return
     entry = {"source": compiled.source, "filename": compiled.filename, "name": compiled.ir.name,
              "line_locs": compiled.line_locs, "steps": portable["steps"], "recipe": recipe,
-             "written": compiled.written, "outputs": compiled.outputs, "dims": compiled.dims}
+             "written": compiled.written, "outputs": compiled.outputs, "dims": compiled.dims,
+             "changed_defaults": compiled.changed_defaults}
     try:
         folder.mkdir(parents=True, exist_ok=True)
         tmp = folder / f"{key}.{os.getpid()}.tmp"

@@ -51,7 +51,7 @@ def _lookup(stmt) -> tuple:
     """(tangent rule or None, the arguments it binds): `activity`'s lookup, in the tangent table."""
     obj = activity._index_object(stmt)
     if obj is None:
-        return registry.lookup_tangent(stmt.prim), stmt.args
+        return registry.lookup_tangent(activity.rule_primitive(stmt)), stmt.args
     try:
         rule = registry.lookup_tangent(activity.IndexOf(obj))
     except TypeError:

@@ -275,11 +275,15 @@ def _name_of(obj):
 
 
 def source_digest(func) -> str | None:
+    """A digest of what the generated code bakes in of `func`'s source: its text and where it is
+    (file and first line: the `# L<n>` comments, the header and the errors name them), so the same
+    text at another line or in another file has another digest. None if the source is unknown."""
     try:
-        text = inspect.getsource(func.__code__)
+        code = func.__code__
+        text = inspect.getsource(code)
     except (OSError, TypeError, AttributeError):
         return None
-    return hashlib.sha256(text.encode()).hexdigest()
+    return hashlib.sha256(repr((code.co_filename, code.co_firstlineno, text)).encode()).hexdigest()
 
 
 def _portable(func, reading, values: dict):

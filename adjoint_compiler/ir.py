@@ -204,6 +204,13 @@ class Function:
     shared_updates: list = field(default_factory=list)  # in-place updates of shared values (ssa)
 
 
+def is_sequence_copy(stmt) -> bool:
+    """Whether `stmt` is `xs.copy()` of a tuple or list (kind "seq"): a new list holding the items
+    of `xs`, as `list(xs)` (a tuple has no `copy`: the call raises, as in Python)."""
+    return isinstance(stmt, Assign) and stmt.prim == Method("copy") and len(stmt.args) == 1 \
+        and not stmt.kwargs and isinstance(stmt.args[0], Var) and stmt.args[0].kind == "seq"
+
+
 def operand_vars(op) -> list:
     """The Vars an operand reads."""
     if isinstance(op, Var):

@@ -15,6 +15,8 @@ one name to either of two arrays. Two patterns would then differentiate wrongly 
 """
 from __future__ import annotations
 
+import numpy as np
+
 from . import aliasing, ir
 from .errors import MutationError
 from .fixpoint import fixpoint
@@ -227,6 +229,30 @@ def same_arrays(body, updates: bool = False) -> _Arrays:
     return arrays
 
 
+def updated_params(fn: ir.Function) -> dict:
+    """{position of a parameter: the Loc of the first statement that changes its object}: a write
+    into it (through a view, or in a helper, too), an in-place update (`op=`, `append`, `pop`) or
+    an in-place update of an item of it (`xs[0] += v`), followed through the versions writes and
+    updates make, loops, `if`s and the copy made on entry (`OWN`). Conservative: a number's `op=`
+    counts too (its caller asks only about parameters holding arrays, lists or dicts)."""
+    arrays = same_arrays(fn.body, updates=True)
+    for s in ir.walk(fn.body):
+        if isinstance(s, ir.Assign) and s.prim is ir.OWN and s.target is not None and s.args:
+            arrays.union(s.target, s.args[0])
+    roots = {arrays.find(p): i for i, p in enumerate(fn.params)}
+    out: dict = {}
+    for s in ir.walk(fn.body):
+        if not (isinstance(s, ir.Assign) and s.args):
+            continue
+        changed = [s.args[0]] if s.prim in ir.WRITES or s.in_place else []
+        changed += [s.item_of] if s.item_of is not None else []
+        for v in changed:
+            i = roots.get(arrays.find(v)) if isinstance(v, ir.Var) else None
+            if i is not None:
+                out.setdefault(i, s.loc)
+    return out
+
+
 def check(fn: ir.Function, ranks: dict | None = None) -> dict:
     """Raise MutationError for unsafe writes; return {name: names of the written arrays it may
     share memory with} (reading it reads those arrays)."""
@@ -336,6 +362,8 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
     for k, (s, loops) in enumerate(order):
         if not isinstance(s, ir.Assign):
             continue
+        if s.in_place and s.args and s.prim not in ir.WRITES and (ranks or {}).get(s.args[0]) != 0:
+            _refuse_lasting_update(s, shares, lists)
         # (a statement marked in place whose first operand is a constant writes no memory)
         in_place = s.in_place and isinstance(s.args[0], ir.Var) and (ranks or {}).get(s.args[0]) != 0
         if in_place and s.prim not in ir.WRITES and (s.args[0].kind == "seq" or lists.get(s.args[0])):
@@ -351,6 +379,8 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
                 others = {}  # `x op= e` on memory nothing reads afterwards: a rebinding
             if others:
                 other, relation = next(iter(others.values()))
+                if isinstance(other, ir.Global) and lasting(other.value):
+                    raise MutationError(lasting_change(other), s.loc)  # (a global's array, or a default's)
                 what = "a write into" if s.prim in ir.WRITES else "an in-place update of"
                 raise MutationError(
                     f"cannot differentiate {what} `{_name_of(base)}`, {_relation(relation)} "
@@ -474,6 +504,56 @@ def _stale(v, start, k, w_pos, w_loops, loops, order, carried, made_at) -> bool:
 
 def _verb(relation: str) -> str:
     return relation if relation.startswith("may") else f"is {relation}"
+
+
+def lasting(value) -> bool:
+    """Whether `value` is an object an in-place update changes (an array, a list, a dict, a set, a
+    Buffer), where a number, a string or a tuple is rebound instead."""
+    from .buffer import Buffer
+    return isinstance(value, (np.ndarray, list, dict, set, bytearray, Buffer))
+
+
+def default_of(op) -> tuple | None:
+    """(function, parameter) when `op` is the default value of a parameter of a called function."""
+    origin = op.origin if isinstance(op, ir.Global) else ()
+    if len(origin) == 2 and isinstance(origin[1], tuple) and origin[1][:1] == ("default",):
+        return origin[0], origin[1][1]
+    return None
+
+
+def default_change(func, param: str) -> str:
+    """Why a change in place of the default value of `func`'s parameter `param` is refused."""
+    return (f"this line changes the default value of `{getattr(func, '__qualname__', func)}`'s parameter `{param}` "
+            "in place: in Python that change persists between calls (a default is made once, when the `def` "
+            f"runs), which the compiled code cannot do; pass `{param}` explicitly, build a new value "
+            "(`xs = xs + [v]`, `a = a + v`), or default to None and make the value inside the function")
+
+
+def lasting_change(op) -> str:
+    """Why a change of `op` (a global, a closure's value or a default: not the function's own, so
+    it outlives the call) in place is refused: Python's change persists, the generated code's
+    would not."""
+    default = default_of(op)
+    if default is not None:
+        return default_change(*default)
+    return (f"this line changes `{op.path}` in place, which is not local to the differentiated function: in "
+            "Python that change outlives the call, which the compiled code cannot do; copy it first "
+            f"(`a = {op.path}.copy()`)")
+
+
+def _refuse_lasting_update(s: ir.Assign, shares: dict, lists: dict) -> None:
+    """`x op= e`, `xs.append(v)`, `xs.pop()` of a global, a closure's value or a default (or of a
+    view of one): refused, for the generated code computes a new value where Python changes that
+    object, which outlives the call (the next call, or the caller, would see the change)."""
+    base = s.args[0]
+    if isinstance(base, ir.Global):
+        held = [base] if lasting(base.value) else []
+    elif isinstance(base, ir.Var) and not (base.kind == "seq" or lists.get(base)):
+        held = [o for o, _ in shares.get(base, {}).values() if isinstance(o, ir.Global) and lasting(o.value)]
+    else:  # (appending to a list holding a global's array changes the list alone)
+        held = []
+    if held:
+        raise MutationError(lasting_change(held[0]), s.loc)
 
 
 def _relation(relation: str) -> str:

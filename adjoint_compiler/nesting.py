@@ -52,8 +52,9 @@ _BUILDING = threading.local()  # the functions whose inner gradients are being c
 def inner_gradient(func, wrt: tuple, as_tuple: bool, mode: str, kinds: tuple):
     """For `grad(func, wrt)` (mode 'grad') or `value_and_grad` ('joint') called inside a
     differentiated function: `func`'s gradient compiled as differentiable code for these argument
-    kinds, as a plain function (`as_function`) the caller inlines, and the guard of that compiled
-    gradient (which the caller's guard must include). For `jvp(func, ...)` (mode 'jvp'): the
+    kinds, as a plain function (`as_function`) the caller inlines, the guard of that compiled
+    gradient (which the caller's guard must include) and its `changed_defaults` (a call taking
+    one of those defaults must be refused). For `jvp(func, ...)` (mode 'jvp'): the
     generated jvp function itself, `f_jvp(*args, *tangents of wrt)` returning (value, tangent). A function whose body takes its own
     gradient is refused by `ssa` before it gets here (`being_built`)."""
     from . import api
@@ -67,7 +68,8 @@ def inner_gradient(func, wrt: tuple, as_tuple: bool, mode: str, kinds: tuple):
             inner = api._build(_unwrap(func), wrt, kinds, mode, differentiable=True)
     finally:
         building.pop()
-    return (inner.function if mode == "jvp" else as_function(inner, as_tuple, mode)), inner.guard
+    return (inner.function if mode == "jvp" else as_function(inner, as_tuple, mode)), inner.guard, \
+        inner.changed_defaults
 
 
 def being_built(func) -> bool:

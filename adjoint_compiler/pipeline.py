@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
+import inspect
 import keyword
 import os
 from collections.abc import Callable
@@ -87,6 +88,7 @@ class Compiled:
     outputs: tuple = ()  # 'split_written': the parameters (positions) whose arrays are its outputs
     guard: object = None  # guard.Guard: what the code baked in, re-checked at each call (set by api)
     dims: tuple | None = None  # the pattern of axis lengths it holds for alone (shapes.dims_of), or None
+    changed_defaults: tuple = ()  # ((position, Loc), ...): parameters whose default it changes in place
 
 
 # Names the generated module binds itself (its imports) or reads as builtins: a user's global of
@@ -155,6 +157,7 @@ class Context:
     ints: set = field(default_factory=set)  # shapes: the Vars that surely hold integers
     real: dict = field(default_factory=dict)  # floats: Var -> 'f' (surely real floats) or 'r' (surely real)
     views: dict = field(default_factory=dict)  # mutation: name -> the written arrays it may share memory with
+    changed_defaults: tuple = ()  # mutation: ((position, Loc), ...) of parameters whose default is changed in place
     namespace: dict = field(default_factory=dict)  # globals: what the generated module binds
     origins: dict = field(default_factory=dict)  # globals: where each bound value was looked up
     wrt_vars: list = field(default_factory=list)  # activity: the parameters differentiated
@@ -306,9 +309,25 @@ def _show_shapes(c: Context) -> str:
 
 
 def _mutation(c: Context) -> None:
-    """Refuse writes whose effect the IR cannot follow; what may share memory with a written array."""
+    """Refuse writes whose effect the IR cannot follow; what may share memory with a written array;
+    the parameters whose default the function would change in place (refused when it is used)."""
     mutation.check_shared_updates(c.fn, c.classes)
     c.views = mutation.check(c.fn, c.ndims)
+    c.changed_defaults = changed_defaults(c.func, c.fn)
+
+
+def changed_defaults(func, fn: ir.Function) -> tuple:
+    """((position, Loc), ...): the parameters whose default is an object (an array, a list, a dict)
+    the function changes in place, with the first line changing it. Python changes the default
+    itself, which persists between calls; the generated code changes a copy, so a call that uses
+    the default is refused (`api.compiled`), one that passes the argument is not."""
+    try:
+        params = list(inspect.signature(func).parameters.values())
+    except (TypeError, ValueError):
+        return ()
+    changed = mutation.updated_params(fn)
+    return tuple((i, changed[i]) for i, p in enumerate(params[:len(fn.params)])
+                 if i in changed and p.default is not p.empty and mutation.lasting(p.default))
 
 
 def _show_mutation(c: Context) -> str:
@@ -494,6 +513,7 @@ def _loader(c: Context) -> None:
     c.compiled.inlined = c.fn.inlined
     c.compiled.written = written_params(c.fn, c.source.node)
     c.compiled.outputs = c.fn.written_outputs if c.written_out else ()
+    c.compiled.changed_defaults = c.changed_defaults
 
 
 def _text(c: Context) -> str:
@@ -508,7 +528,7 @@ PASSES = (
     Pass("dtypes", _dtypes, _ir, ("fn", "kinds", "mode", "differentiable")),
     Pass("shapes", _shapes, _show_shapes, ("fn", "kinds", "dims"), ("classes", "ndims", "ints", "dims")),
     Pass("floats", _floats, _show_floats, ("fn", "kinds"), ("real", "fn")),
-    Pass("mutation", _mutation, _show_mutation, ("fn", "classes", "ndims"), ("views",)),
+    Pass("mutation", _mutation, _show_mutation, ("func", "fn", "classes", "ndims"), ("views", "changed_defaults")),
     Pass("hoist", _hoist, _ir, ("fn", "classes"), ("fn",)),
     Pass("cse", _cse, _ir, ("fn",), ("fn",)),
     Pass("globals", _globals, _show_globals, ("fn",), ("namespace", "origins")),
@@ -534,8 +554,8 @@ PASSES = (
                                       "names", "result_bar", "seeded", "mode", "written_out"),
          ("arrays", "text", "line_locs")),
     Pass("release", _release, _text, ("text", "line_locs", "arrays"), ("text", "line_locs")),
-    Pass("loader", _loader, _text, ("text", "namespace", "origins", "line_locs", "fn", "source", "written_out"),
-         ("compiled",)),
+    Pass("loader", _loader, _text, ("text", "namespace", "origins", "line_locs", "fn", "source", "written_out",
+                                    "changed_defaults"), ("compiled",)),
 )
 STAGES = tuple(p.name for p in PASSES)
 
@@ -605,7 +625,8 @@ FORWARD_PASSES = _SHARED + (
     Pass("codegen", _jvp_codegen, _text, ("fn", "tangent_code", "tangent_params", "result_dot", "ndims",
                                           "tangent_names", "keep", "needed"), ("arrays", "text", "line_locs")),
     Pass("release", _release, _text, ("text", "line_locs", "arrays"), ("text", "line_locs")),
-    Pass("loader", _loader, _text, ("text", "namespace", "origins", "line_locs", "fn", "source"), ("compiled",)),
+    Pass("loader", _loader, _text, ("text", "namespace", "origins", "line_locs", "fn", "source",
+                                    "changed_defaults"), ("compiled",)),
 )
 FORWARD_STAGES = tuple(p.name for p in FORWARD_PASSES)
 FINAL_TEXT = "release"  # the stage whose text is the generated source (`adjoint_source`)

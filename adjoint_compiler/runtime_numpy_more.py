@@ -371,6 +371,13 @@ def where_reduce(name, a, where=True, axis=None, dtype=None, keepdims=False, ini
     return getattr(np, name)(a, **kwargs)
 
 
+def _kept_shape(shape, axis, rr):
+    """The shape of a reduction over `axis` of an array of `shape` with keepdims=True (also when
+    the reduced axes are empty, which no reduction of the expanded result could give)."""
+    axes = rr._axes(axis, len(shape))
+    return tuple(1 if k in axes else n for k, n in enumerate(shape))
+
+
 def _where_parts(name, a, where, y, axis, dtype, keepdims, initial):
     """The weights (a_weight, initial_weight) of each entry (and of `initial`) in each output."""
     rr = _rr()
@@ -389,7 +396,7 @@ def _where_parts(name, a, where, y, axis, dtype, keepdims, initial):
     n = np.sum(hit, axis=axis, keepdims=True).astype(float)
     init_hit = 0.0
     if initial is not None:
-        y_keep = np.max(ye, axis=axis, keepdims=True) if a.ndim else ye
+        y_keep = np.reshape(np.asarray(y, dtype=float), _kept_shape(a.shape, axis, rr)) if a.ndim else ye
         init_hit = (np.asarray(initial, dtype=float) == y_keep).astype(float)
         n = n + init_hit
     with np.errstate(divide="ignore", invalid="ignore"):

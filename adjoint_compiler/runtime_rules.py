@@ -199,6 +199,8 @@ def prod_adjoint(g, x, axis=None, keepdims=False):
     x = np.asarray(x)
     if x.ndim == 0:
         return g
+    if x.size == 0:
+        return np.zeros(x.shape)  # (the cumulative products below would pad an empty axis to one entry)
     axes = _axes(axis, x.ndim)
     last = tuple(range(x.ndim - len(axes), x.ndim))
     moved = np.moveaxis(x, axes, last)
@@ -260,7 +262,7 @@ def std_adjoint(g, x, y, axis=None, ddof=0, keepdims=False):
     y = np.asarray(y)
     if np.ndim(x) == 0:
         return 0.0
-    scale = np.max(np.abs(x), axis=axis, keepdims=keepdims)
+    scale = np.max(np.abs(x), axis=axis, keepdims=keepdims, initial=0.0)  # (0 over no entry)
     tip = y <= 16.0 * np.finfo(float).eps * scale
     with np.errstate(divide="ignore", invalid="ignore"):
         gy = np.where(tip, 0.0, g / (2.0 * np.where(tip, 1.0, y)))

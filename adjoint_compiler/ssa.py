@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import gast
 import numpy as np
 
-from . import aliasing, astwalk, fence, frontend, ir, registry, trees
+from . import aliasing, astwalk, fence, frontend, ir, mutation, registry, trees
 from .errors import CompileError, MissingRuleError, MutationError, UnsupportedSyntaxError
 from .frontend import Source, SourceError, is_library_module
 from .functions import (
@@ -71,6 +71,7 @@ class SSABuilder:
         self.load_counts = _loads(normalized)
         self.own = own  # for an inlined function: the names its normalize pass introduced
         self.parent = None  # the builder of the calling function, for an inlined one
+        self.changeable_defaults: set = set()  # the parameters whose default is an array, list or dict
         self.inlining = inlining  # functions being inlined around this one (recursion check)
         self.inlined: list = []  # every function inlined (shared with the inlined builders)
         self.shared_updates: list = []  # (value, name, other name, loc, held) of in-place updates to check
@@ -904,8 +905,13 @@ class SSABuilder:
         base = self.operand(base_expr)
         loc = self.loc(at)
         if isinstance(base, ir.Var) and base.tree is not None:
+            default = base in self.root().changeable_defaults
             raise MutationError(f"cannot write into an item of `{base.display}`, a structure (dict, named tuple, "
-                                "dataclass or object): build a new one instead", loc)
+                                "dataclass or object): build a new one instead" + (
+                                    " (as its default value it would also keep the change between calls, in "
+                                    "Python)" if default else ""), loc)
+        if isinstance(base, ir.Global) and mutation.default_of(base) is not None:
+            raise MutationError(mutation.lasting_change(base), loc)
         if isinstance(base, ir.Global):
             raise MutationError(f"cannot write into `{base.path}`, which is not local to the differentiated "
                                 "function; copy it first (`a = np.array(...)` or `Buffer(...)`)", loc)
@@ -1242,6 +1248,8 @@ class SSABuilder:
         if prim is operator.getitem and isinstance(args[0], ir.Var) and args[0].kind != "num":
             # (a slice of a list or tuple is one too: `xs[1:] + xs[:1]` joins, `xs[1:] * 2` repeats)
             kind = "seq" if args[0].kind == "seq" and _is_slice(args[1]) else "any"
+        if _copies_container(prim, args, kwargs):
+            kind = args[0].kind  # `xs.copy()` of a list is a list (of a dict, a dict), not an array
         child = _child_kind(prim, args)
         if getattr(self, "pending_tree", None) is not None:  # a structure built here (construct)
             child, self.pending_tree = self.pending_tree, None
@@ -1687,19 +1695,26 @@ class SSABuilder:
                 kinds.append(api._kind(param.default))
         if d.mode == "hvp":
             return self.inline_hvp(d, sig, bound, direction, tuple(kinds), at, out)
-        wrapper = self.inner_gradient(d, at, d.func, d.wrt, d.as_tuple, d.mode, tuple(kinds))
+        wrapper = self.inner_gradient(d, at, d.func, d.wrt, d.as_tuple, d.mode, tuple(kinds),
+                                      defaulted=_defaulted(sig, bound))
         return self.inline(wrapper, args, kwargs, None, at, out)
 
-    def inner_gradient(self, d: Derivative, at, *how):
+    def inner_gradient(self, d: Derivative, at, *how, defaulted=()):
         """`nesting.inner_gradient(*how)` for the derivative `d` called at `at`: its generated
-        function, its guard joined to this compilation's, its errors located here."""
+        function, its guard joined to this compilation's, its errors located here. `defaulted`:
+        the positions of the parameters the call leaves to their defaults (refused where the
+        function changes that default in place)."""
         from . import api, nesting
         try:
-            function, guard = nesting.inner_gradient(*how)
+            function, guard, changed = nesting.inner_gradient(*how)
         except CompileError:
             raise
         except (SourceError, api.ArgumentError, api.ArgumentIndexError) as exc:
             raise CompileError(f"cannot compile {d.display} called here: {exc}", self.loc(at)) from None
+        for i, loc in changed:
+            if i in defaulted:
+                param = list(inspect.signature(d.func).parameters)[i]
+                raise MutationError(mutation.default_change(frontend._unwrap(d.func), param), loc)
         reading = getattr(frontend._state, "reading", None)
         if reading is not None:
             reading.guards.append(guard)
@@ -1736,7 +1751,8 @@ class SSABuilder:
                                              "constant that is not a float; write it as a float (`2.0`)", self.loc(at))
         gradient = api.grad(d.func, d.wrt if d.as_tuple else d.wrt[0])
         order = sorted(range(len(positions)), key=lambda j: positions[j])
-        function = self.inner_gradient(d, at, gradient, tuple(positions[j] for j in order), False, "jvp", kinds)
+        function = self.inner_gradient(d, at, gradient, tuple(positions[j] for j in order), False, "jvp", kinds,
+                                       defaulted=_defaulted(sig, bound))
         pair = self.inline(function, values + [directions[j] for j in order], {}, None, at, out)
         target = self.version("hvp", "seq" if d.as_tuple else "num")
         out.append(ir.Assign(target, operator.getitem, [pair, ir.Const(1)], {}, self.loc(at), None))
@@ -1826,7 +1842,8 @@ class SSABuilder:
                               (target, ("default", pname)))
                 kinds.append(api._kind(param.default))
             values.append(op)
-        function = self.inner_gradient(d, at, func.value, tuple(wrt), False, "jvp", tuple(kinds))
+        function = self.inner_gradient(d, at, func.value, tuple(wrt), False, "jvp", tuple(kinds),
+                                       defaulted=_defaulted(sig, bound_args))
         return self.inline(function, values + [tangents[k] for k in wrt], {}, None, at, out)
 
     def static_items(self, op, what: str, at) -> list:
@@ -2377,6 +2394,26 @@ TUPLE_RESULTS = {np.linalg.slogdet, np.linalg.eig, np.linalg.eigh, np.linalg.svd
                  np.array_split, np.unique, np.gradient, divmod, tuple, list, zip, enumerate, map, range}
 
 
+def _defaulted(sig, bound) -> set:
+    """The positions of the parameters a call bound by `bound` leaves to their defaults."""
+    return {k for k, name in enumerate(sig.parameters) if name not in bound.arguments}
+
+
+def _parameters(func) -> dict:
+    """The parameters of `func`'s signature by name ({} if it has none Python can read)."""
+    try:
+        return dict(inspect.signature(func).parameters)
+    except (TypeError, ValueError):
+        return {}
+
+
+def _copies_container(prim, args, kwargs) -> bool:
+    """Whether the call is `s.copy()` of a value that is not a number or an array (a list, a dict):
+    a container of the same kind, whose items are the receiver's."""
+    return isinstance(prim, ir.Method) and prim.name == "copy" and len(args) == 1 and not kwargs \
+        and isinstance(args[0], ir.Var) and args[0].kind != "num" and not args[0].is_buffer
+
+
 def _numeric_result(prim) -> bool:
     """Whether a primitive surely returns a number or an array (not a tuple or list): its
     gradient may then be accumulated with `+`."""
@@ -2454,6 +2491,10 @@ def build(source: Source, normalized: gast.FunctionDef, namer: Namer, kinds: dic
             var = builder.version(p, kind)
             builder.env[p] = var
         params.append(var)
+    parameters = _parameters(source.func)
+    for p, var in zip(param_names, params):
+        if p in parameters and mutation.lasting(parameters[p].default):
+            builder.changeable_defaults.add(var)  # (named in the message refusing a write into a structure)
     if track_arguments:  # a name no user code can read, bound to the argument's array (rebound by writes)
         for p, var in zip(param_names, params):
             builder.env[ARGUMENT + p] = var

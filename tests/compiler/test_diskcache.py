@@ -115,3 +115,46 @@ def test_code_for_one_pattern_of_lengths_serves_that_pattern_alone(tmp_path):
         assert found == status
         np.testing.assert_allclose(g, np.sum((1 - np.tanh(a + b) ** 2) * a, axis=0) if n == 4
                                    else [np.sum((1 - np.tanh(a + b) ** 2) * a)], rtol=1e-12)
+
+
+LOCATED = textwrap.dedent("""
+    import numpy as np
+    from adjoint_compiler import adjoint_source, grad
+    {gap}
+    def shift(v):
+        return v + 1.0
+
+    def crashy(x):
+        y = shift(x) * 2.0
+        return y[10] + np.sum(y)
+
+    if __name__ == "__main__":
+        x = np.arange(3.0)
+        header = adjoint_source(crashy, 0, (x,)).splitlines()[0]
+        try:
+            grad(crashy)(x)
+        except IndexError as exc:
+            print(header)
+            print(exc.__notes__[0])
+""")
+
+
+def test_the_same_text_elsewhere_is_a_miss(tmp_path):
+    """Two files holding the same function at different lines (each run as a script, `__main__`,
+    one process each) get their own entries: the header, the `# L<n>` comments and the location
+    of a run-time error name each file's own lines (before: the first file's, from its entry)."""
+    cache = tmp_path / "cache"
+    env = dict(os.environ, ADJOINT_COMPILER_CACHE=str(cache))
+    out = {}
+    for name, gap in (("a_first.py", ""), ("b_later.py", "\n" * 6)):
+        path = tmp_path / name
+        path.write_text(LOCATED.replace("{gap}", gap))
+        result = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, env=env, timeout=120)
+        assert result.returncode == 0, result.stderr
+        out[name] = result.stdout
+        lines = path.read_text().splitlines()
+        first = lines.index("def crashy(x):") + 1
+        assert f"crashy ({name}:{first})" in result.stdout
+        assert f'"{path}", line {first + 2}' in result.stdout  # `return y[10] + ...`
+    assert out["a_first.py"] != out["b_later.py"]
+    assert len(list(cache.glob("*.pickle"))) == 2

@@ -100,3 +100,87 @@ def test_values_that_may_be_sequences_get_plus_and_times():
     assert [s.prim for s in fn.body if getattr(s.target, "name", "") == "z"] == [ir.PLUS]
     fn = compile_gradient(rotated, (0,), ("r1",)).ir
     assert [s.prim for s in fn.body if getattr(s.target, "name", "") == "z"] == [ir.CONCAT]
+
+
+# -- copies of a list: a new list holding the same items -------------------------------------------------
+# Before the fix `xs.copy()` of a list was taken for an array: its tangent was `np.copy(xs_dot)`
+# (an array, so `append` added elementwise), its gradient was accumulated into as an array's, and
+# it was taken to share no item with `xs`; `xs[1:]` joined by `append` was taken for an array too.
+def copy_then_append(x):
+    a = [x[0], x[1]]
+    b = a.copy()
+    b.append(x[2])
+    return sum(b) * b[1]
+
+
+def copy_of_rows(x):
+    a = [[x[0], x[1]], [x[2]]]
+    b = a.copy()
+    b.append([x[0] * x[1]])
+    return sum(sum(r) for r in b) * a[0][1]
+
+
+def slice_then_append(x):
+    a = [x[0], x[1], x[2]]
+    b = a[1:]
+    b.append(x[0])
+    return sum(b) * b[0]
+
+
+def tuple_slice_joined(x):
+    a = (x[0], x[1], x[2])
+    b = a[1:] + (x[0],)
+    return sum(b) * b[0]
+
+
+def copies_in_a_loop(x):
+    acc = [x[0]]
+    for v in x:
+        nxt = acc.copy()
+        nxt.append(v * nxt[-1])
+        acc = nxt
+    return sum(acc)
+
+
+def list_then_append(x):
+    a = [x[0], x[1]]
+    b = list(a)
+    b.append(x[2])
+    c = b[:]
+    c.append(x[0] * x[2])
+    return sum(c) * c[0]
+
+
+@pytest.mark.parametrize("f", [copy_then_append, copy_of_rows, slice_then_append, tuple_slice_joined,
+                               copies_in_a_loop, list_then_append])
+def test_a_copy_of_a_list_is_a_list(f):
+    from adjoint_compiler.testing import check_jvp
+    x = np.array([0.3, -0.7, 1.2])
+    check_grads(f, x)
+    check_jvp(f, x)
+
+
+def test_the_issue_example_tangent():
+    def f(x):
+        a = [x[0], x[1]]
+        b = a.copy()
+        b.append(x[2])
+        return sum(b)
+    value, tangent = jvp(f, (np.array([0.3, -0.7, 1.2]),), (np.array([0.0, 0.0, 1.0]),))
+    assert np.isclose(value, 0.8) and tangent == 1.0  # d sum / d x[2]
+
+
+def items_updated_through_a_copy(x):
+    a = [x * 1.0, x * 2.0]
+    b = a.copy()
+    b[0] += 1.0  # also a[0]: the copy holds the same arrays
+    return np.sum(a[0] ** 2) + np.sum(b[0])
+
+
+def test_a_copy_of_a_list_shares_its_items():
+    from adjoint_compiler.errors import MutationError
+    x = np.array([0.3, -0.7, 1.2])
+    with pytest.raises(MutationError, match="update of an item of the list"):
+        grad(items_updated_through_a_copy)(x)
+    with pytest.raises(MutationError, match="update of an item of the list"):
+        jvp(items_updated_through_a_copy, (x,), (x,))

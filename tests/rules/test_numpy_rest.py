@@ -221,6 +221,29 @@ def test_masked_entries_get_no_gradient():
     np.testing.assert_allclose(grad(w_max_plain)(np.full((3, 4), -5.0)), M / (M.sum(1, keepdims=True) + 1.0))
 
 
+def e_max(x): return np.max(x, initial=0.0)
+def e_max_slice(x): return np.max(x[:0], initial=0.0) + x[0]
+def e_min_slice(x): return np.min(x[:0], initial=5.0) * x[1]
+def e_max_rows(a, c): return np.sum(np.max(a, axis=1, initial=c) ** 2)
+def e_min_keep(a, c): return np.sum(np.min(a, axis=(0, 2), initial=c, keepdims=True) * 3.0)
+
+
+def test_max_min_initial_over_empty_reduced_axes():
+    # Reducing an empty axis gives `initial` itself: its slot gets the whole gradient, no entry any.
+    np.testing.assert_array_equal(grad(e_max)(np.zeros(0)), np.zeros(0))
+    assert jvp(e_max, (np.zeros(0),), (np.zeros(0),)) == (0.0, 0.0)
+    x = np.array([0.3, -0.7, 1.2])
+    np.testing.assert_array_equal(grad(e_max_slice)(x), [1.0, 0.0, 0.0])
+    np.testing.assert_array_equal(grad(e_min_slice)(x), [0.0, 5.0, 0.0])
+    assert jvp(e_min_slice, (x,), (np.array([0.0, 1.0, 0.0]),))[1] == 5.0
+    a_bar, c_bar = grad(e_max_rows, wrt=(0, 1))(np.zeros((2, 0)), 1.5)
+    assert a_bar.shape == (2, 0) and c_bar == 2 * 2 * 1.5
+    assert jvp(e_max_rows, (np.zeros((2, 0)), 1.5), (np.zeros((2, 0)), 1.0))[1] == 2 * 2 * 1.5
+    a_bar, c_bar = grad(e_min_keep, wrt=(0, 1))(np.zeros((0, 3, 2)), 0.4)
+    assert a_bar.shape == (0, 3, 2) and c_bar == 3 * 3.0
+    both(e_min_keep, rng.standard_normal((2, 3, 2)), 0.1, wrt=(0, 1))
+
+
 # -- in-place calls ------------------------------------------------------------------------------------------
 def sort_inplace(x):
     y = x * 1.0

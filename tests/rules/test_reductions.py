@@ -124,3 +124,28 @@ def test_mean_over_no_entry_has_an_empty_gradient():
         for x in (np.zeros(0), np.zeros((3, 0))):
             value, g = value_and_grad(mean_of_squares)(x)
             assert np.isnan(value) and g.shape == x.shape
+
+
+def e_std_slice(x): return np.std(x[:0]) + 2.0 * x[0]
+def e_prod_slice(x): return np.prod(x[:0]) * x[1]
+def e_prod_rows(a, c): return np.sum(np.prod(a, axis=1) * c)
+def e_std_rows(a, c): return np.sum(np.std(a, axis=1, keepdims=True)) + c
+
+
+def test_std_and_prod_over_no_entry():
+    """prod over no entry is 1 and std nan (as NumPy): the empty part gets an empty gradient, the
+    rest its own (before: the adjoints' helpers crashed reducing or padding the empty axis)."""
+    import warnings
+
+    from adjoint_compiler import jvp
+    x = np.array([0.3, -0.7, 1.2])
+    np.testing.assert_array_equal(grad(e_prod_slice)(x), [0.0, 1.0, 0.0])
+    assert jvp(e_prod_slice, (x,), (np.ones(3),))[1] == 1.0
+    a_bar, c_bar = grad(e_prod_rows, wrt=(0, 1))(np.zeros((2, 0)), 1.5)
+    assert a_bar.shape == (2, 0) and c_bar == 2.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        np.testing.assert_array_equal(grad(e_std_slice)(x), [2.0, 0.0, 0.0])
+        assert jvp(e_std_slice, (x,), (np.ones(3),))[1] == 2.0
+        a_bar, c_bar = grad(e_std_rows, wrt=(0, 1))(np.zeros((2, 0)), 1.5)
+        assert a_bar.shape == (2, 0) and c_bar == 1.0
