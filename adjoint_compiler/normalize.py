@@ -536,10 +536,12 @@ class Normalizer(PythonLowering):
     def inplace_call(self, e, out):
         """The in-place library calls on a local array, as a write of their pure form (they return
         None): `a.sort(...)` is `a[...] = rt.sorted_copy(a, ...)`, likewise `a.partition(kth)`,
-        `a.put(ind, v)` and `np.put(a, ind, v)`, `np.add.at(a, idx, v)`, `np.subtract.at(a, idx, v)`."""
+        `a.put(ind, v)` and `np.put(a, ind, v)`, `np.add.at(a, idx, v)`, `np.subtract.at(a, idx, v)`,
+        `np.fill_diagonal(a, v)`."""
         import numpy as np
 
-        from .python_lowering import ADDED_AT, PARTITIONED_COPY, PUT_COPY, SORTED_COPY, SUBTRACTED_AT, UFUNC_AT_COPY
+        from .python_lowering import (ADDED_AT, DIAGONAL_FILLED, PARTITIONED_COPY, PUT_COPY, SORTED_COPY,
+                                      SUBTRACTED_AT, UFUNC_AT_COPY)
         f = e.func
         prefix = []  # the ufunc's name, for rt.ufunc_at_copy
         if any(isinstance(a, gast.Starred) for a in e.args) or any(k.arg is None for k in e.keywords):
@@ -551,7 +553,7 @@ class Normalizer(PythonLowering):
             marker, base = methods[f.attr], f.value
         else:
             callee = self.callee_value(f)
-            found = {id(np.put): PUT_COPY}
+            found = {id(np.put): PUT_COPY, id(np.fill_diagonal): DIAGONAL_FILLED}
             try:
                 if callee == np.add.at:
                     found[id(callee)] = ADDED_AT

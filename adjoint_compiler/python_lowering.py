@@ -44,6 +44,7 @@ PARTITIONED_COPY = "__partitioned_copy__"
 ADDED_AT = "__added_at__"  # np.add.at(a, i, v) is a[...] = rt.added_at(a, i, v)
 SUBTRACTED_AT = "__subtracted_at__"
 PUT_COPY = "__put_copy__"  # np.put(a, i, v) is a[...] = rt.put_copy(a, i, v)
+DIAGONAL_FILLED = "__diagonal_filled__"  # np.fill_diagonal(a, v) is a[...] = rt.diagonal_filled(a, v)
 UFUNC_AT_COPY = "__ufunc_at_copy__"  # np.maximum.at(a, i, v) is a[...] = rt.ufunc_at_copy('maximum', a, i, v)
 VECTORIZE_ITEMS = "__vectorize_items__"  # np.vectorize(f)(x): [f(v) for v in rt.vectorize_items(x)]
 VECTORIZE_RESULT = "__vectorize_result__"
@@ -60,7 +61,7 @@ def runtime_markers() -> dict:
             ERRSTATE_ENTER: runtime.set_errstate, ERRSTATE_EXIT: runtime.restore_errstate,
             WHERE_REDUCE: runtime.where_reduce, SORTED_COPY: runtime.sorted_copy,
             PARTITIONED_COPY: runtime.partitioned_copy, ADDED_AT: runtime.added_at,
-            SUBTRACTED_AT: runtime.subtracted_at, PUT_COPY: runtime.put_copy,
+            SUBTRACTED_AT: runtime.subtracted_at, PUT_COPY: runtime.put_copy, DIAGONAL_FILLED: runtime.diagonal_filled,
             VECTORIZE_ITEMS: runtime.vectorize_items, VECTORIZE_RESULT: runtime.vectorize_result,
             PIECEWISE_ZEROS: runtime.piecewise_zeros, PIECEWISE_MASK: runtime.piecewise_mask,
             PIECEWISE_OTHERWISE: runtime.piecewise_otherwise, UFUNC_AT_COPY: runtime.ufunc_at_copy}

@@ -954,3 +954,42 @@ def i0_derivative(x):
 
 
 __all__ += ["i0_derivative"]
+
+
+# -- np.fill_diagonal(a, val, wrap): the write a[...] = rt.diagonal_filled(a, val, wrap) -------------
+@_facts.fresh
+def diagonal_filled(a, val, wrap=False):
+    """A copy of `a` after `np.fill_diagonal(a, val, wrap)` (its dtype kept, as NumPy does)."""
+    out = np.array(a, copy=True)
+    np.fill_diagonal(out, val, wrap=wrap)
+    return out
+
+
+def _diagonal_positions(shape, wrap) -> np.ndarray:
+    """The flat positions `np.fill_diagonal` writes, in the order it writes `val`'s items."""
+    mask = np.zeros(shape, dtype=bool)
+    np.fill_diagonal(mask, True, wrap=wrap)
+    return np.flatnonzero(mask)
+
+
+def fill_diagonal_adjoint(g, a, val, wrap=False):
+    """The gradients `(a_bar, val_bar)` of `diagonal_filled(a, val, wrap)`: `g` with the diagonal
+    zeroed, and the diagonal's entries summed into the items of `val` they came from (`val` is
+    repeated along the diagonal)."""
+    g = np.asarray(g, dtype=float)
+    entries = g.ravel()[_diagonal_positions(np.shape(a), wrap)]
+    size = max(np.size(val), 1)
+    val_bar = np.bincount(np.arange(entries.size) % size, weights=entries, minlength=size)
+    return diagonal_filled(g, 0.0, wrap), val_bar.reshape(np.shape(val)) if np.ndim(val) else float(val_bar[0])
+
+
+def fill_diagonal_transpose(h, a, val, wrap=False):
+    """The transpose of `fill_diagonal_adjoint` in its cotangent: the pair's first part with the second
+    written along the diagonal (as np.fill_diagonal writes it)."""
+    ha, hv = (None, None) if h is None else (h[0], h[1])
+    ha = np.zeros(np.shape(a)) if ha is None else np.asarray(ha, dtype=float)
+    hv = np.zeros(np.shape(val)) if hv is None else np.asarray(hv, dtype=float)
+    return diagonal_filled(ha, hv, wrap)
+
+
+__all__ += ["fill_diagonal_adjoint", "diagonal_filled", "fill_diagonal_transpose"]

@@ -473,6 +473,18 @@ def put_copy_dot(y, a, ind, v, mode="raise"):
     y_dot = rt.put_copy(a_dot, ind, v_dot, mode)
 
 
+@adjoint(rt.diagonal_filled)
+def diagonal_filled(y, a, val, wrap=False):
+    parts = rt.fill_diagonal_adjoint(y_bar, a, val, wrap)
+    a_bar += parts[0]
+    val_bar += parts[1]
+
+
+@tangent(rt.diagonal_filled)
+def diagonal_filled_dot(y, a, val, wrap=False):
+    y_dot = rt.diagonal_filled(a_dot, val_dot, wrap)
+
+
 # np.vectorize(f)(x, ...) of a Python function (normalize.vectorize_call): the entries as numbers,
 # `f` compiled for each, the values put back in the broadcast shape
 @adjoint(rt.vectorize_items)
@@ -633,6 +645,16 @@ def put_adjoint(y, g, a, ind, v, mode="raise"):
 @tangent(rt.put_adjoint)
 def put_adjoint_dot(y, g, a, ind, v, mode="raise"):
     y_dot = rt.put_adjoint(g_dot, a, ind, v, mode)
+
+
+@adjoint(rt.fill_diagonal_adjoint)
+def fill_diagonal_adjoint(y, g, a, val, wrap=False):
+    g_bar += rt.fill_diagonal_transpose(y_bar, a, val, wrap)
+
+
+@tangent(rt.fill_diagonal_adjoint)
+def fill_diagonal_adjoint_dot(y, g, a, val, wrap=False):
+    y_dot = rt.fill_diagonal_adjoint(g_dot, a, val, wrap)
 
 
 @adjoint(rt.meshgrid_adjoint)

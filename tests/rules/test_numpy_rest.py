@@ -311,6 +311,32 @@ def test_writes_at_indices(f, sx):
     both(f, x, v, wrt=(0, 1))
 
 
+def diagonal_of_outer(x, v):
+    A = np.outer(x, x) * 1.0
+    np.fill_diagonal(A, v[0] * 2.0)
+    return S(np.sin(A) * x)
+
+
+def diagonal_wrapped(x, v):
+    A = np.zeros((5, 3)) + x[:3]
+    np.fill_diagonal(A, v, wrap=True)  # (v's items repeated down the wrapped diagonal)
+    return S(A ** 2 * np.arange(15.0).reshape(5, 3))
+
+
+@pytest.mark.parametrize("f", [diagonal_of_outer, diagonal_wrapped])
+def test_fill_diagonal(f):
+    both(f, rng.standard_normal(3), rng.standard_normal(2), wrt=(0, 1))
+
+
+def test_fill_diagonal_of_zero_passes_nothing_through_the_diagonal():
+    def f(x):
+        A = np.outer(x, x)
+        np.fill_diagonal(A, 0.0)
+        return np.sum(A)
+    x = np.array([0.3, -0.7, 1.2])
+    np.testing.assert_allclose(grad(f)(x), 2 * (np.sum(x) - x))  # (the analytic gradient)
+
+
 def test_put_last_write_wins():
     v = np.array([1.0, 2.0, 3.0])
     np.testing.assert_array_equal(grad(put_, wrt=1)(np.zeros((2, 3)), v),
