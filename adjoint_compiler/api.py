@@ -927,7 +927,7 @@ def _copy_arrays(value, memo: dict | None = None):
     if made is not None:
         return made[1]
     if isinstance(value, np.ndarray):
-        made = value.copy()
+        made = rt.layout_copy(value)  # (a reshape of it is a view exactly when one of `value` is)
     elif isinstance(value, Buffer):
         made = Buffer(value.data.copy())
     elif type(value) is list:

@@ -494,10 +494,32 @@ def _gdata(g):
 
 def own(x):
     """A private copy of an argument the differentiated function writes into (a list stays a
-    list: its slots are written, it may be appended to)."""
+    list: its slots are written, it may be appended to); an array keeps its memory layout
+    (`layout_copy`)."""
     if isinstance(x, list):
         return list(x)
-    return Buffer(x) if isinstance(x, Buffer) else np.array(x, copy=True)
+    if isinstance(x, Buffer):
+        return Buffer(x)
+    return layout_copy(x) if isinstance(x, np.ndarray) else np.array(x, copy=True)
+
+
+def layout_copy(x: np.ndarray) -> np.ndarray:
+    """A copy of `x` with its strides (F order, reversed and gapped axes too): NumPy decides from
+    the strides whether `reshape`, `ravel` or `flatten`-like calls give a view or a copy, so on
+    the copy they decide as on `x`, and a write through their result reaches the same array."""
+    if x.flags.c_contiguous:
+        return x.copy(order="C")
+    if x.flags.f_contiguous:
+        return x.copy(order="F")
+    size = x.itemsize
+    if 0 in x.shape or any(s % size for s in x.strides):
+        return np.array(x, copy=True)
+    low = sum(min(0, (n - 1) * s) for n, s in zip(x.shape, x.strides)) // size
+    high = sum(max(0, (n - 1) * s) for n, s in zip(x.shape, x.strides)) // size + 1
+    memory = np.empty(high - low, dtype=x.dtype)
+    out = np.lib.stride_tricks.as_strided(memory[-low:], shape=x.shape, strides=x.strides, writeable=True)
+    out[...] = x
+    return out
 
 
 def snapshot(x):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from adjoint_compiler import MutationError, grad, value_and_grad
+from adjoint_compiler import MutationError, grad, value_and_grad, vjp
 from test_core import check
 
 rng = np.random.default_rng(12)
@@ -323,3 +323,32 @@ def list_of_zeros_written_in_a_while_loop(x):
 def test_numbers_and_list_slots_are_not_arrays_shared():
     check(number_in_a_tuple_then_incremented, 0.7)
     check(list_of_zeros_written_in_a_while_loop, V[:2])
+
+
+# -- an argument's memory layout: `reshape`/`ravel` are views or copies by the strides -----------------
+def scaled_through_reshape(A, s):
+    B = A.reshape(-1)  # a view of a C-ordered A, a copy of any other
+    B[0] *= s
+    return np.sum(A * np.arange(1.0, 7.0).reshape(A.shape))
+
+
+LAYOUTS = {  # each call makes the argument afresh, in its layout
+    "C": lambda: np.arange(1.0, 7.0).reshape(2, 3),
+    "F": lambda: np.arange(1.0, 7.0).reshape(3, 2).T,
+    "reversed": lambda: np.arange(1.0, 7.0).reshape(2, 3)[:, ::-1],
+    "gapped": lambda: np.arange(1.0, 13.0).reshape(4, 3)[::2],
+}
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_the_private_copy_of_an_argument_keeps_its_layout(layout):
+    from adjoint_compiler import runtime as rt
+
+    make = LAYOUTS[layout]
+    assert rt.layout_copy(make()).strides == make().strides
+    first = make().reshape(-1)[0]
+    expected_s = first * 1.0 if layout == "C" else 0.0  # (only a C-ordered A's reshape is a view)
+    value, (_, gs) = value_and_grad(scaled_through_reshape, wrt=(0, 1))(make(), 2.0)
+    assert np.isclose(value, scaled_through_reshape(make(), 2.0)) and np.isclose(gs, expected_s)
+    out, pullback = vjp(scaled_through_reshape, make(), 2.0)
+    assert np.isclose(out, value) and np.isclose(pullback(1.0)[1], expected_s)
