@@ -158,6 +158,9 @@ def _made_in_trip(v, defs: dict) -> bool:
         elif isinstance(st, ir.If):
             k = next(j for j, out in enumerate(st.outputs) if out is u)
             todo += [st.body_results[k], st.orelse_results[k]]
+        elif isinstance(st, ir.Loop) and any(u is p for p in st.params):
+            k = next(j for j, p in enumerate(st.params) if p is u)  # an inner loop's value: the
+            todo += [st.inits[k], st.nexts[k]]  # object it entered with, or one a trip of it left
         else:
             return False  # a param, a value from outside the loop, a view or an unknown result
     return True

@@ -1379,7 +1379,12 @@ class SSABuilder:
         outside = self.reads_outside(s)
         exposed = _exposed(cond_nodes + body_nodes, {target_name} if is_for else set())
         written = _written(cond_nodes + body_nodes)
-        carried = [n for n in assigned if n != target_name and (n in self.env or n in outside or n in exposed)]
+        # (a name bound only on some paths of a trip, by an inner loop or one branch, and neither
+        # bound before nor read in the loop before it is bound, is unbound after the loop: a read
+        # there is refused, as Python could raise; `for i in ...` reused later needs no carried `i`)
+        surely = _certain(cond_nodes + body_nodes, set())
+        carried = [n for n in assigned if n != target_name and (
+            n in self.env or n in exposed or (n in outside and n in surely))]
         carried += [n for n in written if n not in carried and n != target_name and n in self.env]
         if written or _updates_in_place(cond_nodes + body_nodes):
             # a write through a view (made in the loop, perhaps), or into a view's base: any array

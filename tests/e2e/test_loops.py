@@ -1087,3 +1087,37 @@ def reused_and_read_between(x):
 @pytest.mark.parametrize("f", [reused_in_two_loops, reused_and_read_between])
 def test_names_reused_in_consecutive_loops(f):
     check_grads(f, np.array([0.3, -0.5]))
+
+
+def lu_in_place(A):
+    A = A.copy()
+    n = A.shape[0]
+    for k in range(n):
+        for i in range(k + 1, n):  # (runs no trip for the last k: `i` is bound on some paths only)
+            A[i, k] = A[i, k] / A[k, k]
+            for j in range(k + 1, n):
+                A[i, j] = A[i, j] - A[i, k] * A[k, j]
+    for i in range(n):  # `i` again: bound by this loop before any read
+        A[i, i] = A[i, i] * 2.0
+    return np.sum(A ** 2)
+
+
+def last_inner_index(x):
+    s = 0.0
+    for k in range(3):
+        for i in range(k):
+            s = s + x[i]
+    return s * i  # (unbound in Python when no inner trip ran: refused here)
+
+
+def test_a_loop_variable_bound_on_some_paths_and_bound_again_later_is_no_carried_value():
+    from adjoint_compiler.testing import check_grads
+
+    check_grads(lu_in_place, np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.3, 0.4, 2.0]]))
+
+
+def test_reading_it_after_the_loop_is_a_located_error():
+    from adjoint_compiler.errors import CompileError
+
+    with pytest.raises(CompileError, match="may be used before it is assigned"):
+        grad(last_inner_index)(np.array([0.3, 0.5, 0.2]))

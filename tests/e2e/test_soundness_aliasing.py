@@ -374,3 +374,34 @@ def test_loop_update_of_a_value_an_if_kept_is_refused(f):
 
 def test_loop_update_of_a_value_made_in_the_trip_is_differentiated():
     check_grads(loop_keeps_the_previous_iterate, U.copy())
+
+
+def implicit_euler(y0, p):
+    y = y0 * 1.0
+    for _ in range(3):
+        z = y.copy()  # a new object each outer trip: updating it in place changes nothing else
+        for _ in range(2):
+            z -= 0.1 * (z - y * p)
+        y = z
+    return np.sum(y ** 2)
+
+
+def inner_updates_the_outer_value(y0, p):
+    y = y0 * 1.0
+    for _ in range(3):
+        z = y  # the outer value itself: the inner update changes `y` too
+        for _ in range(2):
+            z -= 0.1 * (z - y * p)
+        y = z
+    return np.sum(y ** 2)
+
+
+def test_an_inner_loop_updating_a_copy_made_each_outer_trip_works():
+    from adjoint_compiler.testing import check_grads
+
+    check_grads(implicit_euler, np.array([0.3, 0.5]), 0.7, wrt=(0, 1))
+
+
+def test_an_inner_loop_updating_the_outer_value_itself_is_refused():
+    with pytest.raises(MutationError, match="updated in place"):
+        grad(inner_updates_the_outer_value)(np.array([0.3, 0.5]), 0.7)

@@ -123,3 +123,23 @@ def gen_loop_update_alias(ch) -> Case:
     src = (f"def f(x):\n    a = {start}\n    {holder}\n    for i in range({trips}):\n{body}"
            f"    return {final} + {tail}\n")
     return Case(src, [_vec(ch, n)], must_work=hold in ("none", "copy") or inside == "previous")
+
+
+@family("aliasing")
+def gen_nested_loop_update(ch) -> Case:
+    """An inner loop updating in place (`z -= e`, `z *= c`, `z[0] = v`) a value made each outer trip
+    from the outer loop's value (a copy, `y * 1.0`, or `y` itself), perhaps held by another name in
+    the inner loop, then handed back (`y = z`, `y = z + w`, `y += z`): an implicit-Euler shape.
+    Python's result is what counts: a copy made each trip is a new object (no refusal), `y` itself
+    is the object the inner loop changes (the gradient follows it, or the program is refused)."""
+    c = ch.float(0.3, 0.9)
+    start = ch.choice(["y.copy()", "y * 1.0", "np.array(y)", "y"])
+    update = ch.choice([f"z -= {c} * (z - y * p)", "z *= p", f"z[0] = z[0] * p + {c}", f"z += np.sin(y) * {c}"])
+    hold = ch.choice(["", "", "w = z"])
+    back = ch.choice(["y = z", "y = z * 1.0 + y", "y += z"])
+    inner = f"            {hold}\n" if hold else ""
+    src = (f"def f(x, p):\n    y = x * 1.0\n    for k in range({ch.int(1, 3)}):\n        z = {start}\n"
+           f"        for j in range({ch.int(1, 3)}):\n{inner}            {update}\n        {back}\n"
+           f"    return np.sum(y ** 2){' + np.sum(w)' if hold else ''}\n")
+    return Case(src, [_vec(ch, ch.int(2, 4)), ch.float(0.5, 1.2)],
+                must_work=start != "y" and not hold and back != "y += z")
