@@ -1250,6 +1250,8 @@ class SSABuilder:
             kind = "seq" if args[0].kind == "seq" and _is_slice(args[1]) else "any"
         if _copies_container(prim, args, kwargs):
             kind = args[0].kind  # `xs.copy()` of a list is a list (of a dict, a dict), not an array
+        if _copies_buffer(prim, args):
+            kind = "num"
         child = _child_kind(prim, args)
         if getattr(self, "pending_tree", None) is not None:  # a structure built here (construct)
             child, self.pending_tree = self.pending_tree, None
@@ -2174,6 +2176,14 @@ def _copyto_functions() -> tuple:
 def _makes_buffer(prim) -> bool:
     from .buffer import Buffer
     return prim is Buffer or getattr(prim, "__self__", None) is Buffer
+
+
+def _copies_buffer(prim, args) -> bool:
+    """`copy.copy(b)`, `copy.deepcopy(b)`, `b.copy()` of a Buffer: an array, a copy of its data."""
+    import copy
+
+    return bool(args) and isinstance(args[0], ir.Var) and args[0].is_buffer and len(args) == 1 \
+        and (prim in (copy.copy, copy.deepcopy) or prim == ir.Method("copy"))
 
 
 def _exposed(stmts, assigned: set) -> set:

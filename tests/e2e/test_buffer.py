@@ -544,3 +544,18 @@ def test_object_buffer_positional_dtype():
     g = check(object_overwritten_positional_dtype, x, y, wrt=(0, 1))
     np.testing.assert_array_equal(g[0], np.zeros(3))
     np.testing.assert_allclose(g[1], 8.0 * y, rtol=1e-12)
+
+
+def copies_of_a_buffer_written(x):
+    b = Buffer.zeros((3,))
+    b[0] = x[0] * 2.0
+    c = copy.copy(b)  # an array: a copy of the Buffer's data
+    w = c.copy()
+    w[::-1] = 0.36  # writes only w
+    return np.sin(c[0] * x[1]) + np.sum(w * x)
+
+
+def test_a_copy_of_a_buffer_is_a_fresh_array():
+    from adjoint_compiler.testing import check_grads
+
+    check_grads(copies_of_a_buffer_written, np.array([0.3, -0.7, 1.2]))
