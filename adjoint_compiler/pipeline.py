@@ -177,7 +177,8 @@ class Context:
     recipes: dict = field(default_factory=dict)  # needed: stmt -> operands whose shape alone it computes
     plan: object = None  # tape: pushes and stacks (tape.Plan)
     in_place: frozenset = frozenset()  # peek: the Buffer reads that read the Buffer's array in place
-    arrays: frozenset = frozenset()  # codegen: names known to hold arrays (released after last use)
+    arrays: frozenset = frozenset()  # codegen: names known to hold arrays
+    releasable: frozenset = frozenset()  # codegen: names release may delete after their last use
     text: str = ""  # codegen, release: the generated module
     line_locs: dict = field(default_factory=dict)  # codegen, release: generated line -> Loc
     compiled: Compiled | None = None  # loader
@@ -492,14 +493,25 @@ def _codegen(c: Context) -> None:
         header += f"; its outputs: the arguments it writes into ({outputs})"
     arrays = {v for v, ndim in c.ndims.items() if ndim}
     c.arrays = frozenset({v.name for v in arrays} | {c.names[v] for v in arrays if v in c.names})
+    c.releasable = _releasable(c, c.names.get)
     c.text, c.line_locs = codegen.generate(fn, c.mode, c.result_bar, c.code, c.grads, c.keep, c.needed, header,
                                            c.plan, c.namer, c.arrays, c.seeded, c.recipes, c.in_place,
                                            [g for g, v in zip(c.grads, c.wrt_vars) if not v.complex])
 
 
+def _releasable(c: Context, partner) -> frozenset:
+    """The names `release` may delete: every value of the function, and its adjoint or tangent
+    (`partner`), but the result and the values known to be numbers or integers (nothing worth
+    freeing): an array, or a value of unknown kind (a dict's item, a concatenation) that may be one."""
+    values = (set(c.fn.params) | ir.defined_in(c.fn.body)) - set(ir.operand_vars(c.fn.result))
+    big = [v for v in values if c.ndims.get(v) != 0 and c.classes.get(v) != 0 and v not in c.ints
+           and (v.kind == "num" or v.is_buffer)]
+    return frozenset({v.name for v in big} | {partner(v) for v in big}) - {None}
+
+
 def _release(c: Context) -> None:
     """`del` after the last use of every array temporary."""
-    lines, c.line_locs = release(c.text.split("\n")[:-1], c.line_locs, c.arrays)
+    lines, c.line_locs = release(c.text.split("\n")[:-1], c.line_locs, c.arrays, c.releasable)
     c.text = "\n".join(lines) + "\n"
 
 
@@ -551,9 +563,9 @@ PASSES = (
     Pass("tape", _tape, _show_tape, ("fn", "code", "classes", "keep", "needed", "views"), ("plan", "code")),
     Pass("peek", _peek, _show_peek, ("fn", "code", "grads", "ndims", "differentiable"), ("in_place",)),
     Pass("codegen", _codegen, _text, ("fn", "code", "grads", "keep", "needed", "plan", "recipes", "in_place", "ndims",
-                                      "names", "result_bar", "seeded", "mode", "written_out"),
-         ("arrays", "text", "line_locs")),
-    Pass("release", _release, _text, ("text", "line_locs", "arrays"), ("text", "line_locs")),
+                                      "names", "result_bar", "seeded", "mode", "written_out", "classes", "ints"),
+         ("arrays", "releasable", "text", "line_locs")),
+    Pass("release", _release, _text, ("text", "line_locs", "arrays", "releasable"), ("text", "line_locs")),
     Pass("loader", _loader, _text, ("text", "namespace", "origins", "line_locs", "fn", "source", "written_out",
                                     "changed_defaults"), ("compiled",)),
 )
@@ -611,6 +623,7 @@ def _jvp_codegen(c: Context) -> None:
     arrays = {v for v, ndim in c.ndims.items() if ndim}
     c.arrays = frozenset({v.name for v in arrays} | {c.tangent_names[v.name] for v in arrays
                                                      if v.name in c.tangent_names})
+    c.releasable = _releasable(c, lambda v: c.tangent_names.get(v.name))
     c.text, c.line_locs = codegen.generate_jvp(fn, c.tangent_code, c.tangent_params, c.result_dot, header,
                                                c.keep, c.needed, c.arrays, dtypes.operand_complex(fn.result))
 
@@ -623,8 +636,9 @@ FORWARD_PASSES = _SHARED + (
     Pass("forward", _forward, _show_forward, ("fn", "active", "wrt_vars", "classes", "ndims", "views", "real"),
          ("tangent_code", "tangent_params", "result_dot", "tangent_names", "keep", "needed")),
     Pass("codegen", _jvp_codegen, _text, ("fn", "tangent_code", "tangent_params", "result_dot", "ndims",
-                                          "tangent_names", "keep", "needed"), ("arrays", "text", "line_locs")),
-    Pass("release", _release, _text, ("text", "line_locs", "arrays"), ("text", "line_locs")),
+                                          "tangent_names", "keep", "needed", "classes", "ints"),
+         ("arrays", "releasable", "text", "line_locs")),
+    Pass("release", _release, _text, ("text", "line_locs", "arrays", "releasable"), ("text", "line_locs")),
     Pass("loader", _loader, _text, ("text", "namespace", "origins", "line_locs", "fn", "source",
                                     "changed_defaults"), ("compiled",)),
 )

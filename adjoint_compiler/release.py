@@ -4,10 +4,12 @@ A hand-written gradient lets an intermediate go as soon as nothing reads it; gen
 every intermediate, so without this each one would live until the function returns. It works on
 the parsed statements of the generated module (each top-level statement of a function, with the
 lines it spans), and adds lines after them. Guarantees:
-only names in `arrays` are released, only where a plain top-level `name = ...` binds them (so they
-are bound on every path), never parameters, and only after the last statement that reads them
-(reads inside loops and branches count as reads by the whole statement). An array read later only
-for its shape (`rt.unbroadcast(g, a)`) is replaced by its shape after its last value read.
+only names in `arrays` (known arrays) or `maybe` (values that may be arrays) are released, only
+where a plain top-level `name = ...` binds them (so they are bound on every path), never
+parameters, only after the last statement that reads them (reads inside loops and branches count
+as reads by the whole statement), and not just before the final `return` (nothing would be gained).
+A known array read later only for its shape (`rt.unbroadcast(g, a)`) is replaced by its shape
+after its last value read.
 
     h = np.tanh(a)                 h = np.tanh(a)
     s = h * 2.0           ->       del a
@@ -48,7 +50,7 @@ def _name(name: str, ctx) -> gast.Name:
     return gast.Name(id=name, ctx=ctx, annotation=None, type_comment=None)
 
 
-def _release_body(body: list, arrays: set) -> dict:
+def _release_body(body: list, arrays: set, maybe: frozenset = frozenset()) -> dict:
     """{line of the last line of a top-level statement of a function: lines to add after it}."""
     bound_at: dict = {}
     last_read: dict = {}
@@ -62,17 +64,19 @@ def _release_body(body: list, arrays: set) -> dict:
             last_read[name] = k
         for name in values:
             last_value[name] = k
-        for name in binds & arrays:
+        for name in binds & (arrays | maybe):
             bound_at.setdefault(name, k)
     dels: dict = {}
     shapes: dict = {}
+    last = len(body) - 2 if body and isinstance(body[-1], ast.Return) else len(body) - 1
     for name, k in bound_at.items():
         if name in returns:
             continue
         at = max(k, last_value.get(name, k))
         if last_read.get(name, k) > at:  # only its shape is read from here on
-            shapes.setdefault(body[at].end_lineno, []).append(name)
-        else:  # (after `b = a` too: then releasing `b` frees the array)
+            if name in arrays:
+                shapes.setdefault(body[at].end_lineno, []).append(name)
+        elif at < last:  # (after `b = a` too: then releasing `b` frees the array; not just before the end)
             dels.setdefault(body[at].end_lineno, []).append(name)
     after: dict = {}
     for line, names in shapes.items():
@@ -84,13 +88,15 @@ def _release_body(body: list, arrays: set) -> dict:
     return after
 
 
-def release(lines: list, line_locs: dict, arrays: set) -> tuple:
+def release(lines: list, line_locs: dict, arrays: set, maybe: frozenset = frozenset()) -> tuple:
     """(lines, line_locs) with `del` statements added to every function of the module `lines`
-    (parsed once; its functions are at its top level); `line_locs` maps 1-based line numbers."""
+    (parsed once; its functions are at its top level); `line_locs` maps 1-based line numbers.
+    `maybe` are names that may hold arrays (a dict's item, a value of unknown rank): released
+    after their last read, never replaced by their shape."""
     after: dict = {}
     for node in ast.parse("\n".join(lines)).body:  # (plain `ast`: parsed to be read, not rewritten)
         if isinstance(node, ast.FunctionDef):
-            after.update(_release_body(node.body, arrays))
+            after.update(_release_body(node.body, arrays, maybe))
     out: list = []
     locs: dict = {}
     for number, line in enumerate(lines, 1):
