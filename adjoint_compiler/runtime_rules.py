@@ -61,8 +61,14 @@ def _bounds(a, lo, hi):
 
 def clip_inside(a, lo, hi, min=None, max=None):
     """1.0 where `np.clip(a, lo, hi)` passes `a` through (bounds included), else 0.0. (`min`,
-    `max`: the bounds spelled as keywords.)"""
-    return _scalar(_bounds(a, lo if min is None else min, hi if max is None else max)[1] * 1.0)
+    `max`: the bounds spelled as keywords.) A missing bound is no test (ReLU as `np.clip(a, 0,
+    None)` costs one comparison)."""
+    lo, hi = lo if min is None else min, hi if max is None else max
+    if lo is None or hi is None:
+        inside = np.ones(np.shape(a), dtype=bool) if lo is None and hi is None else (a <= hi if lo is None else a >= lo)
+    else:
+        inside = np.logical_and(a >= lo, a <= hi)
+    return _scalar(inside * 1.0)
 
 
 def clip_below(a, lo, hi, min=None, max=None):
@@ -1273,8 +1279,21 @@ def cholesky_adjoint(g, l, upper=False):
     p = mT(l) @ g
     p = np.tril(p) - 0.5 * _diag_embed(_diag_part(p))
     lt = mT(l)
-    s = mT(np.linalg.solve(lt, mT(np.linalg.solve(lt, p))))
+    s = mT(_solve_upper(lt, mT(_solve_upper(lt, p))))
     return _fold_triangle(s, lower=not upper)
+
+
+def _solve_upper(u, b):
+    """`np.linalg.solve(u, b)` for an upper-triangular `u`: by substitution where SciPy is installed
+    (n^2 per column, where an LU solve factorizes again), else NumPy's solve."""
+    if np.ndim(u) == 2:
+        try:
+            from scipy.linalg import solve_triangular
+        except ImportError:
+            pass
+        else:
+            return solve_triangular(u, b, lower=False, check_finite=False)
+    return np.linalg.solve(u, b)
 
 
 @_facts.fresh
