@@ -1279,21 +1279,37 @@ def cholesky_adjoint(g, l, upper=False):
     p = mT(l) @ g
     p = np.tril(p) - 0.5 * _diag_embed(_diag_part(p))
     lt = mT(l)
-    s = mT(_solve_upper(lt, mT(_solve_upper(lt, p))))
+    s = mT(_solve_triangular(lt, mT(_solve_triangular(lt, p, lower=False)), lower=False))
     return _fold_triangle(s, lower=not upper)
 
 
-def _solve_upper(u, b):
-    """`np.linalg.solve(u, b)` for an upper-triangular `u`: by substitution where SciPy is installed
+def _solve_triangular(t, b, lower: bool):
+    """`np.linalg.solve(t, b)` for a triangular `t`: by substitution where SciPy is installed
     (n^2 per column, where an LU solve factorizes again), else NumPy's solve."""
-    if np.ndim(u) == 2:
+    if np.ndim(t) == 2:
         try:
             from scipy.linalg import solve_triangular
         except ImportError:
             pass
         else:
-            return solve_triangular(u, b, lower=False, check_finite=False)
-    return np.linalg.solve(u, b)
+            return solve_triangular(t, b, lower=lower, check_finite=False)
+    return np.linalg.solve(t, b)
+
+
+_TRIANGLE_CHECKED = 32  # from this order on, a matrix is checked for a triangle (O(n^2), to save O(n^3))
+
+
+@_facts.fresh
+def solve_transposed(a, g):
+    """`np.linalg.solve(a^T, g)` (the adjoint of `solve(a, b)`); by substitution when `a` is a
+    triangle (a Cholesky factor: checked, for matrices of order 32 and more)."""
+    at = mT(a)
+    if np.ndim(a) == 2 and len(a) >= _TRIANGLE_CHECKED and np.isrealobj(a):
+        if not np.any(np.tril(a, -1)):
+            return _solve_triangular(at, g, lower=True)
+        if not np.any(np.triu(a, 1)):
+            return _solve_triangular(at, g, lower=False)
+    return np.linalg.solve(at, g)
 
 
 @_facts.fresh

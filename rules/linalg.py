@@ -6,7 +6,7 @@ import numpy as np
 
 from adjoint_compiler import runtime as rt
 from adjoint_compiler.ir import Attr
-from adjoint_compiler.registry import adjoint, alias, nondifferentiable, tangent
+from adjoint_compiler.registry import adjoint, alias, differentiate_as, nondifferentiable, tangent
 
 
 @adjoint(np.dot)
@@ -146,9 +146,14 @@ def inv_dot(y, a):
 
 @adjoint(np.linalg.solve)
 def solve(x, a, b):
-    b_adj = np.linalg.solve(rt.mT(a), x_bar)
+    b_adj = rt.solve_transposed(a, x_bar)
     b_bar += b_adj
     a_bar += rt.solve_a_adjoint(b_adj, a, x, b)
+
+
+@differentiate_as(rt.solve_transposed)
+def solve_transposed(a, g):
+    return np.linalg.solve(rt.mT(a), g)  # (what it computes, whichever way it solves)
 
 
 @tangent(np.linalg.solve)
