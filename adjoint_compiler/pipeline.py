@@ -742,12 +742,16 @@ def plain_facts(fn: ir.Function, names: dict, ints: set, ndims: dict, real: dict
 
 def written_params(fn: ir.Function, node) -> tuple:
     """The positions of the parameters the function may write into (checked for aliasing at each
-    call): those ssa copies on entry (`OWN`), and, conservatively, those that are the target of an
-    augmented assignment (`out += u` updates `out` in place when it is an array)."""
+    call): those ssa copies on entry (`OWN`), those whose array ssa followed through an in-place
+    update (`fn.arguments_after`: `d["a"] *= c` of a dict holding it), and, conservatively, those
+    that are the target of an augmented assignment (`out += u` updates `out` in place when it is
+    an array)."""
     owned = {id(s.args[0]) for s in fn.body if isinstance(s, ir.Assign) and s.prim is ir.OWN and s.args}
     augmented = {n.target.id for n in astwalk.walk(node) if isinstance(n, gast.AugAssign)
                  and isinstance(n.target, gast.Name)}
-    return tuple(i for i, p in enumerate(fn.params) if id(p) in owned or p.name in augmented)
+    followed = getattr(fn, "arguments_after", None) or fn.params
+    return tuple(i for i, p in enumerate(fn.params)
+                 if id(p) in owned or p.name in augmented or followed[i] is not p)
 
 
 def finish(text: str, filename: str, namespace: dict, name: str, mode: str, line_locs: dict, fn=None):

@@ -1279,13 +1279,15 @@ def cholesky_adjoint(g, l, upper=False):
     p = mT(l) @ g
     p = np.tril(p) - 0.5 * _diag_embed(_diag_part(p))
     lt = mT(l)
-    s = mT(_solve_triangular(lt, mT(_solve_triangular(lt, p, lower=False)), lower=False))
+    s = mT(solve_triangle(lt, mT(solve_triangle(lt, p, False)), False))
     return _fold_triangle(s, lower=not upper)
 
 
-def _solve_triangular(t, b, lower: bool):
+@_facts.fresh
+def solve_triangle(t, b, lower=False):
     """`np.linalg.solve(t, b)` for a triangular `t`: by substitution where SciPy is installed
-    (n^2 per column, where an LU solve factorizes again), else NumPy's solve."""
+    (n^2 per column, where an LU solve factorizes again), else NumPy's solve. Differentiated as
+    that solve (rules/linalg.py)."""
     if np.ndim(t) == 2:
         try:
             from scipy.linalg import solve_triangular
@@ -1306,9 +1308,9 @@ def solve_transposed(a, g):
     at = mT(a)
     if np.ndim(a) == 2 and len(a) >= _TRIANGLE_CHECKED and np.isrealobj(a):
         if not np.any(np.tril(a, -1)):
-            return _solve_triangular(at, g, lower=True)
+            return solve_triangle(at, g, True)
         if not np.any(np.triu(a, 1)):
-            return _solve_triangular(at, g, lower=False)
+            return solve_triangle(at, g, False)
     return np.linalg.solve(at, g)
 
 

@@ -728,7 +728,7 @@ class SSABuilder:
             dict_item = isinstance(self.env.get(getattr(s, "item_update_of", None) or ""), _Dict) \
                 and isinstance(s.value, gast.BinOp) and isinstance(s.value.left, gast.Name)
             if dict_item:  # `d[k] op= v`: Python runs `item op= v` on the item itself, then stores it
-                self.note_in_place(s.value.left.id, s, shown=f"{s.item_update_of}[...]")
+                followers += self.note_in_place(s.value.left.id, s, shown=f"{s.item_update_of}[...]")
             self.assign(s.targets[0].id, s.value, s, out)
             for builder, name in followers:  # the argument's array, updated in place: its new value
                 builder.env[name] = self.env[s.targets[0].id]

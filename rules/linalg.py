@@ -151,6 +151,11 @@ def solve(x, a, b):
     a_bar += rt.solve_a_adjoint(b_adj, a, x, b)
 
 
+@differentiate_as(rt.solve_triangle)
+def solve_triangle(t, b, lower=False):
+    return np.linalg.solve(t, b)  # (what it computes, whichever way it solves)
+
+
 @differentiate_as(rt.solve_transposed)
 def solve_transposed(a, g):
     return np.linalg.solve(rt.mT(a), g)  # (what it computes, whichever way it solves)

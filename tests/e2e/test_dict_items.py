@@ -80,3 +80,19 @@ def variable_key(x, k):
 def test_a_key_that_is_not_a_constant_is_refused():
     with pytest.raises(UnsupportedSyntaxError, match="constant key"):
         grad(variable_key)(X.copy(), "a")
+
+
+def scales_its_argument_through_a_dict(res, x):
+    d = {"a": x, "s": 2.0}
+    d["a"] *= 1.28  # Python updates the argument `x` itself
+    res[0] = np.sum(d["a"] ** 2)
+
+
+def test_an_argument_updated_through_a_dict_item_is_an_output_of_the_in_place_vjp():
+    from adjoint_compiler import vjp
+
+    x = np.array([0.3, -0.7, 1.2])
+    out, pullback = vjp(scales_its_argument_through_a_dict, np.zeros(2), x.copy())
+    np.testing.assert_allclose(out[1], 1.28 * x)  # (what the call leaves in `x`)
+    _, gx = pullback((np.array([1.0, 0.0]), np.ones(3)))
+    np.testing.assert_allclose(gx, 2 * 1.28 ** 2 * x + 1.28)  # (the analytic gradient)

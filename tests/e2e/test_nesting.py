@@ -920,3 +920,18 @@ def test_second_order_through_cross_and_kron():
     a, b, v = rng.normal(size=(3, 4)), rng.normal(size=(4, 3)), rng.normal(size=(3, 4))
     check_grads(_products_slope, a, b)
     np.testing.assert_allclose(hvp(_products)(a, b, v), fd_of_gradient(_products, (a, b), 0, v), rtol=1e-6, atol=1e-8)
+
+
+def gp_like(x):
+    K = np.exp(-0.5 * (x[:, None] - x[None, :]) ** 2) + 0.5 * np.eye(3)
+    L = np.linalg.cholesky(K)  # (its adjoint solves triangles: differentiated as np.linalg.solve)
+    return np.sum(np.log(np.diag(L))) + np.sum(L)
+
+
+def test_hvp_through_a_cholesky_factor():
+    from adjoint_compiler.testing import check_grads
+
+    x, v = np.array([0.1, 0.7, -0.4]), np.array([1.0, -0.5, 0.25])
+    check_grads(gp_like, x)  # (the gradient first, against finite differences)
+    g = grad(gp_like)
+    np.testing.assert_allclose(hvp(gp_like)(x, v), (g(x + 1e-5 * v) - g(x - 1e-5 * v)) / 2e-5, rtol=1e-5, atol=1e-8)

@@ -83,8 +83,27 @@ def arrays_and_numbers(value) -> list:
 
 
 def copy_args(args):
-    """Fresh copies; an object passed twice stays one object (aliasing kept)."""
-    return copy.deepcopy(list(args))
+    """Fresh copies of the arguments; an object passed twice stays one object (aliasing kept), and
+    an array argument that is a view in another layout (transposed, reversed, strided) keeps it."""
+    made = copy.deepcopy(list(args))
+    for k, a in enumerate(args):
+        if isinstance(a, np.ndarray) and a.base is not None and not a.flags.c_contiguous \
+                and sum(b is a for b in args) == 1:
+            made[k] = _same_layout(a)
+    return made
+
+
+def _same_layout(x):
+    """A copy of the view `x` with its strides: the array it views copied, the same window taken
+    again (NumPy's reshape and ravel give a view or a copy by the layout, so checks must run on
+    what the caller passed)."""
+    root = x
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    if not root.flags.c_contiguous:
+        return copy.deepcopy(x)
+    offset = x.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+    return np.ndarray(x.shape, x.dtype, buffer=root.copy(), offset=offset, strides=x.strides)
 
 
 def _real_view(a):
