@@ -206,6 +206,10 @@ def jvp(func, primals: tuple, tangents: tuple) -> tuple:
     wrt, given = [wrt[j] for j in order], [given[j] for j in order]
     entry = compiled(target, tuple(wrt), values, "jvp")
     value, tangent = _run(target, entry, values, given)
+    if value is None and entry.written:
+        raise ArgumentError(f"jvp: {_name(func)} returns None and writes its result into an argument; jvp gives "
+                            "the tangent of what a function returns: use jacfwd(f, wrt, out=k) for the argument k "
+                            "it writes, or vjp(f, ...), whose outputs are the arguments it writes into")
     return value, _deliver(tangent, value, _arrays_in(list(values) + list(given)))
 
 
@@ -336,6 +340,9 @@ def _assemble(value, blocks: list, as_tuple: bool, name: str):
         parts = [_assemble(v, [(s, [c[k] for c in cols]) for s, cols in blocks], as_tuple, name)
                  for k, v in enumerate(value)]
         return tuple(parts)
+    if isinstance(value, dict):  # (as JAX: a dict of the Jacobians of its items)
+        return {key: _assemble(v, [(s, [c[key] for c in cols]) for s, cols in blocks], as_tuple, name)
+                for key, v in value.items()}
     out_shape = np.shape(value.data if isinstance(value, Buffer) else value)
     jacobians = []
     for shape, columns in blocks:

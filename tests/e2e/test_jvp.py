@@ -474,3 +474,27 @@ def test_jacfwd_of_grad_is_the_hessian():
         v = np.linspace(-1.0, 1.0, x.size)
         tangents = tuple(v if i == wrt else np.zeros(np.shape(a)) for i, a in enumerate(args))
         np.testing.assert_allclose(jvp(g, args, tangents)[1], fd @ v, rtol=1e-6, atol=1e-7)
+
+
+def dict_result(x):
+    return {"square": x ** 2, "total": np.sum(np.sin(x))}
+
+
+def test_jacfwd_of_a_dict_result_is_a_dict_of_jacobians():
+    x = np.array([1.0, 2.0])
+    jac = jacfwd(dict_result)(x)
+    assert set(jac) == {"square", "total"}
+    np.testing.assert_allclose(jac["square"], np.diag(2 * x))  # (the analytic Jacobians)
+    np.testing.assert_allclose(jac["total"], np.cos(x))
+
+
+def fills_its_argument(du, u):
+    du[0] = u[0] * u[1]
+    du[1] = u[1] ** 2
+
+
+def test_jvp_of_a_function_writing_its_result_into_an_argument_says_what_to_use():
+    with pytest.raises(ArgumentError, match="out=k"):
+        jvp(fills_its_argument, (np.zeros(2), np.array([0.3, 0.5])), (np.zeros(2), np.array([1.0, 0.0])))
+    J = jacfwd(fills_its_argument, wrt=1, out=0)(np.zeros(2), np.array([0.3, 0.5]))
+    np.testing.assert_allclose(J, [[0.5, 0.3], [0.0, 1.0]])  # (the analytic Jacobian)
