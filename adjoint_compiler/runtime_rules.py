@@ -1058,6 +1058,17 @@ def sort_adjoint(g, a, axis=-1):
     return out
 
 
+def sort_transpose(h, a, axis=-1):
+    """The transpose of `sort_adjoint(g, a, axis)` in `g`: `h` read in the sorted order of `a` (the
+    transpose of a permutation is its inverse)."""
+    a, h = np.asarray(a), np.asarray(h)
+    if axis is None:
+        return np.ravel(h)[np.argsort(a, axis=None, kind="stable")]
+    if a.ndim == 0:
+        return h
+    return np.take_along_axis(h, np.argsort(a, axis=axis, kind="stable"), axis=axis)
+
+
 # -- transposes of the runtime's own helpers (rules/runtime_helpers.py: generated code is
 #    differentiable again) --------------------------------------------------------------------------
 

@@ -427,6 +427,26 @@ def plus_tangent(x_dot, y_dot, z):
     return rt.broadcast_tangent(x_dot + y_dot, z)
 
 
+@adjoint(rt.sort_adjoint)
+def sort_adjoint(v, g, a, axis=-1):
+    g_bar += rt.sort_transpose(v_bar, a, axis)
+
+
+@tangent(rt.sort_adjoint)
+def sort_adjoint_dot(v, g, a, axis=-1):
+    v_dot = rt.sort_adjoint(g_dot, a, axis)
+
+
+@adjoint(rt.sort_transpose)
+def sort_transpose(w, h, a, axis=-1):
+    h_bar += rt.sort_adjoint(w_bar, a, axis)
+
+
+@tangent(rt.sort_transpose)
+def sort_transpose_dot(w, h, a, axis=-1):
+    w_dot = rt.sort_transpose(h_dot, a, axis)
+
+
 @adjoint(rt.item)
 def item(v, g, i, like):
     g_bar += rt.item_transpose(v_bar, g, i)

@@ -935,3 +935,13 @@ def test_hvp_through_a_cholesky_factor():
     check_grads(gp_like, x)  # (the gradient first, against finite differences)
     g = grad(gp_like)
     np.testing.assert_allclose(hvp(gp_like)(x, v), (g(x + 1e-5 * v) - g(x - 1e-5 * v)) / 2e-5, rtol=1e-5, atol=1e-8)
+
+
+def sorted_weights(x):
+    return np.sum(np.sort(x) ** 2 * np.arange(4.0))
+
+
+def test_hessian_through_np_sort():
+    x = np.array([0.3, -1.2, 0.8, 2.0])
+    # each entry weighted by its rank in the sorted order: 2 * rank on the diagonal (analytic)
+    np.testing.assert_allclose(hessian(sorted_weights)(x), np.diag([2.0, 0.0, 4.0, 6.0]), atol=1e-12)

@@ -72,6 +72,8 @@ def h_times_product(g, y): return weigh(rt.times_adjoint(g, V3, y, 0) + rt.times
 def h_times_repeated(g): return weigh(np.asarray(rt.times_adjoint(list(g), [1.0, 2.0], 2, 0)))
 TRIANGLE = np.tril(R.normal(size=(32, 32))) * 0.1 + 3.0 * np.eye(32)  # (order 32: checked for a triangle)
 def h_solve_transposed(a, g): return weigh(rt.solve_transposed(a, g))
+def h_sort_adjoint(g): return weigh(rt.sort_adjoint(g, M23[:, ::-1] + np.arange(3.0), 1))
+def h_sort_transpose(h): return weigh(rt.sort_transpose(h, M23, 0))
 def h_repetition_transpose(h): return weigh(np.asarray(rt.repetition_transpose(list(h), V4, [1.0, 2.0], 2, 0)))
 
 
@@ -95,7 +97,7 @@ CASES = [
     (h_copied_transpose, (V3,)), (h_overcopied, (M23,)), (h_zero_slots, (V4,)), (h_add_at, (V4, V3)),
     (h_total_after_zeroing, (R.normal(size=5),)), (h_plus_added, (M23,)), (h_plus_joined, (V3,)),
     (h_plus_transpose, (V3,)), (h_times_product, (M23, M23 * 0.5)), (h_times_repeated, (V4,)),
-    (h_repetition_transpose, (R.normal(size=2),)), (h_solve_transposed, (TRIANGLE, R.normal(size=(32, 2)))),
+    (h_repetition_transpose, (R.normal(size=2),)), (h_sort_adjoint, (M23,)), (h_sort_transpose, (M23,)), (h_solve_transposed, (TRIANGLE, R.normal(size=(32, 2)))),
     (h_solve_transposed, (TRIANGLE.T, R.normal(size=32))), (h_solve_transposed, (M23[:, :2] + 2 * np.eye(2), V3[:2])),
 ]
 
