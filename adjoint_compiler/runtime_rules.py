@@ -1299,14 +1299,13 @@ def solve_triangle(t, b, lower=False):
     """`np.linalg.solve(t, b)` for a triangular `t`: by substitution where SciPy is installed
     (n^2 per column, where an LU solve factorizes again), else NumPy's solve. Differentiated as
     that solve (rules/linalg.py)."""
-    if np.ndim(t) == 2:
-        try:
-            from scipy.linalg import solve_triangular
-        except ImportError:
-            pass
-        else:
-            return solve_triangular(t, b, lower=lower, check_finite=False)
-    return np.linalg.solve(t, b)
+    if np.ndim(t) != 2:
+        return np.linalg.solve(t, b)  # (a stack of matrices)
+    try:
+        from scipy.linalg import solve_triangular
+    except ImportError:  # (SciPy is an optional extra)
+        return np.linalg.solve(t, b)
+    return solve_triangular(t, b, lower=lower, check_finite=False)
 
 
 _TRIANGLE_CHECKED = 32  # from this order on, a matrix is checked for a triangle (O(n^2), to save O(n^3))
