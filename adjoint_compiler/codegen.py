@@ -140,6 +140,8 @@ class Writer:
     # -- backward ----------------------------------------------------------------------------
     def backward(self, code, depth: int) -> None:
         for c in code:
+            if isinstance(c, BLoop) and _does_nothing(c.body):
+                continue  # (nothing to do per trip: a carried adjoint only passes through)
             self.comment(depth, c.loc)
             if isinstance(c, Code):
                 self.emit(depth, to_source(c.stmt), c.loc)
@@ -165,6 +167,11 @@ class Writer:
                     else:
                         self.emit(depth + 1, "pass")
                 self.new_block()
+
+
+def _does_nothing(code) -> bool:
+    """Whether backward code holds no statement (at most reversed loops that hold none)."""
+    return all(isinstance(c, BLoop) and _does_nothing(c.body) for c in code)
 
 
 def complex_powers(fn: ir.Function, arrays: frozenset) -> str:

@@ -59,6 +59,8 @@ def check_shared_updates(fn: ir.Function, classes: dict) -> None:
         if not held:
             continue
         updates = [st for st in ir.walk(fn.body) if isinstance(st, ir.Assign) and st.in_place and st.loc == loc]
+        if updates and all(classes.get(st.target) == 0 for st in updates):
+            continue  # (the update makes a scalar: as the value itself being one, above)
         defined = any(value is p for p in fn.params) or any(value in ir.defined_by(t) for t in ir.walk(fn.body))
         if len(updates) != 1 or not defined or _read_after(fn, value, updates[0], classes, order()):
             _refuse_shared(name, other, loc)  # (a value that held the object before a loop, read after; or

@@ -1252,6 +1252,9 @@ class SSABuilder:
             kind = args[0].kind  # `xs.copy()` of a list is a list (of a dict, a dict), not an array
         if _copies_buffer(prim, args):
             kind = "num"
+        if prim is np.average and not (isinstance(kwargs.get("returned", ir.Const(False)), ir.Const)
+                                       and not kwargs.get("returned", ir.Const(False)).value):
+            kind = "seq"  # (`returned=True`: the pair (average, sum of the weights))
         child = _child_kind(prim, args)
         if getattr(self, "pending_tree", None) is not None:  # a structure built here (construct)
             child, self.pending_tree = self.pending_tree, None

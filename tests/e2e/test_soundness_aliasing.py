@@ -405,3 +405,16 @@ def test_an_inner_loop_updating_a_copy_made_each_outer_trip_works():
 def test_an_inner_loop_updating_the_outer_value_itself_is_refused():
     with pytest.raises(MutationError, match="updated in place"):
         grad(inner_updates_the_outer_value)(np.array([0.3, 0.5]), 0.7)
+
+
+def float_argument_updated_in_a_loop(h0, v):
+    h = h0
+    for _ in range(3):
+        h += v  # (a float: `+=` rebinds `h`, `h0` keeps its value)
+    return h * h + h0
+
+
+def test_an_in_place_update_of_a_number_held_before_a_loop_is_a_rebinding():
+    from adjoint_compiler.testing import check_grads
+
+    check_grads(float_argument_updated_in_a_loop, 0.5, 0.3, wrt=(0, 1))

@@ -643,3 +643,13 @@ def insert_int(a, b): return S(np.insert(np.arange(4), 1, b[0]) * a[0])
 def test_insert_into_an_integer_array_truncates():
     g = grad(insert_int, wrt=1)(np.ones(4), np.array([2.5, 0.0, 0.0]))
     np.testing.assert_array_equal(g, np.zeros(3))
+
+
+def average_and_weight_sum(a, w):
+    m, s = np.average(a, weights=w, returned=True)
+    return m * s
+
+
+def test_average_returned_is_a_pair_refused_where_differentiated():
+    with pytest.raises(NotImplementedError, match="returned=True"):
+        grad(average_and_weight_sum, wrt=(0, 1))(np.array([1.0, 2.0, 3.0]), np.array([0.5, 1.0, 2.0]))
