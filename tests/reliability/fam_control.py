@@ -365,3 +365,31 @@ def real_lookalikes(ch) -> Case:
 def check_modes(case: Case) -> Result:
     """`families.check_case` through `value_and_grad`, `grad` and `vjp`."""
     return check_case(case, modes=("joint", "grad", "vjp"))
+
+
+@family("pass_through_loops")
+def carried_unchanged_adjoint(ch) -> Case:
+    """Loops (for, while, nested) whose trips change a carried value only by adding or scaling
+    with values that carry no gradient (the other argument when it is not differentiated, a
+    constant, the counter), so the reverse pass has nothing to do per trip: the carried adjoint
+    passes through (once printed as a `for` with no body). Differentiated with respect to the
+    start value; the other argument sometimes too."""
+    start = ch.choice(["h0", "h0 * 1.0", "np.sin(h0)"])
+    step = ch.choice(["h = h + v", "h += v", "h = h - 0.5 * v", "h = h + i * 0.1", "h += 1.5"])
+    inner = ch.coin(0.4)
+    loop = ch.choice(["for", "while"])
+    n = ch.int(1, 3)
+    body = f"            {step}\n" if inner else f"        {step}\n"
+    if inner:
+        body = f"        for j in range({ch.int(1, 2)}):\n" + body
+    if loop == "for":
+        head, tail = f"    for i in range({n}):\n", ""
+    else:
+        head, tail = f"    i = 0\n    while i < {n}:\n", "        i += 1\n"
+    finish = ch.choice(["h * h", "np.sum(h ** 3)", "np.sum(np.tanh(h)) + np.sum(v)"])
+    src = f"def f(h0, v):\n    h = {start}\n{head}{body}{tail}    return {finish}\n"
+    rng = np.random.default_rng(ch.int(0, 10 ** 6))
+    shape = ch.choice([(), (3,)])
+    h0 = float(rng.uniform(-0.8, 0.8)) if shape == () else rng.uniform(-0.8, 0.8, shape)
+    # (an array start updated with `+=` is the argument's own array: refusing it is allowed)
+    return Case(src, [h0, float(rng.uniform(0.1, 0.5))], wrt=0, must_work=shape == () or "+=" not in step)
