@@ -42,7 +42,25 @@ def propagate(code: list, adjoints: set, kept: set) -> list:
 
     # until a pass finds nothing more: each pass that finds something removes an item
     fixpoint(sweep, 0, _size(code) + 2, "copy propagation")
-    return code
+    return _without_empty(code)
+
+
+def _without_empty(code: list) -> list:
+    """`code` without the loops and branches its copies left empty: a reversed loop whose every
+    statement was a copy (a carried adjoint passing through each trip) has nothing to do (as in
+    `simplify.prune`, tape marks alone are nothing to do)."""
+    out = []
+    for c in code:
+        if isinstance(c, BLoop):
+            c.body = _without_empty(c.body)
+            if all(isinstance(b, Mark) for b in c.body):
+                continue
+        elif isinstance(c, BIf):
+            c.body, c.orelse = _without_empty(c.body), _without_empty(c.orelse)
+            if not c.body and not c.orelse:
+                continue
+        out.append(c)
+    return out
 
 
 def _size(code: list) -> int:

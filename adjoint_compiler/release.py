@@ -36,9 +36,10 @@ def _reads_binds(stmt) -> tuple:
     """(names read, names read for their values, names bound by a plain assignment, is a return),
     of a statement of the generated text as `ast` parses it (a `gast` tree reads the same names)."""
     reads, values, _ = load_sets(stmt, ast)
-    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
-        reads.add(stmt.target.id)
-        values.add(stmt.target.id)
+    for node in ast.walk(stmt):  # (`n += 1` reads `n`, inside a loop or a branch too)
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            reads.add(node.target.id)
+            values.add(node.target.id)
     binds = set()
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
             and not _is_shape(stmt.value):  # (a shape is small)

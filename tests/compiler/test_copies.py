@@ -109,3 +109,21 @@ def test_a_negation_read_twice_or_not_next_stays():
     assert text(propagate(block("t = -u", "u += c", "v = t * 2.0"), ADJOINTS | {"t", "u", "v"}, {"v"})) \
         == ["t = -u", "u += c", "v = t * 2.0"]
     assert text(propagate(block("t = -u", "v = t * w"), ADJOINTS | {"t", "u", "v"}, {"v"})) == ["t = -u", "v = t * w"]
+
+
+def test_a_loop_whose_adjoint_copies_all_went_is_left_out():
+    import numpy as np
+
+    from adjoint_compiler import adjoint_source
+
+    def carried(h0, v):
+        h = h0
+        for _ in range(3):
+            h = h + v
+        return h * h
+
+    src = adjoint_source(carried, 0, (0.5, 0.3))
+    assert "reversed(" not in src and "h0_bar = h_bar" in src
+    namespace: dict = {}
+    exec(compile(src, "<generated>", "exec"), namespace)
+    np.testing.assert_allclose(namespace["carried_grad"](0.5, 0.3), (2 * (0.5 + 0.9),))  # (analytic)

@@ -1136,3 +1136,21 @@ def test_a_reversed_loop_with_nothing_to_do_is_left_out():
 
     check_grads(shifted_start, 0.5, 0.3, wrt=(0, 1))
     assert "reversed(" not in adjoint_source(shifted_start, 0, (0.5, 0.3))
+
+
+def shifted_in_a_while(h0, v):
+    h = h0
+    i = 0
+    while i < 2:
+        for _ in range(2):
+            h = h + i * 0.1  # (nothing to do in reverse: no counter kept for a loop left out)
+        i += 1
+    return np.sum(h ** 3)
+
+
+def test_a_while_loop_with_nothing_to_do_in_reverse_keeps_no_counter():
+    from adjoint_compiler.testing import check_grads
+
+    check_grads(shifted_in_a_while, 0.3, 0.2)
+    check_grads(shifted_in_a_while, np.array([0.3, -0.5]), 0.2)
+    assert "while_trips" not in adjoint_source(shifted_in_a_while, 0, (0.3, 0.2))
