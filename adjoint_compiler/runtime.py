@@ -407,9 +407,10 @@ def like_sequence(g, x):
 
 
 def _repeats(n) -> bool:
-    """Whether `x * n` of a list or tuple `x` is a repetition (an integer `n`), not NumPy's
-    elementwise product (an array `n`: `np.sin(x) * x`)."""
-    return isinstance(n, (int, np.integer)) or (isinstance(n, np.ndarray) and n.ndim == 0 and n.dtype.kind in "iub")
+    """Whether `x * n` of a list or tuple `x` is a repetition (a Python or NumPy integer `n`), not
+    NumPy's elementwise product (an array `n`, a 0-d one too: `[1.0, 2.0] * np.array(2)` is
+    `[2.0, 4.0]`; `np.sin(x) * x`)."""
+    return isinstance(n, (int, np.integer))
 
 
 def seq_repeat_adjoint(g, x, n=2):

@@ -184,3 +184,14 @@ def test_a_copy_of_a_list_shares_its_items():
         grad(items_updated_through_a_copy)(x)
     with pytest.raises(MutationError, match="update of an item of the list"):
         jvp(items_updated_through_a_copy, (x,), (x,))
+
+
+def list_times_zero_d(x, n):
+    return np.sum(np.asarray([x[0], x[1] * 2.0] * n) ** 2)
+
+
+def test_a_zero_d_integer_array_multiplies_a_list_elementwise():
+    x = np.array([0.5, 1.0])
+    # [x0, 2 x1] * np.array(3) is [3 x0, 6 x1] (NumPy), not three copies: the analytic gradient
+    np.testing.assert_allclose(grad(list_times_zero_d)(x, np.array(3)), [18 * x[0], 72 * x[1]])
+    np.testing.assert_allclose(grad(list_times_zero_d)(x, 3), [6 * x[0], 24 * x[1]])  # (a repetition)
