@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 
 from . import ir
 from .errors import RuleError
-from .template import Rule, nondiff_rule, parse_tangent, parse_template
+from .template import Deferred, Rule, nondiff_rule, parse_tangent, parse_template
 
 RULES: dict = {}
 TANGENTS: dict = {}  # primitive -> its tangent Rule (kind 'tangent'); a nondifferentiable one is in RULES
@@ -83,13 +83,33 @@ def _template_text(template) -> str:
         return repr((code.co_code, code.co_consts, code.co_names, code.co_varnames))
 
 
+def _read(parse, template, what: str, kind: str) -> Rule:
+    """A user's template is read and checked now (a malformed one raises RuleError at its
+    registration); a built-in one at its first use (`Deferred`; `check_builtin_rules` checks them)."""
+    return Deferred(parse, template, what, kind) if _loading else parse(template, what)
+
+
+def check_builtin_rules() -> int:
+    """Read every built-in rule's template and check it against its primitive's arity (what
+    registration checks for a user's rule); the number of rules checked. Raises RuleError."""
+    load_builtin_rules()
+    count = 0
+    for table in (RULES, TANGENTS):
+        for key, rule in list(table.items()):
+            if rule.body is not None:
+                _check_arity(key, rule)
+                count += 1
+    return count
+
+
 def adjoint(*funcs):
     """Register the decorated template as the adjoint rule of each of `funcs`."""
     def register(template):
-        rule = parse_template(template, _describe(funcs[0]))
+        rule = _read(parse_template, template, _describe(funcs[0]), "adjoint")
         with _lock:
             for func in funcs:
-                _check_arity(func, rule)
+                if not _loading:
+                    _check_arity(func, rule)
                 if not (_loading and _key(func) in RULES):
                     RULES[_key(func)] = rule
                     ORIGIN[_key(func)] = getattr(template, "__module__", None)
@@ -104,10 +124,11 @@ def tangent(*funcs):
     parameters are the primal result then its arguments, the body assigns `<result>_dot` from the
     arguments' tangents `<arg>_dot` (a missing tangent is zero: the terms reading it are dropped)."""
     def register(template):
-        rule = parse_tangent(template, _describe(funcs[0]))
+        rule = _read(parse_tangent, template, _describe(funcs[0]), "tangent")
         with _lock:
             for func in funcs:
-                _check_arity(func, rule)
+                if not _loading:
+                    _check_arity(func, rule)
                 if not (_loading and _key(func) in TANGENTS):
                     TANGENTS[_key(func)] = rule
                 if not _loading:
@@ -317,10 +338,11 @@ def complex_adjoint(*funcs, real: tuple = (), own: bool = False):
     """Register the decorated template as the adjoint rule of `funcs` for complex operands (a
     non-holomorphic function, or one whose real rule does not hold for them)."""
     def register(template):
-        rule = parse_template(template, _describe(funcs[0]))
+        rule = _read(parse_template, template, _describe(funcs[0]), "adjoint")
         with _lock:
             for func in funcs:
-                _check_arity(func, rule)
+                if not _loading:
+                    _check_arity(func, rule)
                 COMPLEX[_key(func)] = ComplexRule(rule, tuple(real), own=own)
         return template
     return register
@@ -331,10 +353,11 @@ def complex_tangent(*funcs):
     their `complex_adjoint` or `holds_for_complex`: it completes the same record). The body is the
     derivative along a complex tangent `x_dot`, C read as R^2 (`np.real(x_dot)` for `np.real`)."""
     def register(template):
-        rule = parse_tangent(template, _describe(funcs[0]))
+        rule = _read(parse_tangent, template, _describe(funcs[0]), "tangent")
         with _lock:
             for func in funcs:
-                _check_arity(func, rule)
+                if not _loading:
+                    _check_arity(func, rule)
                 if _key(func) not in COMPLEX:
                     raise RuleError(f"complex_tangent: {_describe(func)} has no complex adjoint rule yet "
                                     "(declare it with holds_for_complex or complex_adjoint first)")

@@ -20,6 +20,7 @@ import copy
 import inspect
 import math
 import textwrap
+import threading
 from dataclasses import dataclass, field
 
 import gast
@@ -100,6 +101,30 @@ class Rule:
             raise CompileError(f"the {self.kind} rule of `{self.shown}` does not support writing the result "
                                "into `out=`; assign the result instead (`y = ...`)", loc)
         return bound
+
+
+class Deferred(Rule):
+    """A built-in rule read from its template at its first use: the same `Rule` once any field is
+    asked for (`read(template, what)`, `parse_template` or `parse_tangent`, runs then, once). A
+    process that differentiates a few primitives reads a few templates, not all six hundred;
+    `registry.check_builtin_rules` reads and checks every one (the test suite calls it)."""
+
+    def __init__(self, read, template, what: str, kind: str):
+        self.__dict__.update(name=what, kind=kind, _pending=(read, template))
+
+    def __getattr__(self, attr: str):
+        pending = self.__dict__.get("_pending")
+        if pending is None or attr.startswith("__"):
+            raise AttributeError(attr)
+        with _READING:
+            if "_pending" in self.__dict__:
+                read, template = pending
+                self.__dict__.update(read(template, self.name).__dict__)
+                del self.__dict__["_pending"]
+        return getattr(self, attr)
+
+
+_READING = threading.RLock()
 
 
 def _bar_base(name: str):

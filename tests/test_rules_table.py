@@ -28,3 +28,31 @@ def test_the_table_lists_by_family_with_both_modes():
     assert "`np.sum`" in row.split("|")[2]  # adjoint and tangent
     nondiff = next(line for line in text.splitlines() if "rules/nondiff.py" in line)
     assert "`np.argmax`" in nondiff.split("|")[4]
+
+
+def test_every_builtin_rule_reads_and_fits_its_primitive():
+    """Built-in templates are read at their first use (`template.Deferred`): this reads every one,
+    with the SciPy rule modules, and checks each as a user's rule is checked at registration."""
+    pytest.importorskip("scipy")
+    import scipy.linalg  # noqa: F401
+    import scipy.signal  # noqa: F401
+    import scipy.special  # noqa: F401
+    import scipy.stats  # noqa: F401
+
+    from adjoint_compiler import registry
+    registry.load_builtin_rules()
+    registry.load_optional()
+    assert registry.check_builtin_rules() > 800
+
+
+def test_a_deferred_rule_is_checked_when_first_read():
+    from adjoint_compiler import RuleError
+    from adjoint_compiler.template import Deferred, parse_template
+
+    def bad(y, x):
+        z_bar += y_bar  # noqa: F821
+
+    rule = Deferred(parse_template, bad, "bad", "adjoint")
+    assert rule.name == "bad" and rule.kind == "adjoint"  # (known without reading the template)
+    with pytest.raises(RuleError, match="z_bar"):
+        rule.params
