@@ -38,7 +38,8 @@ def propagate(code: list, adjoints: set, kept: set) -> list:
 
     def sweep(removed: int) -> int:
         """One pass over the whole code; how many passes removed something so far."""
-        return removed + 1 if _block(code, adjoints, kept, _count_stores(code), _readers(code), names) else removed
+        return removed + 1 if _block(code, adjoints, kept, _count_stores(code, names), _readers(code, names), names) \
+            else removed
 
     # until a pass finds nothing more: each pass that finds something removes an item
     fixpoint(sweep, 0, _size(code) + 2, "copy propagation")
@@ -68,19 +69,44 @@ def _size(code: list) -> int:
 
 
 class _Names:
-    """The names each item loads and stores (nested blocks included), computed once per item."""
+    """The names each item loads and stores (nested blocks included), and each statement reads and
+    stores, computed once per item and statement until `forget(item)` (its statements changed)."""
 
     def __init__(self):
         self.cache: dict = {}
+        self.statements: dict = {}
 
     def of(self, item) -> tuple:
         key = id(item)
         if key not in self.cache:
-            self.cache[key] = (item, _names(item, gast.Load), _names(item, gast.Store))
+            loads, stored = set(), set()
+            for stmt in _statements(item):
+                reads, stores = self.of_statement(stmt)
+                loads |= reads
+                stored |= stores.keys()
+            self.cache[key] = (item, loads, stored)
         return self.cache[key][1:]
+
+    def of_statement(self, stmt) -> tuple:
+        """(the names `stmt` reads, {name: how many times it stores it})."""
+        key = id(stmt)
+        if key not in self.statements:
+            reads, stored = set(), {}
+            for n in astwalk.walk(stmt):
+                if isinstance(n, gast.Name):
+                    if isinstance(n.ctx, gast.Load):
+                        reads.add(n.id)
+                    elif isinstance(n.ctx, gast.Store):
+                        stored[n.id] = stored.get(n.id, 0) + 1
+            if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
+                reads.add(stmt.target.id)
+            self.statements[key] = (stmt, reads, stored)
+        return self.statements[key][1:]
 
     def forget(self, item) -> None:
         self.cache.pop(id(item), None)
+        for stmt in _statements(item):
+            self.statements.pop(id(stmt), None)
 
 
 def _number(node):
@@ -160,39 +186,23 @@ def _statements(item):
         yield from _statements(inner)
 
 
-def _names(item, ctx) -> set:
-    """Names `item`'s statements load (an augmented target too) or store."""
-    if ctx is gast.Load:
-        return {name for stmt in _statements(item) for name in _reads(stmt)}
-    return {n.id for stmt in _statements(item) for n in astwalk.walk(stmt)
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-
-
-def _count_stores(code: list) -> dict:
+def _count_stores(code: list, names: _Names) -> dict:
     counts: dict = {}
     for item in code:
         for stmt in _statements(item):
-            for n in astwalk.walk(stmt):
-                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
-                    counts[n.id] = counts.get(n.id, 0) + 1
+            for name, k in names.of_statement(stmt)[1].items():
+                counts[name] = counts.get(name, 0) + k
     return counts
 
 
-def _readers(code: list) -> dict:
+def _readers(code: list, names: _Names) -> dict:
     """{name: how many statements read it}, nested blocks included."""
     counts: dict = {}
     for item in code:
         for stmt in _statements(item):
-            for name in _reads(stmt):
+            for name in names.of_statement(stmt)[0]:
                 counts[name] = counts.get(name, 0) + 1
     return counts
-
-
-def _reads(stmt) -> set:
-    out = {n.id for n in astwalk.walk(stmt) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
-    if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
-        out.add(stmt.target.id)
-    return out
 
 
 def _block(items: list, adjoints: set, kept: set, stores: dict, readers: dict, names: _Names) -> bool:
@@ -327,7 +337,8 @@ def _renamable(items: list, i: int, a: str, b: str, readers: dict, names: _Names
     """Every read of `a` is in items[i + 1:], and `b` is not rebound before the last of them (a
     single statement may read `a` and then rebind `b`)."""
     positions = [j for j in range(i + 1, len(items)) if a in names.of(items[j])[0]]
-    if sum(1 for j in positions for stmt in _statements(items[j]) if a in _reads(stmt)) != readers.get(a, 0):
+    if sum(1 for j in positions for stmt in _statements(items[j]) if a in names.of_statement(stmt)[0]) \
+            != readers.get(a, 0):
         return False  # read elsewhere: another block, or before the copy
     if not positions:
         return True
