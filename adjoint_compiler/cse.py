@@ -9,8 +9,13 @@ it (earlier in its block or in an enclosing one): it is dropped and its uses rea
     a = p_0 * u_0        ->        a = p_0 * u_0
     u_0_2 = u[0]                   b = p_1 * u_0
     b = p_1 * u_0_2
+
+A product of a value with itself that this finds (`np.log(x) * np.log(x)`) is a square, as
+`x * x` is (`ir.SQUARE`: one adjoint term).
 """
 from __future__ import annotations
+
+import operator
 
 from . import ir
 from .effects import repeatable
@@ -45,6 +50,9 @@ def eliminate(fn: ir.Function) -> None:
             if isinstance(s, ir.Assign):
                 s.args = [_sub(a, mapping) for a in s.args]
                 s.kwargs = {k: _sub(v, mapping) for k, v in s.kwargs.items()}
+                if s.prim is operator.mul and len(s.args) == 2 and s.args[0] is s.args[1] \
+                        and isinstance(s.args[0], ir.Var) and s.args[0].kind == "num":
+                    s.prim, s.args = ir.SQUARE, s.args[:1]  # (`np.log(x) * np.log(x)`: as `x * x` is)
                 if candidate(s):
                     key = (s.prim,) + tuple(_key(a) for a in s.args) \
                         + tuple(sorted((k, _key(v)) for k, v in s.kwargs.items()))

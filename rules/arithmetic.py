@@ -43,12 +43,12 @@ def mul_dot(z, x, y):
 
 @adjoint(SQUARE)
 def square(y, x):
-    x_bar += 2.0 * x * y_bar
+    x_bar += rt.chain(y_bar, 2.0 * x)  # (as `x ** 2`: 0 where y_bar is, x nan or not)
 
 
 @tangent(SQUARE)
 def square_dot(y, x):
-    y_dot = 2.0 * x * x_dot
+    y_dot = rt.chain(x_dot, 2.0 * x)
 
 
 @adjoint(operator.truediv)

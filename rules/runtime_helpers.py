@@ -119,10 +119,14 @@ def masked_dot(y, g, condition, keep=True):
     y_dot = rt.masked(g_dot, condition, keep)
 
 
+# The rules of `chain` and `chain_div` keep their guarantee in every derivative: each product
+# has first (`rt.chain`'s guarded operand) the factor that is exactly zero where the path
+# contributes nothing, `g` or `y` (zero with it), so a nan or infinite `d`, `d_dot` or cotangent
+# there (an untaken branch of `np.where`, differentiated again) gives 0, not nan.
 @adjoint(rt.chain)
 def chain(y, g, d):
     g_bar += rt.unbroadcast(rt.chain(y_bar, d), g)
-    d_bar += rt.unbroadcast(y_bar * g, d)
+    d_bar += rt.unbroadcast(rt.chain(g, y_bar), d)
 
 
 @tangent(rt.chain)
@@ -133,12 +137,12 @@ def chain_dot(y, g, d):
 @adjoint(rt.chain_div)
 def chain_div(y, g, d):
     g_bar += rt.unbroadcast(rt.chain_div(y_bar, d), g)
-    d_bar += rt.unbroadcast(-rt.chain(y_bar, rt.chain_div(y, d)), d)
+    d_bar += rt.unbroadcast(-rt.chain(rt.chain_div(y, d), y_bar), d)
 
 
 @tangent(rt.chain_div)
 def chain_div_dot(y, g, d):
-    y_dot = rt.chain_div(g_dot, d) - rt.chain(d_dot, rt.chain_div(y, d))
+    y_dot = rt.chain_div(g_dot, d) - rt.chain(rt.chain_div(y, d), d_dot)
 
 
 @adjoint(rt.pow_base_derivative)

@@ -341,12 +341,12 @@ def cbrt_dot(y, x):
 
 @adjoint(np.square)
 def square(y, x):
-    x_bar += y_bar * 2.0 * x
+    x_bar += rt.chain(y_bar, 2.0 * x)  # (as `x ** 2`)
 
 
 @tangent(np.square)
 def square_dot(y, x):
-    y_dot = x_dot * 2.0 * x
+    y_dot = rt.chain(x_dot, 2.0 * x)
 
 
 @adjoint(np.reciprocal)

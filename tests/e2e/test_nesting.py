@@ -945,3 +945,36 @@ def test_hessian_through_np_sort():
     x = np.array([0.3, -1.2, 0.8, 2.0])
     # each entry weighted by its rank in the sorted order: 2 * rank on the diagonal (analytic)
     np.testing.assert_allclose(hessian(sorted_weights)(x), np.diag([2.0, 0.0, 4.0, 6.0]), atol=1e-12)
+
+
+def where_sqrt(x):
+    with np.errstate(all="ignore"):
+        return np.sum(np.where(x > 0, np.sqrt(x), -x))
+
+
+def where_cubed_sqrt(x):
+    with np.errstate(all="ignore"):
+        return np.sum(np.where(x <= 0, x * x, np.sqrt(x) ** 3))
+
+
+def where_log_times_log(x):
+    with np.errstate(all="ignore"):
+        return np.sum(np.where(x > 0, np.log(x) * np.log(x), -x))
+
+
+@pytest.mark.parametrize("f,h_neg", [(where_sqrt, 0.0), (where_cubed_sqrt, 2.0), (where_log_times_log, 0.0)])
+def test_second_derivatives_through_a_branch_not_taken_are_the_taken_ones(f, h_neg):
+    """`np.where` with a branch that is nan where it is not taken: the Hessian there is the taken
+    branch's (a nan from the derivatives of the untaken one was the result, by both forward over
+    reverse and reverse over reverse)."""
+    x = np.array([0.7, -0.4, 1.3])
+    with np.errstate(all="ignore"):
+        h = hessian(f)(x)
+        v = np.array([0.3, -1.2, 0.5])
+        _, pullback = vjp(grad(f), x)
+        backward = pullback(v)[0]
+    eps = 1e-4
+    fd = np.array([(f(x + eps * e) - 2 * f(x) + f(x - eps * e)) / eps ** 2 for e in np.eye(3)])
+    np.testing.assert_allclose(np.diag(h), fd, rtol=1e-4, atol=1e-5)
+    assert h[1, 1] == pytest.approx(h_neg) and not np.any(np.isnan(h))
+    np.testing.assert_allclose(backward, h @ v, rtol=1e-9, atol=1e-12)

@@ -517,8 +517,54 @@ def check_inplace(subject: Subject) -> str:
     return "pass"
 
 
+def _second_difference(subject: Subject, k: int, v, h=1e-4):
+    """(d/dx) (d/dv) f at the arguments by central differences of f alone (independent of any
+    gradient): entry j is [f(+e_j +v) - f(+e_j -v) - f(-e_j +v) + f(-e_j -v)] / 4h^2."""
+    x = subject.args[k]
+    out = np.zeros(x.shape)
+    for j in np.ndindex(x.shape):
+        total = 0.0
+        for sj, sv in ((1, 1), (1, -1), (-1, 1), (-1, -1)):
+            a = copy_args(subject.args)
+            a[k] = x + sv * h * v
+            a[k][j] += sj * h
+            total += sj * sv * float(subject.f(*a))
+        out[j] = total / (4 * h * h)
+    return out
+
+
+def check_second(subject: Subject) -> str:
+    """The Hessian-vector product (forward over reverse) and the pullback of the gradient (reverse
+    over reverse) along a random direction, against second differences of f, for each real array
+    argument checked. Asked for by the cases whose second derivative is the point (`second_order`)."""
+    from adjoint_compiler import grad, hvp, vjp
+
+    if not subject.scalar:
+        return "skipped"
+    checked = [k for k in subject.wrt if isinstance(subject.args[k], np.ndarray)
+               and subject.args[k].dtype.kind == "f" and subject.args[k].size <= 8]
+    if not checked:
+        return "skipped"
+    rng = np.random.default_rng(subject.seed + 17)
+    for k in checked:
+        v = rng.standard_normal(subject.args[k].shape)
+        want = _second_difference(subject, k, v)
+        scale = max(1.0, float(np.abs(want).max(initial=0)))
+        before = copy_args(subject.args)
+        forward = hvp(subject.f, wrt=k)(*subject.args, v)
+        _, pullback = vjp(grad(subject.f, wrt=k), *subject.args)
+        reverse = pullback(v)[k]
+        _unchanged(before, subject.args, "second")
+        for how, got in (("hvp (forward over reverse)", forward), ("vjp of grad (reverse over reverse)", reverse)):
+            got = np.asarray(got, dtype=float)
+            if got.shape != want.shape or not np.all(np.abs(got - want) <= 1e-4 * scale):
+                raise Wrong(f"second: {how} along v of argument {k}: {got!r}, second differences {want!r}")
+    return "pass"
+
+
 CHECKS = {"grad": check_grad, "vjp": check_vjp, "twice": check_twice, "methods": check_methods,
-          "dumps": check_dumps, "inplace": check_inplace}
+          "dumps": check_dumps, "inplace": check_inplace,
+          "second": check_second}
 
 
 def finish(outcome, subject: Subject, modes=None):

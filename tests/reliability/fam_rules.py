@@ -219,6 +219,44 @@ def f(x, e):
     return Case(src, [x, e], wrt=0 if p != "e[0]" else ch.choice([0, 1]), must_work=True)
 
 
+# a function singular (nan or inf, or its derivative) on one side of 0, and one smooth there
+_ONE_SIDED = ["np.sqrt(x)", "np.log(x)", "x ** 0.5", "np.power(x, 1.5)", "1.0 / x", "np.arcsin(x - 1.0)",
+              "np.arccos(1.0 - x)", "np.arccosh(x + 1.0)", "np.log1p(x - 0.5)", "np.log(x) ** 2", "np.sqrt(x) ** 3",
+              "np.log(x) * np.log(x)", "np.square(np.log(x))", "np.sqrt(x) * np.sqrt(x) * 2.0"]
+_SMOOTH = ["-x", "x * x", "np.sin(x)", "0.0", "np.exp(x) - 1.0", "2.0 * x"]
+
+
+@family("special_points")
+def gen_where_singular_branch_second(ch) -> Case:
+    """`np.where(x > 0, F(x), G(x))` with F singular where x < 0 (nan or inf in the branch not
+    taken, in its derivative, or in its second derivative): the first and the second derivatives
+    (Hessian-vector products both ways) are those of the branch taken."""
+    n = ch.int(2, 5)
+    x = _vec(ch, n, 0.3, 1.6)  # (away from 0 and from the singular points of F)
+    for j in range(n):
+        if ch.coin():
+            x[j] = -x[j]
+    if not (x < 0).any():
+        x[0] = -x[0]
+    if not (x > 0).any():
+        x[-1] = -x[-1]
+    if "arcsin" in (f := ch.choice(_ONE_SIDED)) or "arccos(" in f:
+        x = np.where(x > 0, np.minimum(x, 1.8), x)  # (inside the domain where taken)
+    if "log1p" in f:
+        x = np.where(x > 0, np.maximum(x, 0.7), x)
+    g = ch.choice(_SMOOTH)
+    cond, taken, other = ch.choice([("x > 0", f, g), ("x < 0", g, f), ("x <= 0", g, f), ("0 < x", f, g)])
+    where = ch.choice([f"np.where({cond}, {taken}, {other})", f"np.where(~({cond}), {other}, {taken})"])
+    use = ch.choice(["np.sum(y)", "np.sum(y * w)", "np.sum(y ** 2) * 0.5", "np.sum(np.sin(y) * w)", "y @ w"])
+    src = f"""
+def f(x, w):
+    with np.errstate(all="ignore"):
+        y = {where}
+    return {use}
+"""
+    return Case(src, [x, _vec(ch, n, 0.5, 1.5)], wrt=0, must_work=True, second_order=True)
+
+
 @family("special_points")
 def gen_cone_tips(ch) -> Case:
     form = ch.choice(["norm", "norm_ord", "norm_axis", "std", "var", "hypot", "abs", "nuc"])

@@ -56,6 +56,7 @@ class Case:
     then: str = ""        # statements run in the module between the first and second gradient
     then_args: list | None = None  # the arguments of the second gradient (else `args` again)
     fname: str = "f"
+    second_order: bool = False  # also check the second derivative (entry_modes.check_second)
 
 
 @dataclasses.dataclass
@@ -189,7 +190,7 @@ def check_case(case: Case, modes: tuple = entry.MODES) -> Result:
         scalar = entry.is_scalar(expected)
         about = subject(f, case, expected, source)
         failed = refused = None
-        for mode in modes:
+        for mode in modes + (("second",) if case.second_order and "second" not in modes else ()):
             if mode == "joint":
                 result = _one_gradient(f, case) if scalar else None
                 kind = "skipped" if not scalar else "pass" if result is None else result.status
