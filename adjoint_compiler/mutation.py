@@ -54,6 +54,10 @@ def check_shared_updates(fn: ir.Function, classes: dict) -> None:
     for value, name, other, loc, held in fn.shared_updates:
         if classes.get(value) == 0:
             continue
+        if held == "argument":
+            raise MutationError(f"`{name}` is updated in place in a loop, and it is the array the caller passed as "
+                                f"`{other}`, which the caller sees change: write into it instead "
+                                f"(`{name}[...] = {name} + ...`, or `{name}[:] += ...`)", loc)
         if not held and not _unread_after_update(fn, value, loc, classes):
             _refuse_shared(name, other, loc)
         if not held:
@@ -136,7 +140,8 @@ def _read_after(fn: ir.Function, value, update, classes: dict, order: list, seen
 def _refuse_shared(name: str, other, loc) -> None:
     holder = f"`{other}` names" if other else "another value (an item of the sequence looped over) is"
     raise MutationError(f"`{name}` is updated in place here, but {holder} the same array or list, "
-                        f"and would change too; write `{name} = {name} + ...` (a new value) or copy "
+                        f"and would change too; write into it for a change every name sees "
+                        f"(`{name}[...] = {name} + ...`), or `{name} = {name} + ...` for a new value, or copy "
                         f"it first (`{name} = {name}.copy()`)", loc)
 
 

@@ -74,7 +74,9 @@ class SSABuilder:
         self.changeable_defaults: set = set()  # the parameters whose default is an array, list or dict
         self.inlining = inlining  # functions being inlined around this one (recursion check)
         self.inlined: list = []  # every function inlined (shared with the inlined builders)
-        self.shared_updates: list = []  # (value, name, other name, loc, held) of in-place updates to check
+        # (value, name, other name, loc, held) of in-place updates to check (`note_in_place`); held
+        # "argument": the update in a loop of the array an argument passed (`arguments_after`)
+        self.shared_updates: list = []
         self.seen: set[str] = set()
         self.env: dict = {}
         self.tuples: dict = {}  # Var -> operands of the tuple display that defined it
@@ -828,6 +830,10 @@ class SSABuilder:
             return False
 
         builder, others, followers = self, [], []
+        for k, v in self.env.items():
+            if k.startswith(ARGUMENT) and v is not old and isinstance(v, ir.Var) and root(v) is base \
+                    and base is not None:  # (in a loop: the argument's array, not a value it follows)
+                self.shared_updates.append((v, shown or name, k[len(ARGUMENT):], self.loc(at), "argument"))
         while builder is not None:
             followers += [(builder, k) for k, v in builder.env.items() if v is old and k.startswith(ARGUMENT)]
             others += [k for k, v in builder.env.items() if not (builder is self and k == name)

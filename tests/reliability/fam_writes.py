@@ -9,6 +9,7 @@ finite-difference step of a jump.
 from __future__ import annotations
 
 import numpy as np
+import families
 from families import Case, family
 
 
@@ -231,3 +232,77 @@ def gen_bool_index(ch) -> Case:
     body = "\n".join("    " + ln for ln in lines)
     shape = (2, n) if two_d else (n,)
     return Case(f"def f({v}):\n{body}\n    return s\n", _args(ch, shape), must_work=True)
+
+
+def gen_argument_updated_in_loop(ch) -> Case:
+    """An in-place right-hand side `f(du, u)` that updates its argument `du` in a loop, in one of
+    the spellings NumPy runs alike (`du += e`, `du *= e`, `du[...] = du + e`, `du[:] += e`,
+    `np.add(du, e, out=du)`), perhaps in a branch or a helper: the outputs (the arguments it
+    writes into) and their derivatives are Python's, or the update is refused at its line (an
+    in-place update of the argument in a loop went unseen: the caller's array was left as passed)."""
+    n = ch.int(2, 4)
+    term = ch.choice(["u * u", "np.sin(u) * 0.5", "u[::-1] * 0.25", "0.5 * u"])
+    update = ch.choice([f"du += {term}", f"du -= {term}", f"du *= 1.0 + 0.1 * {term}", f"du[...] = du + {term}",
+                        f"du[:] += {term}", f"np.add(du, {term}, out=du)"])
+    inner = ch.choice(["        " + update, "        if i > 0:\n            " + update])
+    trips = ch.int(1, 3)
+    helper = ch.coin()
+    if helper:
+        src = f"""
+def step(du, u, i):
+{inner[4:].replace(chr(10) + '    ', chr(10))}
+
+def f(du, u):
+    for i in range({trips}):
+        step(du, u, i)
+"""
+    else:
+        src = f"""
+def f(du, u):
+    for i in range({trips}):
+{inner}
+"""
+    return Case(src, [np.linspace(0.5, 1.5, n), np.array([ch.float(-1.5, 1.5) for _ in range(n)])], wrt=1)
+
+
+def check_argument_updates(case: Case) -> tuple:
+    """(status, detail) of a `gen_argument_updated_in_loop` case, judged by what the function does
+    to its first argument: `vjp`'s output is the final `du` that running it leaves (on copies), its
+    pullback along a random cotangent and `jacfwd(out=0)` match finite differences of that final
+    `du` in `u`; 'refused' for a located MutationError. (The generic modes compare outputs with
+    the function's value, None here.)"""
+    import fuzzgen
+    from adjoint_compiler import MutationError, jacfwd, vjp
+
+    mod = fuzzgen.load(families.HEADER + case.source, "argupd")
+    try:
+        f = mod.f
+        du0, u = case.args
+
+        def final(u_):
+            du = du0.copy()
+            f(du, u_.copy())
+            return du
+
+        want = final(u)
+        eps = 1e-6
+        fd = np.stack([(final(u + eps * e) - final(u - eps * e)) / (2 * eps) for e in np.eye(u.size)], axis=-1)
+        ct = np.linspace(-1.0, 1.0, du0.size)
+        refused = []
+        try:
+            out, pullback = vjp(f, du0.copy(), u.copy())
+            if out is None:
+                return "wrong", f"vjp output None, but running it leaves du = {want!r}"
+            checks = [("vjp output", out, want), ("pullback", pullback(ct)[1], ct @ fd)]
+        except MutationError as exc:
+            checks, refused = [], [str(exc)]
+        try:
+            checks.append(("jacfwd(out=0)", jacfwd(f, wrt=1, out=0)(du0.copy(), u.copy()), fd))
+        except MutationError as exc:
+            refused.append(str(exc))
+        for what, got, expected in checks:
+            if np.shape(got) != np.shape(expected) or not np.allclose(got, expected, rtol=1e-5, atol=1e-7):
+                return "wrong", f"{what}: {got!r}, expected {expected!r}"
+        return ("refused", refused[0]) if refused else ("pass", "")
+    finally:
+        fuzzgen.unload(mod)

@@ -63,3 +63,21 @@ def test_aliased_arguments_at_the_call():
         except AdjointCompilerError:
             continue
         assert np.isclose(value, expected)
+
+
+def test_an_argument_updated_in_place_in_a_loop_is_followed_or_refused():
+    """fam_writes.gen_argument_updated_in_loop: an in-place right-hand side updating `du` in a loop
+    (`du += e` and its spellings, in a branch, through a helper). vjp's outputs and jacfwd(out=0)
+    are those of the array running it leaves, or the update is refused at its line; vjp returned
+    no output for `du += e` in a loop (the caller's array changes in Python)."""
+    import warnings
+
+    import fam_writes
+    import fuzzgen
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for seed in range(12):
+            case = fam_writes.gen_argument_updated_in_loop(fuzzgen.RandomChooser(seed))
+            status, detail = fam_writes.check_argument_updates(case)
+            assert status in ("pass", "refused"), f"seed {seed}: {detail}\n{case.source}"
