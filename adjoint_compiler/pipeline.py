@@ -233,7 +233,8 @@ def _ssa(c: Context) -> None:
     params = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
     c.fn = ssa.build(c.source, c.normalized, c.namer,
                      {p: ("num" if k[0] in "rfc" else k) for p, k in zip(params, c.kinds)},
-                     track_arguments=c.written_out)
+                     track_arguments=c.written_out,
+                     arrays=frozenset(p for p, k in zip(params, c.kinds) if k[0] in "rfc" and k[1:] != "0"))
     if c.written_out:
         written_outputs(c.fn, c.source.node, c.namer)
 

@@ -72,6 +72,9 @@ class SSABuilder:
         self.own = own  # for an inlined function: the names its normalize pass introduced
         self.parent = None  # the builder of the calling function, for an inlined one
         self.changeable_defaults: set = set()  # the parameters whose default is an array, list or dict
+        # (the root builder) the parameters known to hold arrays, when the caller sees what the
+        # function does to them (`build(track_arguments=True)`): `x += e` of one is a write
+        self.seen_arrays: frozenset = frozenset()
         self.inlining = inlining  # functions being inlined around this one (recursion check)
         self.inlined: list = []  # every function inlined (shared with the inlined builders)
         # (value, name, other name, loc, held) of in-place updates to check (`note_in_place`); held
@@ -725,6 +728,8 @@ class SSABuilder:
             self.update_view(s.targets[0].id, s, out)
         elif isinstance(s, gast.Assign) and getattr(s, "in_place", False) and self.has_views(s.targets[0].id):
             self.update_base(s.targets[0].id, s, out)
+        elif isinstance(s, gast.Assign) and getattr(s, "in_place", False) and self.caller_sees(s.targets[0].id):
+            self.update_argument(s.targets[0].id, s, out)
         elif isinstance(s, gast.Assign):
             followers = self.note_in_place(s.targets[0].id, s) if getattr(s, "in_place", False) else []
             dict_item = isinstance(self.env.get(getattr(s, "item_update_of", None) or ""), _Dict) \
@@ -803,6 +808,38 @@ class SSABuilder:
                 raise CompileError(f"`del {n}`: name `{n}` is not defined here", self.loc(at))
             del self.env[n]
 
+    def entry_object(self, v):
+        """In a loop, a carried value is the object it entered the loop with (first trip at least)."""
+        seen = []
+        while self.entered.get(v) is not None and all(v is not u for u in seen):
+            seen.append(v)
+            v = self.entered[v]
+        return v
+
+    def caller_sees(self, name: str) -> bool:
+        """Whether `name` holds the array of a parameter (`seen_arrays`: known to be an array) that a
+        caller sees change: the function's caller, when it sees the arguments after the call
+        (`build(track_arguments=True)`), or the function this one is inlined into. Then `x += e`
+        updates that array, as NumPy does, instead of rebinding `x`."""
+        old = self.env.get(name)
+        root = self.root()
+        seen = []  # (a version written since is its array's: `storage`)
+        while isinstance(old, ir.Var) and all(old is not v for v in seen):
+            seen.append(old)
+            old = self.entry_object(old)
+            old = old.storage or old
+        return isinstance(old, ir.Var) and old in root.seen_arrays \
+            and (self.parent is not None or ARGUMENT + name in root.env or any(
+                k.startswith(ARGUMENT) for k in root.env))
+
+    def update_argument(self, name: str, at, out: list) -> None:
+        """`x += e` of an argument's array: `x op e` computed, then written into the array
+        (`np.copyto(x, x op e)`: NumPy's casting and broadcasting checks), so that every name bound
+        to it, the caller's and a loop's included, sees the new version (`write`)."""
+        value = self.namer.fresh(f"{name}_updated")
+        self.assign(value, at.value, at, out)
+        self.write(ir.COPYTO, gast_name(name), [self.env.pop(value), ir.Const(True)], at, out)
+
     def note_in_place(self, name: str, at, shown: str | None = None) -> list:
         """`x += e` / `xs.append(v)` rebind `x` here, but Python updates an array or list in place:
         equal only if no other name holds the same value. In a loop a carried value is also the
@@ -812,14 +849,7 @@ class SSABuilder:
         (builder, name) of the arguments tracked for `build(track_arguments=True)` that hold the
         value: they follow the update. `shown`: how a message names the updated value."""
         old = self.env.get(name)
-
-        def root(v):  # in a loop, a carried value is the object it entered with (first trip at least)
-            seen = []
-            while self.entered.get(v) is not None and all(v is not u for u in seen):
-                seen.append(v)
-                v = self.entered[v]
-            return v
-
+        root = self.entry_object
         base = root(old)
         holders: list = []  # values other than `old` that may be its object
 
@@ -1386,6 +1416,9 @@ class SSABuilder:
         if s.stop_flag:
             body_nodes = body_nodes[:-1]
         assigned = _stored(cond_nodes + body_nodes)
+        for n in _updated_in_place_only(cond_nodes + body_nodes) & set(assigned):
+            if self.caller_sees(n):  # (each `n += e` writes into the argument's array: `update_argument`)
+                del assigned[n]
         target_name = s.target.id if is_for else None
         outside = self.reads_outside(s)
         exposed = _exposed(cond_nodes + body_nodes, {target_name} if is_for else set())
@@ -2155,6 +2188,18 @@ def _stored(stmts) -> dict:
     return out
 
 
+def _updated_in_place_only(stmts) -> set:
+    """Names that `stmts` (nested blocks included) assign only in augmented assignments (`x += e`)."""
+    targets, stores = {}, []
+    for s in stmts:
+        for n in astwalk.walk(s):
+            if isinstance(n, gast.Assign) and getattr(n, "in_place", False) and isinstance(n.targets[0], gast.Name):
+                targets[id(n.targets[0])] = n.targets[0].id
+            elif isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                stores.append(n)
+    return set(targets.values()) - {n.id for n in stores if id(n) not in targets}
+
+
 def _written(stmts) -> dict:
     """Names a block may write through (subscript stores, copyto, and, to be safe, every name passed
     to a call: an inlined function may write into its arguments). Loops drop those it did not."""
@@ -2491,11 +2536,12 @@ def _order(*envs):
 
 
 def build(source: Source, normalized: gast.FunctionDef, namer: Namer, kinds: dict,
-          track_arguments: bool = False) -> ir.Function:
+          track_arguments: bool = False, arrays: frozenset = frozenset()) -> ir.Function:
     """The IR of a normalized function; `kinds` maps parameter names to 'num' or 'seq'. With
     `track_arguments`, `function.arguments_after` is, per parameter, the value its argument holds
     when the function returns: the array the caller passed, as the function's writes (and in-place
-    updates `x += e`) leave it, whatever names the function bound it to."""
+    updates `x += e`) leave it, whatever names the function bound it to; `x += e` of one of the
+    parameters named in `arrays` (known to hold arrays) is a write into it (`update_argument`)."""
     fn = source.node
     param_names = [a.id for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]
     builder = SSABuilder(source, namer, normalized)
@@ -2523,6 +2569,7 @@ def build(source: Source, normalized: gast.FunctionDef, namer: Namer, kinds: dic
         for p, var in zip(param_names, params):
             builder.env[ARGUMENT + p] = var
             builder.seen.add(ARGUMENT + p)  # (an `if` output for it is a fresh name, `argument_du`)
+    builder.seen_arrays = frozenset(var for p, var in zip(param_names, params) if p in arrays)
     body = entry + builder.block(normalized.body)
     result = builder.env[RETURN]
     after = [builder.env[ARGUMENT + p] for p in param_names] if track_arguments else None

@@ -238,8 +238,8 @@ def gen_argument_updated_in_loop(ch) -> Case:
     """An in-place right-hand side `f(du, u)` that updates its argument `du` in a loop, in one of
     the spellings NumPy runs alike (`du += e`, `du *= e`, `du[...] = du + e`, `du[:] += e`,
     `np.add(du, e, out=du)`), perhaps in a branch or a helper: the outputs (the arguments it
-    writes into) and their derivatives are Python's, or the update is refused at its line (an
-    in-place update of the argument in a loop went unseen: the caller's array was left as passed)."""
+    writes into) and their derivatives are Python's (an in-place update of the argument in a loop
+    went unseen: vjp had no output; jacfwd(out=0) refused `du += e`)."""
     n = ch.int(2, 4)
     term = ch.choice(["u * u", "np.sin(u) * 0.5", "u[::-1] * 0.25", "0.5 * u"])
     update = ch.choice([f"du += {term}", f"du -= {term}", f"du *= 1.0 + 0.1 * {term}", f"du[...] = du + {term}",
