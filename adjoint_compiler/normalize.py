@@ -452,12 +452,21 @@ class Normalizer(PythonLowering):
 
     # -- out= ------------------------------------------------------------------------------------
     def fill_call(self, e, out):
-        """`a.fill(v)` of a local array is the write `a[...] = v` (it returns None)."""
+        """`a.fill(v)` of a local array is the write `a[...] = v`, and `a[i:j].fill(v)` of a basic
+        index with a slice or `...` (surely a view of `a`) is `a[i:j] = v` (it returns None). (Not
+        `a[0].fill(v)`: of a vector that is a NumPy scalar, whose `fill` changes nothing.)"""
         f = e.func
-        if not (isinstance(f, gast.Attribute) and f.attr == "fill" and isinstance(f.value, gast.Name)
-                and f.value.id in self.locals and len(e.args) == 1 and not e.keywords):
+        if not (isinstance(f, gast.Attribute) and f.attr == "fill" and len(e.args) == 1 and not e.keywords):
             return None
-        out.append(self.write(f.value, gast.Constant(value=Ellipsis, kind=None), self.atom(e.args[0], out), e))
+        target = f.value
+        if isinstance(target, gast.Name) and target.id in self.locals:
+            base, index = target, gast.Constant(value=Ellipsis, kind=None)
+        elif isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name) \
+                and target.value.id in self.locals and _view_index(target.slice):
+            base, index = target.value, self.index(target.slice, out)
+        else:
+            return None
+        out.append(self.write(base, index, self.atom(e.args[0], out), e))
         return gast.Constant(value=None, kind=None)
 
     def vectorize_call(self, e, out):
@@ -963,6 +972,15 @@ class Normalizer(PythonLowering):
         return gast.copy_location(gast.Assign(targets=[gast.Subscript(value=base, slice=index,
                                                                       ctx=gast.Store())],
                                               value=value, type_comment=None), at)
+
+
+def _view_index(index) -> bool:
+    """Whether an index is basic and has a slice or `...`: `a[index]` is a view of `a`."""
+    parts = index.elts if isinstance(index, gast.Tuple) else [index]
+    basic = all(isinstance(p, gast.Slice) or (isinstance(p, gast.Constant) and (
+        p.value is None or p.value is Ellipsis or type(p.value) is int)) for p in parts)
+    return basic and any(isinstance(p, gast.Slice) or (isinstance(p, gast.Constant) and p.value is Ellipsis)
+                         for p in parts)
 
 
 class _Rename(gast.NodeTransformer):

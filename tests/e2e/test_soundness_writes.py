@@ -719,6 +719,28 @@ def test_fill_is_a_write():
     check_all(fill_method, V)
 
 
+def fill_of_views(x):
+    y = x * 2
+    y[2:].fill(np.sum(x))       # a view: writes into y
+    m = np.outer(x, x)
+    n = len(x)
+    m[1, :n - 1].fill(x[0])     # a row's prefix
+    m[..., 0].fill(x[1] * 3.0)
+    return np.sum(y ** 2) + np.sum(m * m)
+
+
+def fill_of_a_copy(x):
+    y = x * 2
+    y[[0, 2]].fill(5.0)         # fancy indexing: a copy, y unchanged
+    return np.sum(y ** 2)
+
+
+def test_fill_of_a_slice_writes_into_the_array_and_of_a_copy_is_not_taken_for_a_write():
+    check_all(fill_of_views, V)
+    with pytest.raises(AdjointCompilerError, match="fill"):  # (a no-op in NumPy: refused, not written)
+        grad(fill_of_a_copy)(V)
+
+
 def _index_ranks(v):
     m = v[0] > 0
     a = v[m]            # a 0-d boolean: adds an axis
