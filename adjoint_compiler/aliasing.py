@@ -117,11 +117,15 @@ def view_kind(stmt: ir.Assign) -> str | None:
     return None
 
 
+def _index_parts(index) -> tuple:
+    return index.items if isinstance(index, ir.Struct) and index.kind == "tuple" else (index,)
+
+
 def _getitem_kind(base, index) -> str | None:
     array = isinstance(base, ir.Global) and isinstance(base.value, np.ndarray)  # (a global array's slice: a view)
     if not array and (not isinstance(base, ir.Var) or base.is_buffer or base.kind != "num"):
         return None  # Buffer reads are copies; an item of what may be a tuple or list is an alias
-    parts = index.items if isinstance(index, ir.Struct) and index.kind == "tuple" else (index,)
+    parts = _index_parts(index)
     for q in parts:
         if isinstance(q, (ir.Const, ir.Global)) and isinstance(q.value, (list, np.ndarray)):
             return None  # advanced indexing: a copy
@@ -138,6 +142,10 @@ def is_fresh(stmt: ir.Assign, ranks: dict | None = None) -> bool:
     kind = view_kind(stmt)
     if kind == "maybe" and p is operator.getitem and ranks is not None and ranks.get(stmt.target) == 0:
         return True  # every axis indexed by an integer: a scalar
+    if kind == "maybe" and p is operator.getitem and ranks is not None and any(
+            isinstance(q, ir.Var) and q.kind == "num" and (ranks.get(q) or 0) >= 1
+            for q in _index_parts(stmt.args[1])):
+        return True  # an index array (integers or booleans, of one axis or more): advanced indexing copies
     if kind is not None:
         return False
     if p is operator.getitem:
