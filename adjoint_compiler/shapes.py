@@ -218,8 +218,18 @@ class Shapes:
                 and _integral(s.args[0], self.ints) and len(s.args) == (2 if p is np.full else 1) \
                 and _numeric_dtype(s.kwargs.get("dtype")):
             return 1  # a length: a 1-d array of numbers
+        if p in FROM_LENGTH and s.args and s.args[0] in self.items and len(s.args) == (2 if p is np.full else 1) \
+                and all(self.rank(q) == 0 and _integral(q, self.ints) for q in self.items[s.args[0]]) \
+                and _numeric_dtype(s.kwargs.get("dtype")) and set(s.kwargs) <= {"dtype"}:
+            return len(self.items[s.args[0]])  # `np.zeros((B, H))`: one axis per length
+        if p in FROM_LENGTH and s.args and isinstance(s.args[0], ir.Const) and type(s.args[0].value) is tuple \
+                and all(type(n) is int for n in s.args[0].value) and len(s.args) == (2 if p is np.full else 1) \
+                and _numeric_dtype(s.kwargs.get("dtype")) and set(s.kwargs) <= {"dtype"}:
+            return len(s.args[0].value)  # `np.zeros((3, 4))`
         if p is np.arange and _numeric_dtype(s.kwargs.get("dtype")):
             return 1
+        if p in JOINING:
+            return self.joined_rank(s)
         if p is operator.getitem and ranks[0] is not None:
             return self.indexed_rank(s.args[1], ranks[0])
         if inserted_axis(s, ranks[0] if ranks else None) is not None:
@@ -235,6 +245,25 @@ class Shapes:
                 or (isinstance(p, ir.Method) and p.name == "copy"):
             return ranks[0] if ranks else None
         return None
+
+    def joined_rank(self, s: ir.Assign):
+        """The ndim of `np.concatenate`, `np.hstack`, `np.vstack` or `np.stack` of a tuple or list
+        display whose items all have one known ndim (with a constant axis where one is given),
+        else None."""
+        parts, axis = joined_parts(s, self.items)
+        ranks = {self.rank(q) for q in parts or ()}
+        if not parts or len(ranks) != 1 or None in ranks:
+            return None
+        r = ranks.pop()
+        if s.prim is np.concatenate:
+            if axis is None:
+                return 1
+            return r if r >= 1 and -r <= axis < r else None
+        if s.prim is np.hstack:
+            return max(r, 1)
+        if s.prim is np.vstack:
+            return max(r, 2)
+        return r + 1 if axis is not None and -(r + 1) <= axis <= r else None  # np.stack
 
     def indexed_rank(self, index, rank: int):
         """The ndim of `a[index]` for `a` of ndim `rank`, where `index` is made of integers (each
@@ -440,6 +469,26 @@ class Shapes:
                 before = self.state()
                 changed |= fixpoint(step, before, _rounds([s]), "shape classes around a loop") != before
         return changed
+
+
+JOINING = (np.concatenate, np.hstack, np.vstack, np.stack)
+
+
+def joined_parts(s: ir.Assign, items: dict) -> tuple:
+    """(the arrays `s` joins, its axis) for `np.concatenate(display, axis)` (axis an int, or None
+    for `axis=None`; 0 by default), `np.stack(display, axis)`, `np.hstack(display)` and
+    `np.vstack(display)` (axis None) of a tuple or list display `items` holds; else (None, None)
+    (another keyword, an axis not a literal, a sequence made another way)."""
+    if s.prim not in JOINING or not s.args or s.args[0] not in items:
+        return None, None
+    rest = s.args[1:] + [v for k, v in s.kwargs.items() if k == "axis"]
+    if set(s.kwargs) - {"axis"} or len(rest) > 1 or (rest and s.prim in (np.hstack, np.vstack)):
+        return None, None
+    axis = rest[0] if rest else ir.Const(0 if s.prim in (np.concatenate, np.stack) else None)
+    if not isinstance(axis, ir.Const) or not (axis.value is None or type(axis.value) is int) \
+            or (axis.value is None and s.prim is np.stack):
+        return None, None
+    return list(items[s.args[0]]), axis.value
 
 
 def index_parts(index) -> tuple:

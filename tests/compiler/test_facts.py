@@ -56,6 +56,28 @@ def test_an_entry_of_a_shape_is_a_scalar_length():
     assert names["n"] == 0 and names["b"] == 1 and names["b_i"] == 0 and names["s"] == 0
 
 
+def joins(h, x, v):
+    a = np.concatenate([h, x], axis=1)
+    b = np.concatenate((h, x), axis=-1)
+    c = np.hstack([h, x])
+    d = np.vstack([v, v])
+    e = np.stack([h, x], axis=2)
+    f = np.concatenate([h, x], axis=None)
+    g = np.concatenate([h, v], axis=1)  # (ranks differ: NumPy raises; no rank claimed)
+    k = np.concatenate([h, x], axis=2)  # (no such axis: NumPy raises)
+    m = np.zeros((h.shape[0], v.shape[0]))
+    z = np.zeros((2, 3, 4))
+    return a, b, c, d, e, f, g, k, m, z
+
+
+def test_ranks_of_joined_arrays_and_of_zeros_of_a_shape():
+    """A concatenation of a display of arrays of one ndim keeps it (vstack makes vectors rows,
+    stack adds an axis, `axis=None` flattens); `np.zeros((n, m))` of lengths has one axis each."""
+    _, _, ndims = build(joins, {"h": 2, "x": 2, "v": 1})
+    names = by_name(ndims)
+    assert [names.get(n) for n in "abcdefgkmz"] == [2, 2, 2, 2, 3, 1, None, None, 2, 3]
+
+
 def test_scalar_branch_outputs_need_no_shapes_on_the_tape():
     src = adjoint_source(length_from_shape, args=(np.ones(3),))
     assert ".append(rt.shape_of(" not in src and "rt.unbroadcast(" not in src and "s_stack" not in src
