@@ -591,6 +591,11 @@ INT_ARITHMETIC = {operator.add, operator.sub, operator.mul, operator.floordiv, o
                   operator.neg, operator.pos, min, max, abs}
 
 
+# `x + y`, `x * y` of values normalize could not tell from sequences (`2 * H` of `H = W.shape[0]`):
+# of integers, integer arithmetic
+_SEQUENCE_OR_NUMBER = (ir.PLUS, ir.TIMES)
+
+
 def _integer_result(s: ir.Assign, ints: set, shape_tuples: set) -> bool:
     """Whether an Assign surely yields an integer (not a bool): a counter, a length, a size, an
     entry of a shape, integer arithmetic on those."""
@@ -603,7 +608,8 @@ def _integer_result(s: ir.Assign, ints: set, shape_tuples: set) -> bool:
         return s.args[0] in shape_tuples and isinstance(s.args[1], ir.Const) and isinstance(s.args[1].value, int)
     try:
         return (p in INT_FUNCTIONS or (p in INT_OF_ONE and len(s.args) == 1) or (
-            p in INT_ARITHMETIC and bool(s.args) and all(_integral(a, ints) for a in s.args))) and not s.kwargs
+            (p in INT_ARITHMETIC or p in _SEQUENCE_OR_NUMBER) and bool(s.args)
+            and all(_integral(a, ints) for a in s.args))) and not s.kwargs
     except TypeError:  # an unhashable callee
         return False
 

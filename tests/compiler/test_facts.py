@@ -8,6 +8,7 @@ from adjoint_compiler import Buffer, adjoint_source, floats, frontend, ir, norma
 from adjoint_compiler import runtime as rt
 from adjoint_compiler.naming import Namer
 from adjoint_compiler.pipeline import RESERVED
+from adjoint_compiler.testing import check_grads
 
 
 def build(func, ranks: dict):
@@ -76,6 +77,26 @@ def test_ranks_of_joined_arrays_and_of_zeros_of_a_shape():
     _, _, ndims = build(joins, {"h": 2, "x": 2, "v": 1})
     names = by_name(ndims)
     assert [names.get(n) for n in "abcdefgkmz"] == [2, 2, 2, 2, 3, 1, None, None, 2, 3]
+
+
+def thirds(z, w):
+    n = w.shape[0]
+    a, b, c = z[:, :n], z[:, n:2 * n], z[:, 2 * n:]
+    return np.sum(np.sin(a) * np.cos(b) + c ** 2)
+
+
+def test_a_multiple_of_a_length_is_an_integer_bound():
+    """`2 * n` of a length `n` (normalize cannot tell `n`, an item of a shape tuple, from a
+    sequence) is an integer: the adjoints of the slices it bounds add in place, without
+    `rt.add_at`'s check for an advanced index."""
+    fn, _, _ = build(thirds, {"z": 2, "w": 1})
+    ints: set = set()
+    shapes.infer(fn, {p: {"z": 2, "w": 1}[p.name] for p in fn.params}, ints)
+    assert "v2_times_n" in {v.name for v in ints}
+    args = (np.linspace(-1.0, 1.0, 14).reshape(2, 7), np.zeros(3))
+    src = adjoint_source(thirds, 0, args=args)
+    assert "rt.add_at" not in src and "z_bar[:, n:v2_times_n] += " in src
+    check_grads(thirds, *args)
 
 
 def test_scalar_branch_outputs_need_no_shapes_on_the_tape():
