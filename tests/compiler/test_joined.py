@@ -173,6 +173,37 @@ def test_a_recurrence_and_its_second_derivatives():
     np.testing.assert_allclose(tangent, numeric, rtol=1e-5, atol=1e-6)
 
 
+def hoisted(W, h, xs):  # one concatenation before the loop, its product in every trip
+    hx = np.concatenate([h, xs[0]], axis=1)
+    total = 0.0
+    for t in range(xs.shape[0]):
+        total = total + np.sum(np.tanh(hx @ W) * xs[t][:, :1])
+    return total
+
+
+def repeated(W, h, x):  # one part twice: both of its rows' cotangents
+    return np.sum(np.tanh(np.concatenate([h, x, h], axis=1) @ W))
+
+
+def right_rows(A, h, x):
+    return np.sum(np.tanh(A @ np.vstack([h, x])))
+
+
+def test_a_part_used_twice_a_product_in_a_loop_and_stacked_rows():
+    xs = rng.normal(size=(3, B, D))
+    src = source(hoisted, (0, 1), (W, h, xs))
+    assert "part_span" in src
+    check_grads(hoisted, W, h, xs, wrt=(0, 1))
+    W2 = rng.normal(size=(2 * H + D, 3))
+    src = source(repeated, (0, 1), (W2, h, x))
+    assert "rt.part_span(0, 1, h, x, h)" in src and "rt.part_span(2, 1, h, x, h)" in src
+    check_grads(repeated, W2, h, x, wrt=(0, 1))
+    A = rng.normal(size=(6, H + D))
+    args = (A, rng.normal(size=(H, 2)), rng.normal(size=(D, 2)))
+    assert "A[:, rt.part_span(0, 0, h, x)].T @ " in source(right_rows, (0, 1), args)
+    check_grads(right_rows, *args, wrt=(0, 1))
+
+
 def test_part_span():
     a, b, c = np.zeros((2, 3)), np.zeros((2, 0)), np.zeros((2, 4))
     assert rt.part_span(0, 1, a, b, c) == slice(0, 3)
