@@ -59,7 +59,7 @@ FRESH_FUNCTIONS = {
 # The runtime helpers of generated gradients that return new values, beyond those marked `@fresh`
 # (a gradient read back as source is differentiated like user code; `expand_reduced`, `unbroadcast`
 # may return their operand or a view of it, so they are not here).
-FRESH_FUNCTIONS |= {rt.seed, rt.zeros_like, rt.shape_of, rt.broadcast_shape, rt.reduced_size, rt.sum_to_scalar,
+FRESH_FUNCTIONS |= {rt.seed, rt.zeros_like, rt.shape_of, rt.broadcast_shape, rt.reduced_size, rt.part_span, rt.sum_to_scalar,
                     rt.getitem_adjoint, rt.broadcast_like, rt.chain, rt.chain_div, rt.pow_base_derivative,
                     rt.pow_derivative, rt.pow_exponent_derivative, rt.dot_left, rt.dot_right, rt.matmul_left,
                     rt.matmul_right,

@@ -304,7 +304,8 @@ def _show_shapes(c: Context) -> str:
     def fact(v):
         token = c.classes.get(v)
         if isinstance(token, shapes.Dims):  # the axes by id: equal ids, equal lengths (1: length 1)
-            return f"{v.name}: shape ({', '.join('1' if i == shapes.ONE else f'd{i}' for i in token.ids)}"\
+            axes = ["1" if i == shapes.ONE else i if isinstance(i, str) else f"d{i}" for i in token.ids]
+            return f"{v.name}: shape ({', '.join(axes)}"\
                    f"{',' if len(token.ids) == 1 else ''})"
         return f"{v.name}: ndim {c.ndims[v]}" if v in c.ndims else None
     return format_ir(c.fn, lambda s: ", ".join(filter(None, map(fact, ir.defined_by(s)))))

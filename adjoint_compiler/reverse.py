@@ -8,9 +8,11 @@ Loc of the statement it differentiates; nothing is produced for inactive stateme
 """
 from __future__ import annotations
 
+import dataclasses
+
 import gast
 
-from . import ir, runtime, slots
+from . import ir, joined, runtime, slots
 from .backward import Accum, BIf, BLoop, Mark, Raw, Reset, Restore
 from .errors import InternalError
 from .shapes import broadcast_free
@@ -28,6 +30,8 @@ class Reverser:
         self.names: dict = {}
         self.in_loop = 0
         self.defs = defs or {}  # Var -> the Assign defining it
+        # a tuple or list display's Var -> its items
+        self.items = {v: d.args for v, d in self.defs.items() if d.prim in (ir.BUILD_LIST, ir.BUILD_TUPLE)}
         self.floats = floats or {}
         self.slots: dict = {}  # loop param -> slots.Slot, for the loops being reversed
         self.zeros: dict = {}  # adjoint name -> the expression of its zero, where not rt.zeros_like
@@ -47,7 +51,10 @@ class Reverser:
                 if slot is not None:
                     out += self.slot_adjoint(s, slot)
                 elif s.target is not None and s.target in self.active and s.rule.body is not None:
-                    made = instantiate(s.rule, s, self.active, self.adjoint_name, self.namer.fresh,
+                    split = joined.split_product(s, self.defs, self.ndims, self.active, self.items)
+                    # (the product of a concatenation: a cotangent per part, `joined`)
+                    bound = s if split is None else dataclasses.replace(s, rule=split[0], bound=split[1])
+                    made = instantiate(bound.rule, bound, self.active, self.adjoint_name, self.namer.fresh,
                                        lambda stmt, op: broadcast_free(stmt, op, self.ranks),
                                        lambda op: self.ranks.get(op) == 0, self.ndims)
                     out += [self.projected(a, True) for a in made] if s.complex else made

@@ -763,6 +763,17 @@ def _split(g, items, promoted, axis):
     return _like(parts, items)
 
 
+@_facts.reads_only_shapes
+def part_span(k, axis, *parts):
+    """The positions `parts[k]` takes along `axis` in `np.concatenate(parts, axis)`, as a slice:
+    `W[rt.part_span(0, 1, h, x)]` are the rows of `W` that `h` meets in `np.concatenate([h, x],
+    axis=1) @ W` (`parts` are read for their shapes alone: arrays or `rt.shape_of`s)."""
+    start = 0
+    for p in parts[:k]:
+        start += p.shape[axis]
+    return slice(start, start + parts[k].shape[axis])
+
+
 def concatenate_adjoint(g, arrays, axis=0):
     """The gradients of the items of `arrays` in `np.concatenate(arrays, axis)`."""
     if axis is None:

@@ -10,11 +10,13 @@ values of its own class). Values without a class are unknown. Rules use it to dr
 
 When the compilation is for one pattern of axis lengths (`dims_of`: which axes of the array
 arguments have equal lengths, and which have length 1), an array argument's class is its `Dims`,
-one id per axis, and broadcasting, `@`, integer indexing, transposes and reductions compute the
-`Dims` of their results: values of equal `Dims` have equal shapes whatever the lengths are.
+one id per axis, and broadcasting, `@`, integer indexing, transposes, reductions, concatenations
+(the joined axis an id of its own) and `np.zeros` of axis lengths compute the `Dims` of their
+results: values of equal `Dims` have equal shapes whatever the lengths are.
 
     xs: (T, B, D), Wx: (D, H), h: (B, H), Wh: (H, H)
     a = xs[t] @ Wx   (B, H)     c = h @ Wh   (B, H)     class(a + c) = class(a) = class(c)
+    h = np.zeros((xs.shape[1], Wx.shape[1]))   (B, H)   np.concatenate([h, xs[t]], axis=1)  (B, new)
 """
 from __future__ import annotations
 
@@ -117,9 +119,11 @@ def _broadcast(operands: list):
 
 
 def _matmul(a: Dims, b: Dims):
-    """The Dims of `a @ b` (np.matmul's rules), or None where the inner axes are not known equal."""
+    """The Dims of `a @ b` (np.matmul's rules), or None where the batch axes do not broadcast. The
+    inner axes need not be known equal: the product exists only where they are (NumPy never
+    broadcasts them), and the result's axes are the outer ones."""
     x, y = a.ids, b.ids
-    if not x or not y or x[-1] != y[-2 if len(y) > 1 else 0]:
+    if not x or not y:
         return None
     if len(y) == 1:
         return _token(x[:-1])
@@ -180,11 +184,12 @@ class Shapes:
         # integer Var -> (class, rank, offset): it is `len(x) + offset` for x of that class and rank
         self.lengths: dict = dict(getattr(params, "lengths", {}))
         self.known.lengths = self.lengths
+        self.axis_ids: dict = {}  # integer Var -> the id of the axis whose length it is (`x.shape[1]`)
 
     def state(self) -> tuple:
         """Everything `block` reads: the same state gives the same result."""
         return (dict(self.known), dict(self.ranks), frozenset(self.ints), frozenset(self.shape_tuples),
-                frozenset(self.refuted), dict(self.lengths))
+                frozenset(self.refuted), dict(self.lengths), dict(self.axis_ids))
 
     def rank(self, op):
         if isinstance(op, ir.Var):
@@ -218,8 +223,18 @@ class Shapes:
                 and _integral(s.args[0], self.ints) and len(s.args) == (2 if p is np.full else 1) \
                 and _numeric_dtype(s.kwargs.get("dtype")):
             return 1  # a length: a 1-d array of numbers
+        if p in FROM_LENGTH and s.args and s.args[0] in self.items and len(s.args) == (2 if p is np.full else 1) \
+                and all(self.rank(q) == 0 and _integral(q, self.ints) for q in self.items[s.args[0]]) \
+                and _numeric_dtype(s.kwargs.get("dtype")) and set(s.kwargs) <= {"dtype"}:
+            return len(self.items[s.args[0]])  # `np.zeros((B, H))`: one axis per length
+        if p in FROM_LENGTH and s.args and isinstance(s.args[0], ir.Const) and type(s.args[0].value) is tuple \
+                and all(type(n) is int for n in s.args[0].value) and len(s.args) == (2 if p is np.full else 1) \
+                and _numeric_dtype(s.kwargs.get("dtype")) and set(s.kwargs) <= {"dtype"}:
+            return len(s.args[0].value)  # `np.zeros((3, 4))`
         if p is np.arange and _numeric_dtype(s.kwargs.get("dtype")):
             return 1
+        if p in JOINING:
+            return self.joined_rank(s)
         if p is operator.getitem and ranks[0] is not None:
             return self.indexed_rank(s.args[1], ranks[0])
         if inserted_axis(s, ranks[0] if ranks else None) is not None:
@@ -235,6 +250,25 @@ class Shapes:
                 or (isinstance(p, ir.Method) and p.name == "copy"):
             return ranks[0] if ranks else None
         return None
+
+    def joined_rank(self, s: ir.Assign):
+        """The ndim of `np.concatenate`, `np.hstack`, `np.vstack` or `np.stack` of a tuple or list
+        display whose items all have one known ndim (with a constant axis where one is given),
+        else None."""
+        parts, axis = joined_parts(s, self.items)
+        ranks = {self.rank(q) for q in parts or ()}
+        if not parts or len(ranks) != 1 or None in ranks:
+            return None
+        r = ranks.pop()
+        if s.prim is np.concatenate:
+            if axis is None:
+                return 1
+            return r if r >= 1 and -r <= axis < r else None
+        if s.prim is np.hstack:
+            return max(r, 1)
+        if s.prim is np.vstack:
+            return max(r, 2)
+        return r + 1 if axis is not None and -(r + 1) <= axis <= r else None  # np.stack
 
     def indexed_rank(self, index, rank: int):
         """The ndim of `a[index]` for `a` of ndim `rank`, where `index` is made of integers (each
@@ -303,10 +337,59 @@ class Shapes:
                 return sliced
         return s.target  # a shape of its own
 
+    def axis_id(self, s: ir.Assign):
+        """The id of the axis whose length the integer `s` computes (`x.shape[k]`, `len(x)` of an
+        x of known Dims), else None."""
+        p, args = s.prim, s.args
+        if p is len and len(args) == 1 and not s.kwargs:
+            base, k = args[0], 0
+        elif p is operator.getitem and args[0] in self.shape_bases and isinstance(args[1], ir.Const) \
+                and type(args[1].value) is int:
+            base, k = self.shape_bases[args[0]], args[1].value
+        else:
+            return None
+        token = self.of(base)
+        if not isinstance(token, Dims) or not -len(token.ids) <= k < len(token.ids):
+            return None
+        return token.ids[k]
+
+    def joined_dims(self, s: ir.Assign):
+        """The Dims of `np.concatenate` (or `np.hstack`) of a display of arrays of known Dims along
+        an axis they join, the other axes of one id: the joined axis is an id of its own (the sum
+        of the parts' lengths), or the part's own for one part; else None."""
+        parts, axis = joined_parts(s, self.items)
+        if s.prim not in (np.concatenate, np.hstack) or not parts:
+            return None
+        tokens = [self.of(q) for q in parts]
+        if not all(isinstance(t, Dims) for t in tokens) or len({len(t.ids) for t in tokens}) != 1:
+            return None
+        r = len(tokens[0].ids)
+        if s.prim is np.hstack:
+            axis = 0 if r == 1 else 1
+        if axis is None or r == 0 or not -r <= axis < r:
+            return None
+        axis %= r
+        others = {t.ids[:axis] + t.ids[axis + 1:] for t in tokens}
+        if len(others) != 1:
+            return None
+        if len(tokens) == 1:
+            return tokens[0]
+        ids = list(tokens[0].ids)
+        ids[axis] = f"{s.target.name}.{axis}"  # (no argument's id is a string)
+        return Dims(tuple(ids))
+
     def dims(self, s: ir.Assign):
         """The Dims (or 0) of a result computed from operands of known Dims, else None."""
         p, args = s.prim, s.args
         first = self.of(args[0]) if args else None
+        if p in JOINING:
+            return self.joined_dims(s)
+        if p in FROM_LENGTH and args and len(args) == (2 if p is np.full else 1) and set(s.kwargs) <= {"dtype"} \
+                and _numeric_dtype(s.kwargs.get("dtype")):
+            lengths = self.items.get(args[0], (args[0],))
+            if all(q in self.axis_ids for q in lengths):  # `np.zeros((B, H))` of axis lengths
+                return _token(tuple(self.axis_ids[q] for q in lengths))
+            return None
         if p is operator.getitem:
             parts = args[1].items if isinstance(args[1], ir.Struct) and args[1].kind == "tuple" else (args[1],)
             if isinstance(first, Dims) and len(parts) <= len(first.ids) \
@@ -393,6 +476,11 @@ class Shapes:
                             self.lengths[s.target] = length
                         else:
                             self.lengths.pop(s.target, None)
+                    axis_id = self.axis_id(s) if integer else None
+                    if axis_id is not None:
+                        self.axis_ids[s.target] = axis_id
+                    else:
+                        self.axis_ids.pop(s.target, None)
                     rank = 0 if integer else self.statement_rank(s)
                     token = 0 if rank == 0 else self.assign(s)
                     if rank is None and isinstance(token, Dims):
@@ -440,6 +528,26 @@ class Shapes:
                 before = self.state()
                 changed |= fixpoint(step, before, _rounds([s]), "shape classes around a loop") != before
         return changed
+
+
+JOINING = (np.concatenate, np.hstack, np.vstack, np.stack)
+
+
+def joined_parts(s: ir.Assign, items: dict) -> tuple:
+    """(the arrays `s` joins, its axis) for `np.concatenate(display, axis)` (axis an int, or None
+    for `axis=None`; 0 by default), `np.stack(display, axis)`, `np.hstack(display)` and
+    `np.vstack(display)` (axis None) of a tuple or list display `items` holds; else (None, None)
+    (another keyword, an axis not a literal, a sequence made another way)."""
+    if s.prim not in JOINING or not s.args or s.args[0] not in items:
+        return None, None
+    rest = s.args[1:] + [v for k, v in s.kwargs.items() if k == "axis"]
+    if set(s.kwargs) - {"axis"} or len(rest) > 1 or (rest and s.prim in (np.hstack, np.vstack)):
+        return None, None
+    axis = rest[0] if rest else ir.Const(0 if s.prim in (np.concatenate, np.stack) else None)
+    if not isinstance(axis, ir.Const) or not (axis.value is None or type(axis.value) is int) \
+            or (axis.value is None and s.prim is np.stack):
+        return None, None
+    return list(items[s.args[0]]), axis.value
 
 
 def index_parts(index) -> tuple:
@@ -542,6 +650,11 @@ INT_ARITHMETIC = {operator.add, operator.sub, operator.mul, operator.floordiv, o
                   operator.neg, operator.pos, min, max, abs}
 
 
+# `x + y`, `x * y` of values normalize could not tell from sequences (`2 * H` of `H = W.shape[0]`):
+# of integers, integer arithmetic
+_SEQUENCE_OR_NUMBER = (ir.PLUS, ir.TIMES)
+
+
 def _integer_result(s: ir.Assign, ints: set, shape_tuples: set) -> bool:
     """Whether an Assign surely yields an integer (not a bool): a counter, a length, a size, an
     entry of a shape, integer arithmetic on those."""
@@ -554,7 +667,8 @@ def _integer_result(s: ir.Assign, ints: set, shape_tuples: set) -> bool:
         return s.args[0] in shape_tuples and isinstance(s.args[1], ir.Const) and isinstance(s.args[1].value, int)
     try:
         return (p in INT_FUNCTIONS or (p in INT_OF_ONE and len(s.args) == 1) or (
-            p in INT_ARITHMETIC and bool(s.args) and all(_integral(a, ints) for a in s.args))) and not s.kwargs
+            (p in INT_ARITHMETIC or p in _SEQUENCE_OR_NUMBER) and bool(s.args)
+            and all(_integral(a, ints) for a in s.args))) and not s.kwargs
     except TypeError:  # an unhashable callee
         return False
 

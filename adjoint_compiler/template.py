@@ -501,12 +501,19 @@ def _plain_matmul(body: list, stmt: ir.Assign, ndims: dict) -> list:
         def visit_Call(self, node):
             self.generic_visit(node)
             helper = rtcall.helper(node)
-            if helper in forms and len(node.args) == 3 and all(isinstance(a, gast.Name) for a in node.args[1:]):
+            if helper in forms and len(node.args) == 3 and all(map(_operand_name, node.args[1:])):
                 g = printing_source(node.args[0])
-                text = forms[helper].format(g=f"({g})", x=node.args[1].id, y=node.args[2].id)
+                x, y = (printing_source(a) for a in node.args[1:])
+                text = forms[helper].format(g=f"({g})", x=x, y=y)
                 return gast.parse(text, mode="eval").body
             return node
     return [Plain().visit(astwalk.clone(s)) for s in body]
+
+
+def _operand_name(node) -> bool:
+    """A name, or a name indexed (`W[rt.part_span(0, 1, h, x)]`, by `joined`): an operand printed
+    as it is before `.T` or `@`, with no parentheses."""
+    return isinstance(node, gast.Name) or (isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name))
 
 
 def printing_source(expr) -> str:

@@ -15,7 +15,7 @@ from adjoint_compiler import runtime as rt
 from adjoint_compiler.registry import adjoint, differentiate_as, nondifferentiable, tangent
 
 nondifferentiable(rt.seed, rt.zeros_like, rt.shape_of, rt.broadcast_shape, rt.reduced_size, rt.refuse_complex,
-                  rt.is_repetition, rt.zero_tangent)
+                  rt.is_repetition, rt.zero_tangent, rt.part_span)
 
 
 @adjoint(rt.sum_to_scalar)

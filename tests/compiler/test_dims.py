@@ -54,6 +54,50 @@ def test_a_carried_value_whose_shape_changes_has_no_shape_claimed():
     assert facts["h_matmul_U = h @ U"] == "" and facts["x_t_matmul_W = x_t @ W"] == "x_t_matmul_W: ndim 2"
 
 
+def gru_cell(Wz, Wh, xs, target):
+    B, H = xs.shape[1], Wz.shape[1]
+    h = np.zeros((B, H))
+    for t in range(xs.shape[0]):
+        hx = np.concatenate([h, xs[t]], axis=1)
+        z = 1.0 / (1.0 + np.exp(-(hx @ Wz)))
+        hc = np.tanh(np.concatenate([z * h, xs[t]], axis=1) @ Wh)
+        h = (1 - z) * h + z * hc
+    return 0.5 * np.sum((h - target) ** 2)
+
+
+def test_zeros_of_axis_lengths_concatenations_and_their_products():
+    """`np.zeros((B, H))` of two axes' lengths has their ids; a concatenation keeps the axes it
+    does not join, and the joined one (a sum of lengths) is an id of its own; a product with it
+    has the outer axes whatever its inner ones are (they are equal, or NumPy raises). So `h`
+    keeps its shape around the loop and the gradient needs no `rt.unbroadcast` there."""
+    args = (np.zeros((7, 4)), np.zeros((7, 4)), np.zeros((5, 2, 3)), np.zeros((2, 4)))
+    facts = notes(gru_cell, args, ("f2", "f2", "f3", "f2"))
+    assert facts["h = np.zeros(tup_2)"] == "h: shape (d5, d3)"
+    assert facts["hx = np.concatenate(lst, axis=1)"] == "hx: shape (d5, hx.1)"
+    assert facts["hx_matmul_Wz = hx @ Wz"] == "hx_matmul_Wz: shape (d5, d3)"
+    assert "h_2: shape (d5, d3)" in facts["for t in range_xs_shape_2_0 [h_2 <- h]:"]
+    args = tuple(np.random.default_rng(1).normal(size=np.shape(a)) for a in args)
+    backward = adjoint_source(gru_cell, (0, 1), args=args).split("# adjoint")[1]
+    assert "unbroadcast" not in backward.split("for t in reversed")[1]
+    check_grads(gru_cell, *args, wrt=(0, 1))
+
+
+def joins(a, b, c):
+    rows = np.concatenate([a, b])
+    cols = np.hstack((a, c))
+    mismatched = np.concatenate([a, c])  # (NumPy raises for these: no shape claimed)
+    one = np.concatenate([a], axis=1)
+    return np.sum(rows) + np.sum(cols) + np.sum(mismatched) + np.sum(one)
+
+
+def test_a_joined_axis_has_an_id_of_its_own_and_the_others_must_agree():
+    facts = notes(joins, (np.zeros((2, 3)), np.zeros((4, 3)), np.zeros((2, 5))), ("f2", "f2", "f2"))
+    assert facts["rows = np.concatenate(lst)"] == "rows: shape (rows.0, d3)"
+    assert facts["cols = np.hstack(tup)"] == "cols: shape (d2, cols.1)"
+    assert facts["mismatched = np.concatenate(lst_2)"] == "mismatched: ndim 2"
+    assert facts["one = np.concatenate(lst_3, axis=1)"] == "one: shape (d2, d3)"
+
+
 def reductions(a, b):
     r = np.mean(a, axis=0, keepdims=True)
     s = a.sum(axis=1)

@@ -8,6 +8,7 @@ from adjoint_compiler import Buffer, adjoint_source, floats, frontend, ir, norma
 from adjoint_compiler import runtime as rt
 from adjoint_compiler.naming import Namer
 from adjoint_compiler.pipeline import RESERVED
+from adjoint_compiler.testing import check_grads
 
 
 def build(func, ranks: dict):
@@ -54,6 +55,48 @@ def test_an_entry_of_a_shape_is_a_scalar_length():
     _, _, ndims = build(length_from_shape, {"x": 1})
     names = by_name(ndims)
     assert names["n"] == 0 and names["b"] == 1 and names["b_i"] == 0 and names["s"] == 0
+
+
+def joins(h, x, v):
+    a = np.concatenate([h, x], axis=1)
+    b = np.concatenate((h, x), axis=-1)
+    c = np.hstack([h, x])
+    d = np.vstack([v, v])
+    e = np.stack([h, x], axis=2)
+    f = np.concatenate([h, x], axis=None)
+    g = np.concatenate([h, v], axis=1)  # (ranks differ: NumPy raises; no rank claimed)
+    k = np.concatenate([h, x], axis=2)  # (no such axis: NumPy raises)
+    m = np.zeros((h.shape[0], v.shape[0]))
+    z = np.zeros((2, 3, 4))
+    return a, b, c, d, e, f, g, k, m, z
+
+
+def test_ranks_of_joined_arrays_and_of_zeros_of_a_shape():
+    """A concatenation of a display of arrays of one ndim keeps it (vstack makes vectors rows,
+    stack adds an axis, `axis=None` flattens); `np.zeros((n, m))` of lengths has one axis each."""
+    _, _, ndims = build(joins, {"h": 2, "x": 2, "v": 1})
+    names = by_name(ndims)
+    assert [names.get(n) for n in "abcdefgkmz"] == [2, 2, 2, 2, 3, 1, None, None, 2, 3]
+
+
+def thirds(z, w):
+    n = w.shape[0]
+    a, b, c = z[:, :n], z[:, n:2 * n], z[:, 2 * n:]
+    return np.sum(np.sin(a) * np.cos(b) + c ** 2)
+
+
+def test_a_multiple_of_a_length_is_an_integer_bound():
+    """`2 * n` of a length `n` (normalize cannot tell `n`, an item of a shape tuple, from a
+    sequence) is an integer: the adjoints of the slices it bounds add in place, without
+    `rt.add_at`'s check for an advanced index."""
+    fn, _, _ = build(thirds, {"z": 2, "w": 1})
+    ints: set = set()
+    shapes.infer(fn, {p: {"z": 2, "w": 1}[p.name] for p in fn.params}, ints)
+    assert "v2_times_n" in {v.name for v in ints}
+    args = (np.linspace(-1.0, 1.0, 14).reshape(2, 7), np.zeros(3))
+    src = adjoint_source(thirds, 0, args=args)
+    assert "rt.add_at" not in src and "z_bar[:, n:v2_times_n] += " in src
+    check_grads(thirds, *args)
 
 
 def test_scalar_branch_outputs_need_no_shapes_on_the_tape():

@@ -27,10 +27,11 @@ def _module(tmp_path, text: str):
     return module
 
 
-def check_second_order(tmp_path, f, args, wrt, seed=0):
+def check_second_order(tmp_path, f, args, wrt, seed=0, specialised=False):
     """grad of <v, gradient of f> w.r.t. argument `wrt` (and the rest of the gradient's inputs)
-    matches finite differences."""
-    generated = _module(tmp_path, adjoint_source(f, wrt=wrt))
+    matches finite differences. `specialised`: the source is the one for the kinds of `args`
+    (ranks known), which is what runs for them."""
+    generated = _module(tmp_path, adjoint_source(f, wrt=wrt, args=args if specialised else None))
     gradient = getattr(generated, f"{f.__name__}_grad")
     gradient.__globals__.update(Buffer=Buffer, copyto=copyto)  # the names the primal module bound
     v = np.random.default_rng(seed).normal(size=np.shape(args[wrt]))
@@ -112,3 +113,19 @@ LOOPS = {
 def test_loop_gradients_differentiate_again(tmp_path, name):
     f, args, wrt = LOOPS[name]
     check_second_order(tmp_path, f, args, wrt)
+
+
+def two_steps(W, b, x0, x1, h0):  # a recurrent cell, np.concatenate([h, x], axis=1) @ W (joined.py)
+    n = h0.shape[1]
+    g = np.concatenate([h0, x0], axis=1) @ W + b
+    h1 = np.tanh(g[:, :n]) * np.tanh(g[:, n:])
+    g = np.concatenate([h1, x1], axis=1) @ W + b
+    return np.sum(np.tanh(g[:, :n]) * np.tanh(g[:, n:]) ** 2)
+
+
+def test_the_product_of_a_concatenation_differentiates_again(tmp_path):
+    args = (RNG.normal(size=(5, 4)) / 2, RNG.normal(size=4), RNG.normal(size=(2, 3)), RNG.normal(size=(2, 3)),
+            RNG.normal(size=(2, 2)))
+    for wrt in (0, 4):
+        assert "rt.part_span(" in adjoint_source(two_steps, wrt=wrt, args=args)
+        check_second_order(tmp_path, two_steps, args, wrt, specialised=True)
