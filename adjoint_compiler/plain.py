@@ -150,10 +150,24 @@ def _chain(call, facts: Facts):
     value = -c.operand.value if isinstance(c, gast.UnaryOp) and isinstance(c.op, gast.USub) \
         and isinstance(c.operand, gast.Constant) else getattr(c, "value", None) if isinstance(c, gast.Constant) else None
     if type(value) not in (int, float) or value == 0 or not math.isfinite(value):
-        return None
+        return _chain_of_numbers(c, d, facts)
     if value == 1 and isinstance(d, (gast.BinOp, gast.UnaryOp)):
         return d
     return gast.BinOp(left=c, op=gast.Mult(), right=d)
+
+
+def _chain_of_numbers(g, d, facts: Facts):
+    """`rt.chain(g, d)` of a cotangent and a derivative known to be numbers (names of ndim 0 and
+    arithmetic of them): `g * d if g else g * 0.0`, the helper's branches without its call (a
+    scalar loop runs it every trip), up to the sign of a zero product."""
+    def number(node) -> bool:
+        return all(isinstance(n, (gast.BinOp, gast.UnaryOp, gast.Constant, gast.Name, gast.operator,
+                                  gast.unaryop, gast.expr_context)) for n in astwalk.walk(node)) \
+            and all(facts.ranks.get(n.id) == 0 for n in astwalk.walk(node) if isinstance(n, gast.Name))
+    if not (isinstance(g, gast.Name) and number(g) and number(d)):
+        return None
+    zero = gast.BinOp(left=astwalk.clone(g), op=gast.Mult(), right=gast.Constant(value=0.0, kind=None))
+    return gast.IfExp(test=astwalk.clone(g), body=gast.BinOp(left=g, op=gast.Mult(), right=d), orelse=zero)
 
 
 EXPRESSIONS = {rt.written_total: _written_total, rt.written_adjoint: _written_adjoint,

@@ -5,6 +5,7 @@ import gast
 import numpy as np
 
 from adjoint_compiler import adjoint_source, grad, plain
+from adjoint_compiler import runtime as rt
 from adjoint_compiler.printing import to_source
 from adjoint_compiler.simplify import Code
 from adjoint_compiler.testing import check_grads
@@ -160,3 +161,17 @@ def test_code_to_be_differentiated_again_reads_one_slot_through_the_helper():
     assert rewritten("v = rt.written_total(m, i)", facts=DIFFERENTIABLE) == ["v = m[i].sum()"]
     assert rewritten("c = rt.zero_slots(b, i)", facts=DIFFERENTIABLE) == ["b[i] = 0.0", "c = b"]
     assert rewritten("b = rt.add_at(b, i, g)", facts=DIFFERENTIABLE) == ["b[i] += g"]
+
+
+def test_a_chain_of_numbers_is_its_branches_inline():
+    """`rt.chain(g, d)` of names known to hold numbers (ndim 0): no call per loop trip; where the
+    cotangent is zero the result is zero even for an infinite or nan derivative, as the helper's."""
+    facts = plain.Facts(ints=set(), ranks={"g": 0, "x": 0, "b": 1})
+    assert rewritten("y = rt.chain(g, 2.0 * x)", facts=facts) == ["y = g * (2.0 * x) if g else g * 0.0"]
+    assert rewritten("y = rt.chain(g, 2.0 * b)", facts=facts) == ["y = rt.chain(g, 2.0 * b)"]  # (an array)
+    assert rewritten("y = rt.chain(g, np.cos(x))", facts=facts) == ["y = rt.chain(g, np.cos(x))"]  # (a call)
+    for g, x in ((0.0, float("nan")), (0.0, float("inf")), (1.5, 2.0), (-2.0, float("inf"))):
+        with np.errstate(all="ignore"):
+            inline = g * (2.0 * x) if g else g * 0.0
+            helper = rt.chain(g, 2.0 * x)
+        np.testing.assert_equal(inline, helper)
