@@ -428,6 +428,9 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
                     for w_pos, w_root, w, w_loops in writes:
                         if until is not None and w_pos > until:
                             continue
+                        if relation in ("a view of", "may share memory with") and w.prim is ir.SETITEM \
+                                and lists.get(w.args[0]):
+                            continue  # (a slot of a list rebound: no object changes, an item read before included)
                         if w_root is root and w.target is not v and not _exclusive(sides[w_pos], side) \
                                 and _stale(v, start, k, w_pos, w_loops, loops, order, carried, made_at):
                             other = w.args[0] if other is None else other

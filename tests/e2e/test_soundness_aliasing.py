@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from adjoint_compiler import Buffer, MutationError, grad, value_and_grad, vjp
+from adjoint_compiler import Buffer, MutationError, grad, hessian, value_and_grad, vjp
 from adjoint_compiler.testing import check_grads
 
 U = np.array([1.0, 2.0, 3.0])
@@ -418,3 +418,34 @@ def test_an_in_place_update_of_a_number_held_before_a_loop_is_a_rebinding():
     from adjoint_compiler.testing import check_grads
 
     check_grads(float_argument_updated_in_a_loop, 0.5, 0.3, wrt=(0, 1))
+
+
+def list_recurrence(x):
+    out = [0.0] * len(x)
+    for i in range(len(x)):
+        out[i] = x[i] * (out[i - 1] if i > 0 else 1.0)
+    return sum(out)
+
+
+def item_read_before_its_slot_is_rebound(x):
+    out = [x[0] * 2.0, x[1] ** 2]
+    a = out[0]
+    out[0] = x[1] * 3.0   # the slot holds another object now; `a` keeps the first
+    return a * out[0] + out[1]
+
+
+def test_a_list_slot_written_changes_no_item_read_before():
+    """A slot assignment into a list rebinds the slot and changes no object: an item read before it
+    is its old value (it was refused as a value that may share memory with the list, and so was the
+    second derivative of a list recurrence, whose generated gradient reads slots so)."""
+    x = np.array([0.7, -0.4, 1.3, 0.25])
+    np.testing.assert_allclose(grad(item_read_before_its_slot_is_rebound)(x),
+                               [6.0 * x[1], 6.0 * x[0] + 2.0 * x[1], 0.0, 0.0], rtol=1e-12)
+    h = hessian(list_recurrence)(x)
+    want = np.zeros((4, 4))  # sum of the prefix products p_i = x_0 ... x_i
+    for i in range(4):
+        for j in range(4):
+            for k in range(max(i, j), 4):
+                if i != j:
+                    want[i, j] += np.prod([x[m] for m in range(k + 1) if m not in (i, j)])
+    np.testing.assert_allclose(h, want, rtol=1e-10, atol=1e-12)
