@@ -202,6 +202,7 @@ class Function:
     defaults: dict = field(default_factory=dict)
     inlined: list = field(default_factory=list)  # the user functions inlined into it
     shared_updates: list = field(default_factory=list)  # in-place updates of shared values (ssa)
+    lost_arguments: list = field(default_factory=list)  # arguments whose array ssa could not follow
 
 
 def is_sequence_copy(stmt) -> bool:

@@ -55,9 +55,10 @@ def check_shared_updates(fn: ir.Function, classes: dict) -> None:
         if classes.get(value) == 0:
             continue
         if held == "argument":
-            raise MutationError(f"`{name}` is updated in place in a loop, and it is the array the caller passed as "
-                                f"`{other}`, which the caller sees change: write into it instead "
-                                f"(`{name}[...] = {name} + ...`, or `{name}[:] += ...`)", loc)
+            raise MutationError(f"`{name}` is updated in place here, and it may be the array the caller passed as "
+                                f"`{other}` (through a branch or an earlier trip of a loop), which the caller sees "
+                                f"change; write into the array itself (`{other}[...] = ...`) or make `{name}` a "
+                                f"copy first", loc)
         if not held and not _unread_after_update(fn, value, loc, classes):
             _refuse_shared(name, other, loc)
         if not held:
@@ -81,6 +82,16 @@ def check_shared_updates(fn: ir.Function, classes: dict) -> None:
         for v in members.get(objects.find(st.args[0]), []):
             if v.user and v.user != st.target.user and classes.get(v) != 0 and _read_after(fn, v, st, classes, order()):
                 _refuse_shared(name, v.display, st.loc)
+
+
+def check_arguments_followed(fn: ir.Function) -> None:
+    """The arguments the caller sees after the call (`ssa.build(track_arguments=True)`) hold
+    their arrays' last versions: refused where a write made a newer one that no name followed."""
+    for p in fn.lost_arguments:
+        raise MutationError(f"the array passed as `{p}` is written into in place where the compiler cannot tell "
+                            f"which name holds it afterwards (a loop that swaps or rebinds the names of arrays it "
+                            f"writes into); copy it first (`{p} = {p}.copy()`), and write the result back into "
+                            f"`{p}` at the end (`{p}[...] = ...`)", fn.loc)
 
 
 def _read_at_end(t) -> list:

@@ -316,6 +316,7 @@ def _mutation(c: Context) -> None:
     the parameters whose default the function would change in place (refused when it is used)."""
     mutation.check_shared_updates(c.fn, c.classes)
     c.views = mutation.check(c.fn, c.ndims)
+    mutation.check_arguments_followed(c.fn)
     c.changed_defaults = changed_defaults(c.func, c.fn)
 
 

@@ -86,6 +86,7 @@ class SSABuilder:
         self.views: dict = {}  # view Var -> View (shared with inlined builders)
         self.written: set = set()  # versions of arrays written since (and loop values they entered as)
         self.entered: dict = {}  # a loop-carried value -> its value on entry
+        self.branches: dict = {}  # an `if` output -> its results (in either branch)
         self.kept: set = set()  # loop-carried values each trip of whose loop keeps the same array
         self.nesting = 0  # how many branches and loops of this function enclose the statement
         self.defining = None  # for an inlined nested function: the builder of the scope that defined it
@@ -155,6 +156,7 @@ class SSABuilder:
         sub.shared_updates = self.shared_updates
         sub.views = self.views
         sub.written, sub.entered, sub.kept = self.written, self.entered, self.kept
+        sub.branches = self.branches
         sub.open_loops = self.open_loops
         self.inlined.append(func)
         for pname, param in sig.parameters.items():
@@ -816,6 +818,18 @@ class SSABuilder:
             v = self.entered[v]
         return v
 
+    def possible_objects(self, v) -> set:
+        """The ids of the values whose object `v` may hold: itself, what a loop param entered with,
+        both results of an `if` output (`branches`), the array a written version is (`storage`)."""
+        out, todo = set(), [v]
+        while todo:
+            u = todo.pop()
+            if not isinstance(u, ir.Var) or id(u) in out:
+                continue
+            out.add(id(u))
+            todo += [self.entered.get(u), u.storage, *self.branches.get(u, ())]
+        return out
+
     def caller_sees(self, name: str) -> bool:
         """Whether `name` holds the array of a parameter (`seen_arrays`: known to be an array) that a
         caller sees change: the function's caller, when it sees the arguments after the call
@@ -849,20 +863,19 @@ class SSABuilder:
         (builder, name) of the arguments tracked for `build(track_arguments=True)` that hold the
         value: they follow the update. `shown`: how a message names the updated value."""
         old = self.env.get(name)
-        root = self.entry_object
-        base = root(old)
+        base = self.possible_objects(old)
         holders: list = []  # values other than `old` that may be its object
 
         def same(v) -> bool:
-            if v is old or (isinstance(v, ir.Var) and root(v) is base and base is not None):
+            if v is old or (isinstance(v, ir.Var) and self.possible_objects(v) & base):
                 holders.extend([] if v is old else [v])
                 return True
             return False
 
         builder, others, followers = self, [], []
         for k, v in self.env.items():
-            if k.startswith(ARGUMENT) and v is not old and isinstance(v, ir.Var) and root(v) is base \
-                    and base is not None:  # (in a loop: the argument's array, not a value it follows)
+            if k.startswith(ARGUMENT) and v is not old and isinstance(v, ir.Var) and self.possible_objects(v) & base:
+                # (the argument's array, which `old` may be without being its value: a loop's, a branch's)
                 self.shared_updates.append((v, shown or name, k[len(ARGUMENT):], self.loc(at), "argument"))
         while builder is not None:
             followers += [(builder, k) for k, v in builder.env.items() if v is old and k.startswith(ARGUMENT)]
@@ -1357,6 +1370,7 @@ class SSABuilder:
             if name != RETURN:
                 pairs[id(a), id(b)] = out_var
         self.env = merged
+        self.branches.update((o, (a, b)) for o, a, b in zip(outputs, body_results, orelse_results))
         self.merge_writes(s, before, body + orelse, outputs, body_results, orelse_results)
         out.append(ir.If(cond, body, orelse, outputs, body_results, orelse_results, self.loc(s)))
         self.merge_views(out[-1])
@@ -1447,6 +1461,15 @@ class SSABuilder:
             written = dict.fromkeys(list(written) + carried)
         before = self.env
         carried = self.without_constants(carried, assigned, before)
+        # names the body does not rebind, bound to one array on entry, are one array in every trip:
+        # one param (`bind` gives it to the others), so a write through one name is read through all
+        firsts: dict = {}
+        for n in carried:
+            v = before.get(n)
+            if n not in assigned and isinstance(v, ir.Var):
+                firsts.setdefault(id(v), n)
+        carried = [n for n in carried if n in assigned or not isinstance(before.get(n), ir.Var)
+                   or firsts[id(before[n])] == n]
         for n in carried:
             if isinstance(before.get(n), _Dict):
                 raise UnsupportedSyntaxError(f"the dict `{n}` is updated in this loop; a dict is resolved at "
@@ -2084,6 +2107,7 @@ class SSABuilder:
         sub.shared_updates = self.shared_updates
         sub.views = self.views
         sub.written, sub.entered, sub.kept = self.written, self.entered, self.kept
+        sub.branches = self.branches
         sub.open_loops = self.open_loops
         for p in params:
             sub.env[p.name] = bound.arguments[p.name] if p.name in bound.arguments else slots[p.name]
@@ -2573,6 +2597,9 @@ def build(source: Source, normalized: gast.FunctionDef, namer: Namer, kinds: dic
     body = entry + builder.block(normalized.body)
     result = builder.env[RETURN]
     after = [builder.env[ARGUMENT + p] for p in param_names] if track_arguments else None
+    # (a newer version of an argument's array exists, and its value is no loop's value after the
+    # loop that wrote it in place: the name that holds it was lost; refused by `mutation`)
+    lost = [p for p, v in zip(param_names, after or ()) if v in builder.written and v not in builder.kept]
     # An argument the function writes into is copied on entry: the caller's array never changes.
     from .mutation import same_arrays
 
@@ -2592,6 +2619,7 @@ def build(source: Source, normalized: gast.FunctionDef, namer: Namer, kinds: dic
         body = [ir.Assign(c, ir.OWN, [p], {}, source.loc(fn.body[0])) for p, c in copies.items()] + body
     function = ir.Function(fn.name, params, body, result, source.loc(fn))
     function.arguments_after = after
+    function.lost_arguments = lost
     function.inlined = builder.inlined
     function.shared_updates = builder.shared_updates
     return function

@@ -449,3 +449,54 @@ def test_a_list_slot_written_changes_no_item_read_before():
                 if i != j:
                     want[i, j] += np.prod([x[m] for m in range(k + 1) if m not in (i, j)])
     np.testing.assert_allclose(h, want, rtol=1e-10, atol=1e-12)
+
+
+def alias_read_in_a_writing_loop(u):
+    du = u.copy()
+    v = du
+    for i in range(2):
+        du[i + 1] = v[i] * 2.0        # v is du: it reads the slot the trip before wrote
+    return np.sum(du * np.array([0.3, -1.1, 0.8]))
+
+
+def alias_read_whole(u):
+    du = u.copy()
+    v = du
+    for _ in range(3):
+        du[:] = du + v * 0.5
+    return np.sum(du * np.array([0.3, -1.1, 0.8]))
+
+
+def alias_of_a_first_trip_update(u):
+    du = np.zeros(3)
+    x = du
+    for i in range(3):
+        if i == 1:
+            du = du.copy()
+        du += u * u                    # the first trip updates x's array, later ones a copy
+    return np.sum(x * np.array([0.3, -1.1, 0.8]))
+
+
+def test_names_of_one_array_in_a_loop_are_one_array():
+    """Two names of one array entering a loop that writes through one and reads through the other
+    are one loop value (the gradient took the read for the array before the loop); an alias of an
+    array that only the first trip updates in place is refused, not read stale."""
+    u = np.array([0.5, 1.2, -0.4])
+    W = np.array([0.3, -1.1, 0.8])
+    np.testing.assert_allclose(grad(alias_read_in_a_writing_loop)(u), [1.3, 0.0, 0.0], atol=1e-12)
+    np.testing.assert_allclose(grad(alias_read_whole)(u), 1.5 ** 3 * W, rtol=1e-12)
+    with pytest.raises(MutationError):
+        grad(alias_of_a_first_trip_update)(u)
+
+
+def swapped_and_written(du, u, b):
+    for _ in range(2):
+        du, b = b, du
+        du += u
+
+
+def test_arguments_swapped_in_a_loop_that_writes_them_are_refused():
+    """vjp's outputs are the arrays the caller passed as they end; with their names swapped each
+    trip, which holds which is not known when the code is compiled (vjp said nothing was written)."""
+    with pytest.raises(MutationError, match="passed as `b`"):
+        vjp(swapped_and_written, np.ones(3), np.ones(3), np.zeros(3))
