@@ -83,10 +83,16 @@ def check_shared_updates(fn: ir.Function, classes: dict) -> None:
                 _refuse_shared(name, v.display, st.loc)
 
 
-def _read_at_end(t) -> list:
+def _read_at_end(t, inside=None) -> list:
     """The operands a block statement reads once its blocks have run: an `if`'s results, a loop's
-    next values and its condition (read again at the top of the next trip)."""
+    next values and its condition (read again at the top of the next trip). With `inside` (a
+    statement in one arm of the `if`), the results of that arm alone: the other arm's are read
+    only on a path that does not run `inside`."""
     if isinstance(t, ir.If):
+        if inside is not None and any(s is inside for s in ir.walk(t.body)):
+            return list(t.body_results)
+        if inside is not None and any(s is inside for s in ir.walk(t.orelse)):
+            return list(t.orelse_results)
         return list(t.body_results) + list(t.orelse_results)
     return list(t.nexts) + [t.cond, t.stop] if isinstance(t, ir.Loop) else []
 
@@ -128,7 +134,7 @@ def _read_after(fn: ir.Function, value, update, classes: dict, order: list, seen
             continue
         if k > at or any(loop in outer for loop in repeating):
             return True
-        if t in enclosing and value in [v for op in _read_at_end(t) for v in ir.operand_vars(op)]:
+        if t in enclosing and value in [v for op in _read_at_end(t, update) for v in ir.operand_vars(op)]:
             return True
         if isinstance(t, ir.Assign) and value in aliasing.may_alias(t, classes) and t.target is not None \
                 and all(t.target is not w for w in seen) \
