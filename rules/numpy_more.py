@@ -55,6 +55,28 @@ def pad_dot(y, array, pad_width, mode="constant", *, constant_values=0):
     y_dot = rt.pad_tangent(array_dot, constant_values_dot, array, pad_width, mode)
 
 
+# pad_adjoint is linear in its cotangent (the shape of `array` and of `constant_values` is all it
+# reads of them): its transpose pads as np.pad does
+@adjoint(rt.pad_adjoint)
+def pad_adjoint(parts, g, array, pad_width, mode="constant", constant_values=0):
+    g_bar += rt.pad_adjoint_transpose(parts_bar, g, array, pad_width, mode, constant_values)
+
+
+@tangent(rt.pad_adjoint)
+def pad_adjoint_dot(parts, g, array, pad_width, mode="constant", constant_values=0):
+    parts_dot = rt.pad_adjoint(g_dot, array, pad_width, mode, constant_values)
+
+
+@adjoint(rt.pad_adjoint_transpose)
+def pad_adjoint_transpose(y, h, g, array, pad_width, mode="constant", constant_values=0):
+    h_bar += rt.pad_adjoint(y_bar, array, pad_width, mode, constant_values)
+
+
+@tangent(rt.pad_adjoint_transpose)
+def pad_adjoint_transpose_dot(y, h, g, array, pad_width, mode="constant", constant_values=0):
+    y_dot = rt.pad_adjoint_transpose(h_dot, g, array, pad_width, mode, constant_values)
+
+
 # -- splitting and joining ----------------------------------------------------------------------------
 @adjoint(np.split, np.array_split)
 def split(y, ary, indices_or_sections, axis=0):
