@@ -705,7 +705,21 @@ def ufunc_at_tangent(a_t, b_t, name, a, indices, b, y):
     return out.reshape(a.shape)
 
 
-__all__ += ["ufunc_at_adjoint", "ufunc_at_copy", "ufunc_at_tangent"]
+def at_slots(a, indices):
+    """(the flat slot of `a` each occurrence of `np.<ufunc>.at(a, indices, b)` updates, the shape of
+    `a[indices]`, which `b` is broadcast to): integers, for `ufunc_at_adjoint`'s twin."""
+    slots, _, shape = _at_occurrences(a, indices, 0.0)
+    return slots, shape
+
+
+def at_shares(name, a, indices, b, y):
+    """(the share of `a`'s entry, the share of each occurrence of `b`) in the result of
+    `np.maximum.at` / `np.minimum.at` (a copy: `y`): 1 for the value taken, split among ties."""
+    wa, wb, _, _ = _at_weights(name, a, indices, b, y)
+    return wa, wb
+
+
+__all__ += ["at_shares", "at_slots", "ufunc_at_adjoint", "ufunc_at_copy", "ufunc_at_tangent"]
 
 
 # -- transposes of the adjoint helpers above (their rules make a generated gradient differentiable) ----
@@ -796,6 +810,19 @@ def _average_weights(a, axis, weights):
     return a, w
 
 
+def along_axis_shape(a, axis) -> list:
+    """The shape that puts a vector along `axis` of `a` (-1 there, 1 elsewhere): `np.average`'s
+    one-dimensional weights."""
+    ax = int(axis) % np.ndim(a)
+    return [-1 if k == ax else 1 for k in range(np.ndim(a))]
+
+
+def other_axes(a, axis) -> tuple:
+    """The axes of `a` other than `axis`."""
+    ax = int(axis) % np.ndim(a)
+    return tuple(k for k in range(np.ndim(a)) if k != ax)
+
+
 def average_adjoint(g, a, y, axis=None, weights=None, returned=False, keepdims=False):
     """The gradients `(a_bar, weights_bar)` in `y = np.average(a, axis, weights)`:
     y = sum(w a) / sum(w), so a_bar = g w / sum(w), w_bar = g (a - y) / sum(w)."""
@@ -860,8 +887,8 @@ def copysign_derivative(x1, x2):
     return _scalar(np.where(x1 == 0, 0.0, np.where(flip, -1.0, 1.0)))
 
 
-__all__ += ["average_adjoint", "average_tangent", "copysign_derivative", "delete_adjoint", "ptp_adjoint",
-            "ptp_tangent", "vander_derivative"]
+__all__ += ["along_axis_shape", "average_adjoint", "average_tangent", "copysign_derivative", "delete_adjoint",
+            "other_axes", "ptp_adjoint", "ptp_tangent", "vander_derivative"]
 
 
 def convolve_adjoint(g, a, v, mode="full"):
