@@ -77,6 +77,21 @@ def pad_adjoint_transpose_dot(y, h, g, array, pad_width, mode="constant", consta
     y_dot = rt.pad_adjoint_transpose(h_dot, g, array, pad_width, mode, constant_values)
 
 
+# quantile_adjoint(g, a, q, y, ...) = (a_bar, q_bar): linear in g; its weights are piecewise constant
+# in `a` and its slopes in `q`, but the weights move with q and the slopes with a
+@adjoint(rt.quantile_adjoint)
+def quantile_adjoint(parts, g, a, q, y, axis=None, method="linear", keepdims=False, scale=1.0):
+    more = rt.quantile_adjoint_transpose(parts_bar, g, a, q, y, axis, method, keepdims, scale)
+    g_bar += more[0]
+    a_bar += more[1]
+    q_bar += more[2]
+
+
+@tangent(rt.quantile_adjoint)
+def quantile_adjoint_dot(parts, g, a, q, y, axis=None, method="linear", keepdims=False, scale=1.0):
+    parts_dot = rt.quantile_adjoint_tangent(g_dot, a_dot, q_dot, g, a, q, y, axis, method, keepdims, scale)
+
+
 # -- splitting and joining ----------------------------------------------------------------------------
 @adjoint(np.split, np.array_split)
 def split(y, ary, indices_or_sections, axis=0):
