@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import aliasing, ir
+from . import aliasing, ir, runtime_facts
 from .errors import MutationError
 from .fixpoint import fixpoint
 
@@ -418,7 +418,7 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
                     f"`{_name_of(s.item_of)}[i] = {_name_of(s.item_of)}[i] + ...` (a new array) instead", s.loc)
     if writes:
         # every statement's reads, then the result's (read when the function returns)
-        reading = [(k, s.loc, loops, sides[k], [v for op in ir.stmt_operands(s) for v in ir.operand_vars(op)]
+        reading = [(k, s.loc, loops, sides[k], [v for op in _value_operands(s) for v in ir.operand_vars(op)]
                     if not isinstance(s, ir.Loop) else [v for op in s.inits for v in ir.operand_vars(op)])
                    for k, (s, loops) in enumerate(order)]
         reading.append((len(order), fn.loc, (), {}, ir.operand_vars(fn.result)))
@@ -464,6 +464,17 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
         if arrays.find(p) in names_of_root:
             out.setdefault(p.name, set()).update(names_of_root[arrays.find(p)])
     return out
+
+
+def _value_operands(s) -> list:
+    """The operands a statement reads for their values: a runtime helper's arguments it reads only
+    for their shapes (`rt.unbroadcast(g, x)`, in a gradient read back as source) are left out, as
+    a write changes no shape."""
+    if isinstance(s, ir.Assign) and s.args:
+        facts = runtime_facts.facts(s.prim)
+        if facts.all_shapes or facts.shape_only:
+            return [op for i, op in enumerate(s.args) if not facts.shape_position(i)] + list(s.kwargs.values())
+    return ir.stmt_operands(s)
 
 
 def _surely_runs(loop: ir.Loop, made_by: dict) -> bool:
