@@ -66,7 +66,8 @@ FRESH_FUNCTIONS |= {rt.seed, rt.zeros_like, rt.shape_of, rt.broadcast_shape, rt.
                     rt.sum_of_product, rt.extremum_adjoint, rt.extremum_transpose, rt.save_slots,
                     rt.written_adjoint, rt.written_transpose, rt.written_total, rt.written_total_transpose,
                     rt.overwritten_adjoint, rt.copied_adjoint, rt.copied_transpose, rt.overcopied_adjoint,
-                    rt.items_transpose, rt.overfilled_adjoint, rt.stack_transpose, rt.seq_place, rt.item_transpose}
+                    rt.items_transpose, rt.overfilled_adjoint, rt.stack_transpose, rt.seq_place, rt.item_transpose,
+                    rt.shares_memory, rt.positions, rt.slots_at}  # (a bool, integer positions)
 # Runtime helpers whose result is one of their operands, a view of it, or new: they may alias only
 # the operands at these positions (`unbroadcast(g, x)` returns `g` itself when nothing was summed).
 ALIASED_OPERANDS = {rt.unbroadcast: (0,), rt.expand_reduced: (0,), rt.reduce_like: (0,), rt.expand_like: (0,),

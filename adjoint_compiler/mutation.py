@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import aliasing, ir
+from . import aliasing, ir, runtime_facts
 from .errors import MutationError
 from .fixpoint import fixpoint
 
@@ -94,10 +94,16 @@ def check_arguments_followed(fn: ir.Function) -> None:
                             f"`{p}` at the end (`{p}[...] = ...`)", fn.loc)
 
 
-def _read_at_end(t) -> list:
+def _read_at_end(t, inside=None) -> list:
     """The operands a block statement reads once its blocks have run: an `if`'s results, a loop's
-    next values and its condition (read again at the top of the next trip)."""
+    next values and its condition (read again at the top of the next trip). With `inside` (a
+    statement in one arm of the `if`), the results of that arm alone: the other arm's are read
+    only on a path that does not run `inside`."""
     if isinstance(t, ir.If):
+        if inside is not None and any(s is inside for s in ir.walk(t.body)):
+            return list(t.body_results)
+        if inside is not None and any(s is inside for s in ir.walk(t.orelse)):
+            return list(t.orelse_results)
         return list(t.body_results) + list(t.orelse_results)
     return list(t.nexts) + [t.cond, t.stop] if isinstance(t, ir.Loop) else []
 
@@ -139,7 +145,7 @@ def _read_after(fn: ir.Function, value, update, classes: dict, order: list, seen
             continue
         if k > at or any(loop in outer for loop in repeating):
             return True
-        if t in enclosing and value in [v for op in _read_at_end(t) for v in ir.operand_vars(op)]:
+        if t in enclosing and value in [v for op in _read_at_end(t, update) for v in ir.operand_vars(op)]:
             return True
         if isinstance(t, ir.Assign) and value in aliasing.may_alias(t, classes) and t.target is not None \
                 and all(t.target is not w for w in seen) \
@@ -423,7 +429,7 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
                     f"`{_name_of(s.item_of)}[i] = {_name_of(s.item_of)}[i] + ...` (a new array) instead", s.loc)
     if writes:
         # every statement's reads, then the result's (read when the function returns)
-        reading = [(k, s.loc, loops, sides[k], [v for op in ir.stmt_operands(s) for v in ir.operand_vars(op)]
+        reading = [(k, s.loc, loops, sides[k], [v for op in _value_operands(s) for v in ir.operand_vars(op)]
                     if not isinstance(s, ir.Loop) else [v for op in s.inits for v in ir.operand_vars(op)])
                    for k, (s, loops) in enumerate(order)]
         reading.append((len(order), fn.loc, (), {}, ir.operand_vars(fn.result)))
@@ -472,6 +478,17 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
         if arrays.find(p) in names_of_root:
             out.setdefault(p.name, set()).update(names_of_root[arrays.find(p)])
     return out
+
+
+def _value_operands(s) -> list:
+    """The operands a statement reads for their values: a runtime helper's arguments it reads only
+    for their shapes (`rt.unbroadcast(g, x)`, in a gradient read back as source) are left out, as
+    a write changes no shape."""
+    if isinstance(s, ir.Assign) and s.args:
+        facts = runtime_facts.facts(s.prim)
+        if facts.all_shapes or facts.shape_only:
+            return [op for i, op in enumerate(s.args) if not facts.shape_position(i)] + list(s.kwargs.values())
+    return ir.stmt_operands(s)
 
 
 def _surely_runs(loop: ir.Loop, made_by: dict) -> bool:

@@ -28,7 +28,7 @@ _loaded = False
 _loading = False  # while built-in rules load, they never replace a rule the user registered
 _lock = threading.RLock()
 BUILTIN_MODULES = ("arithmetic", "ufuncs", "reductions", "linalg", "shape", "indexing", "writes", "nondiff", "numpy_more",
-                   "composites", "runtime_helpers", "python", "structures", "numpy_twins", "complex")
+                   "composites", "runtime_helpers", "python", "structures", "numpy_twins", "runtime_twins", "complex")
 
 
 def _key(func):

@@ -406,6 +406,16 @@ def like_sequence(g, x):
     return _rebuild(x, list(g)) if isinstance(x, (tuple, list)) else g
 
 
+def sequence_items(h, g):
+    """The transpose of `like_sequence(g, x)` in `g`: the items of `h` (the cotangent of `x`'s
+    structure: an array's rows, a tuple's or list's items) as a list like `g` (None: no gradient)."""
+    if h is None:
+        return None
+    if isinstance(g, (tuple, list)) and isinstance(h, (np.ndarray, tuple, list)):
+        return list(h)
+    return h
+
+
 def _repeats(n) -> bool:
     """Whether `x * n` of a list or tuple `x` is a repetition (a Python or NumPy integer `n`), not
     NumPy's elementwise product (an array `n`, a 0-d one too: `[1.0, 2.0] * np.array(2)` is

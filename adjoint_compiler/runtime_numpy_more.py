@@ -255,6 +255,12 @@ def _quantile_parts(a, q, axis, method):
     qs = np.atleast_1d(np.asarray(q, dtype=float)).ravel()
     weights = np.zeros((qs.size,) + flat.shape)
     dq = np.zeros((qs.size,) + flat.shape[:-1])
+    slopes = np.zeros((qs.size,) + flat.shape)  # d dq / d flat (the order statistics' shares)
+
+    def share(k):  # d s[..., k] / d flat: entries equal to it share it
+        hit = flat == s[..., k, None]
+        return hit / np.sum(hit, axis=-1, keepdims=True)
+
     for i, qq in enumerate(qs):
         v = qq * (m - 1)
         lo = int(np.floor(v))
@@ -264,12 +270,16 @@ def _quantile_parts(a, q, axis, method):
             picks = [(lo, 1.0 - frac), (hi, frac)]
             if 0 < frac < 1 or m == 1:
                 slope = s[..., hi] - s[..., lo]
+                if hi != lo:
+                    slopes[i] = (m - 1) * (share(hi) - share(lo))
             else:  # a kink at an order statistic: the mean of the two one-sided slopes
                 k = lo
                 left = s[..., k] - s[..., k - 1] if k > 0 else None
                 right = s[..., k + 1] - s[..., k] if k < m - 1 else None
                 slope = (left + right) / 2.0 if left is not None and right is not None else \
                     (left if left is not None else right)
+                below, above = (k - 1 if k > 0 else k), (k + 1 if k < m - 1 else k)
+                slopes[i] = (m - 1) * (share(above) - share(below)) / (2.0 if 0 < k < m - 1 else 1.0)
             dq[i] = slope * (m - 1)
         elif method == "lower":
             picks = [(lo, 1.0)]
@@ -284,7 +294,7 @@ def _quantile_parts(a, q, axis, method):
                 continue
             hit = flat == s[..., k, None]
             weights[i] = weights[i] + w * hit / np.sum(hit, axis=-1, keepdims=True)
-    return flat, weights, dq, rest, axes
+    return flat, weights, dq, rest, axes, slopes
 
 
 def _quantile_check(y, flat, weights, q, keepdims, a, axes):
@@ -307,7 +317,7 @@ def quantile_adjoint(g, a, q, y, axis=None, method="linear", keepdims=False, sca
     (`np.percentile` with scale=1/100): the order statistics the value interpolates get their
     weights (entries equal to one share it, as `median`), and q the slope between them."""
     a_arr = np.asarray(a, dtype=float)
-    flat, weights, dq, rest, axes = _quantile_parts(a_arr, np.asarray(q, dtype=float) * scale, axis, method)
+    flat, weights, dq, rest, axes, _ = _quantile_parts(a_arr, np.asarray(q, dtype=float) * scale, axis, method)
     _quantile_check(y, flat, weights, q, keepdims, a_arr, axes)
     nq = weights.shape[0]
     gg = np.reshape(np.asarray(g, dtype=float), (nq,) + flat.shape[:-1])
@@ -324,7 +334,7 @@ def quantile_adjoint(g, a, q, y, axis=None, method="linear", keepdims=False, sca
 def quantile_tangent(a_t, q_t, a, q, y, axis=None, method="linear", keepdims=False, scale=1.0):
     """The tangent of `y = np.quantile(a, q, ...)` (`np.percentile` with scale=1/100)."""
     a_arr = np.asarray(a, dtype=float)
-    flat, weights, dq, rest, axes = _quantile_parts(a_arr, np.asarray(q, dtype=float) * scale, axis, method)
+    flat, weights, dq, rest, axes, _ = _quantile_parts(a_arr, np.asarray(q, dtype=float) * scale, axis, method)
     _quantile_check(y, flat, weights, q, keepdims, a_arr, axes)
     t = np.broadcast_to(np.asarray(_zero_or(a_t), dtype=float), a_arr.shape)
     if a_arr.ndim:
@@ -335,6 +345,53 @@ def quantile_tangent(a_t, q_t, a, q, y, axis=None, method="linear", keepdims=Fal
     tq = np.broadcast_to(np.asarray(_zero_or(q_t), dtype=float), np.shape(q)).ravel() * scale
     out = out + dq * tq.reshape((-1,) + (1,) * (dq.ndim - 1))
     return _scalar(np.reshape(out, _quantile_out_shape(a_arr, q, axes, keepdims)))
+
+
+def _quantile_to_a(flat_value, a_arr, rest, axes):
+    """An array shaped like `flat` (the reduced axes last, flattened) back in the shape of `a`."""
+    if a_arr.ndim == 0:
+        return _scalar(flat_value.reshape(()))
+    moved_shape = tuple(a_arr.shape[k] for k in rest) + tuple(a_arr.shape[k] for k in axes)
+    return np.transpose(flat_value.reshape(moved_shape), np.argsort(rest + list(axes)))
+
+
+def quantile_cross(g, a_t, q_t, a, q, y, axis=None, method="linear", keepdims=False, scale=1.0):
+    """The part of the tangent of `quantile_adjoint(g, a, q, y, ...)` = (a_bar, q_bar) that comes
+    from `a_t` and `q_t` (the weights are piecewise constant in `a`, the slopes in `q`): a_bar
+    changes with q by d weights / dq, q_bar with a by d slopes / da, one array of derivatives
+    (the mixed second derivative of the quantile; 0 for the methods other than 'linear')."""
+    a_arr = np.asarray(a, dtype=float)
+    flat, weights, _, rest, axes, slopes = _quantile_parts(a_arr, np.asarray(q, dtype=float) * scale, axis,
+                                                             method)
+    nq = weights.shape[0]
+    gg = np.reshape(np.asarray(g, dtype=float), (nq,) + flat.shape[:-1])
+    tq = np.broadcast_to(np.asarray(_zero_or(q_t), dtype=float), np.shape(q)).ravel() * scale
+    a_part = np.sum(slopes * (gg * tq.reshape((-1,) + (1,) * (gg.ndim - 1)))[..., None], axis=0)
+    t = np.broadcast_to(np.asarray(_zero_or(a_t), dtype=float), a_arr.shape)
+    t = np.transpose(t, rest + list(axes)).reshape(flat.shape) if a_arr.ndim else t.reshape(1)
+    q_part = np.sum(gg * np.sum(slopes * t, axis=-1), axis=tuple(range(1, gg.ndim))) * scale
+    return _quantile_to_a(a_part, a_arr, rest, axes), _scalar(np.reshape(q_part, np.shape(q)))
+
+
+def quantile_adjoint_tangent(g_t, a_t, q_t, g, a, q, y, axis=None, method="linear", keepdims=False, scale=1.0):
+    """The tangent of `quantile_adjoint(g, a, q, y, ...)`: linear in `g`, plus `quantile_cross`."""
+    cross = quantile_cross(g, a_t, q_t, a, q, y, axis, method, keepdims, scale)
+    if g_t is None:
+        return cross
+    part = quantile_adjoint(g_t, a, q, y, axis, method, keepdims, scale)
+    return part[0] + cross[0], part[1] + cross[1]
+
+
+def quantile_adjoint_transpose(h, g, a, q, y, axis=None, method="linear", keepdims=False, scale=1.0):
+    """The gradients `(g_bar, a_bar, q_bar)` in `(a_bar, q_bar) = quantile_adjoint(g, a, q, y, ...)`,
+    given `h`, the cotangents of that pair (either None): the quantile's tangent for `g`, and the
+    transposes of `quantile_cross`, which is symmetric in (a_t, q_t)."""
+    ha, hq = (None, None) if h is None else (h[0], h[1])
+    g_bar = quantile_tangent(ha, hq, a, q, y, axis, method, keepdims, scale)
+    from .runtime import unbroadcast
+    a_bar, _ = quantile_cross(g, None, hq, a, q, y, axis, method, keepdims, scale)
+    _, q_bar = quantile_cross(g, ha, None, a, q, y, axis, method, keepdims, scale)
+    return unbroadcast(g_bar, g), a_bar, q_bar
 
 
 # -- tolist ---------------------------------------------------------------------------------------------
@@ -534,6 +591,9 @@ __all__ = [
     "put_adjoint",
     "put_copy",
     "quantile_adjoint",
+    "quantile_adjoint_tangent",
+    "quantile_adjoint_transpose",
+    "quantile_cross",
     "quantile_tangent",
     "rollaxis_adjoint",
     "rot90_of",
@@ -705,7 +765,21 @@ def ufunc_at_tangent(a_t, b_t, name, a, indices, b, y):
     return out.reshape(a.shape)
 
 
-__all__ += ["ufunc_at_adjoint", "ufunc_at_copy", "ufunc_at_tangent"]
+def at_slots(a, indices):
+    """(the flat slot of `a` each occurrence of `np.<ufunc>.at(a, indices, b)` updates, the shape of
+    `a[indices]`, which `b` is broadcast to): integers, for `ufunc_at_adjoint`'s twin."""
+    slots, _, shape = _at_occurrences(a, indices, 0.0)
+    return slots, shape
+
+
+def at_shares(name, a, indices, b, y):
+    """(the share of `a`'s entry, the share of each occurrence of `b`) in the result of
+    `np.maximum.at` / `np.minimum.at` (a copy: `y`): 1 for the value taken, split among ties."""
+    wa, wb, _, _ = _at_weights(name, a, indices, b, y)
+    return wa, wb
+
+
+__all__ += ["at_shares", "at_slots", "ufunc_at_adjoint", "ufunc_at_copy", "ufunc_at_tangent"]
 
 
 # -- transposes of the adjoint helpers above (their rules make a generated gradient differentiable) ----
@@ -796,6 +870,19 @@ def _average_weights(a, axis, weights):
     return a, w
 
 
+def along_axis_shape(a, axis) -> list:
+    """The shape that puts a vector along `axis` of `a` (-1 there, 1 elsewhere): `np.average`'s
+    one-dimensional weights."""
+    ax = int(axis) % np.ndim(a)
+    return [-1 if k == ax else 1 for k in range(np.ndim(a))]
+
+
+def other_axes(a, axis) -> tuple:
+    """The axes of `a` other than `axis`."""
+    ax = int(axis) % np.ndim(a)
+    return tuple(k for k in range(np.ndim(a)) if k != ax)
+
+
 def average_adjoint(g, a, y, axis=None, weights=None, returned=False, keepdims=False):
     """The gradients `(a_bar, weights_bar)` in `y = np.average(a, axis, weights)`:
     y = sum(w a) / sum(w), so a_bar = g w / sum(w), w_bar = g (a - y) / sum(w)."""
@@ -860,8 +947,8 @@ def copysign_derivative(x1, x2):
     return _scalar(np.where(x1 == 0, 0.0, np.where(flip, -1.0, 1.0)))
 
 
-__all__ += ["average_adjoint", "average_tangent", "copysign_derivative", "delete_adjoint", "ptp_adjoint",
-            "ptp_tangent", "vander_derivative"]
+__all__ += ["along_axis_shape", "average_adjoint", "average_tangent", "copysign_derivative", "delete_adjoint",
+            "other_axes", "ptp_adjoint", "ptp_tangent", "vander_derivative"]
 
 
 def convolve_adjoint(g, a, v, mode="full"):

@@ -85,6 +85,15 @@ def pad_tangent(t, cv_t, array, pad_width, mode="constant"):
     return np.pad(t, pad_width, mode=mode)
 
 
+def pad_adjoint_transpose(h, g, array, pad_width, mode="constant", constant_values=0):
+    """The transpose of `pad_adjoint(g, array, pad_width, mode, constant_values)` in `g`: given
+    `h`, the cotangents of its pair (array_bar, constant_values_bar), either None, the first
+    padded as np.pad pads (with the second for 'constant'), in the shape of `g`."""
+    from .runtime import unbroadcast
+    ha, hc = (None, None) if h is None else (h[0], h[1])
+    return unbroadcast(pad_tangent(_zero_or(ha), hc, array, pad_width, mode), g)
+
+
 def interp_tangent(x_t, xp_t, fp_t, left_t, right_t, x, xp, fp, left=None, right=None):
     """The tangent of `np.interp(x, xp, fp, left, right)` (xp increasing), the transpose of
     `interp_adjoint`: at a knot the mean of the two one-sided derivatives."""
@@ -443,6 +452,7 @@ __all__ = [
     "median_tangent",
     "nan_extremum_tangent",
     "nan_sum_tangent",
+    "pad_adjoint_transpose",
     "pad_tangent",
     "pinv_tangent",
     "polyval_tangent",

@@ -55,6 +55,43 @@ def pad_dot(y, array, pad_width, mode="constant", *, constant_values=0):
     y_dot = rt.pad_tangent(array_dot, constant_values_dot, array, pad_width, mode)
 
 
+# pad_adjoint is linear in its cotangent (the shape of `array` and of `constant_values` is all it
+# reads of them): its transpose pads as np.pad does
+@adjoint(rt.pad_adjoint)
+def pad_adjoint(parts, g, array, pad_width, mode="constant", constant_values=0):
+    g_bar += rt.pad_adjoint_transpose(parts_bar, g, array, pad_width, mode, constant_values)
+
+
+@tangent(rt.pad_adjoint)
+def pad_adjoint_dot(parts, g, array, pad_width, mode="constant", constant_values=0):
+    parts_dot = rt.pad_adjoint(g_dot, array, pad_width, mode, constant_values)
+
+
+@adjoint(rt.pad_adjoint_transpose)
+def pad_adjoint_transpose(y, h, g, array, pad_width, mode="constant", constant_values=0):
+    h_bar += rt.pad_adjoint(y_bar, array, pad_width, mode, constant_values)
+
+
+@tangent(rt.pad_adjoint_transpose)
+def pad_adjoint_transpose_dot(y, h, g, array, pad_width, mode="constant", constant_values=0):
+    y_dot = rt.pad_adjoint_transpose(h_dot, g, array, pad_width, mode, constant_values)
+
+
+# quantile_adjoint(g, a, q, y, ...) = (a_bar, q_bar): linear in g; its weights are piecewise constant
+# in `a` and its slopes in `q`, but the weights move with q and the slopes with a
+@adjoint(rt.quantile_adjoint)
+def quantile_adjoint(parts, g, a, q, y, axis=None, method="linear", keepdims=False, scale=1.0):
+    more = rt.quantile_adjoint_transpose(parts_bar, g, a, q, y, axis, method, keepdims, scale)
+    g_bar += more[0]
+    a_bar += more[1]
+    q_bar += more[2]
+
+
+@tangent(rt.quantile_adjoint)
+def quantile_adjoint_dot(parts, g, a, q, y, axis=None, method="linear", keepdims=False, scale=1.0):
+    parts_dot = rt.quantile_adjoint_tangent(g_dot, a_dot, q_dot, g, a, q, y, axis, method, keepdims, scale)
+
+
 # -- splitting and joining ----------------------------------------------------------------------------
 @adjoint(np.split, np.array_split)
 def split(y, ary, indices_or_sections, axis=0):

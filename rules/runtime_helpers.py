@@ -16,6 +16,9 @@ from adjoint_compiler.registry import adjoint, differentiate_as, nondifferentiab
 
 nondifferentiable(rt.seed, rt.zeros_like, rt.shape_of, rt.broadcast_shape, rt.reduced_size, rt.refuse_complex,
                   rt.is_repetition, rt.zero_tangent, rt.part_span)
+# the write through a value that may be a view (`M = y.reshape(2, 2); M[0] *= 2`): whether it is
+# one, and the positions of the base's slots it covers, are integers and booleans
+nondifferentiable(rt.shares_memory, rt.positions, rt.slots_at)
 
 
 @adjoint(rt.sum_to_scalar)
@@ -353,6 +356,26 @@ def total_after_zeroing(g, idx, into=None):
 
 
 # -- sequences: the gradient of a list is a list (None where an item gets no gradient) -------------
+@adjoint(rt.like_sequence)
+def like_sequence(y, g, x):
+    g_bar += rt.sequence_items(y_bar, g)
+
+
+@tangent(rt.like_sequence)
+def like_sequence_dot(y, g, x):
+    y_dot = rt.like_sequence(g_dot, x)
+
+
+@adjoint(rt.sequence_items)
+def sequence_items(y, h, g):
+    h_bar += rt.like_sequence(y_bar, h)
+
+
+@tangent(rt.sequence_items)
+def sequence_items_dot(y, h, g):
+    y_dot = rt.sequence_items(h_dot, g)
+
+
 @adjoint(rt.seq_head)
 def seq_head(y, g, t):
     g_bar += rt.seq_place(y_bar, g, 0)

@@ -402,3 +402,98 @@ def f(x):
     return np.sum(x * c) + np.sum(x ** 2)
 """
     return Case(src, [_vec(ch, n)], must_work=True)
+
+
+# -- second derivatives through the runtime helpers of first-order gradients ----------------------
+
+def _distinct(ch, n, lo=-2.0, hi=2.0):
+    """n values in [lo, hi] in a random order, at least 0.4 (hi - lo) / n apart (no ties: the
+    maximum, quantile and ptp cases stay away from their kinks)."""
+    values = [lo + (hi - lo) * (k + 0.5 + ch.float(-0.3, 0.3)) / n for k in range(n)]
+    pool, out = list(range(n)), []
+    while pool:
+        out.append(values[pool.pop(ch.int(0, len(pool) - 1))])
+    return np.round(np.array(out), 3)
+
+
+@family("second_order")
+def gen_helper_second(ch) -> Case:
+    """An operation whose gradient calls a runtime helper (`rt.pad_adjoint`, `rt.cumprod_adjoint`,
+    `rt.convolve_adjoint`, `rt.ufunc_at_adjoint`, `rt.average_adjoint`, `rt.quantile_adjoint`,
+    `rt.ptp_adjoint`, the write through a value that may be a view, starred unpacking), in a random
+    spelling: the Hessian-vector products both ways against second differences of f."""
+    op = ch.choice(["pad", "cumprod", "convolve", "ufunc_at", "average", "quantile", "ptp", "view_write",
+                    "starred"])
+    shape = ch.choice([(ch.int(3, 6),), (2, 3), (3, 2)])
+    if op in ("convolve", "ufunc_at"):
+        shape = (ch.int(6, 8),)
+    if op == "view_write" and len(shape) == 1:
+        shape = (ch.choice([4, 6]),)
+    n = int(np.prod(shape))
+    x = _distinct(ch, n).reshape(shape)
+    two_d = len(shape) == 2
+    axis = ch.choice(["None", "0", "-1"] + (["1"] if two_d else []))
+    body = ""
+    if op == "pad":
+        mode = ch.choice(["constant", "edge", "reflect", "wrap", "symmetric"])
+        width = ch.choice(["1", "2", "(1, 2)", "[2, 1]"] + (["((1, 0), (0, 2))", "((0, 1),)"] if two_d else []))
+        spelled = ch.choice([f"'{mode}'", f"mode='{mode}'"])
+        extra = ""
+        if mode == "constant" and ch.coin():
+            extra = ", constant_values=" + ch.choice(["0.5", "np.sum(x) * 0.3", "(x.ravel()[0], 1.0)"])
+            spelled = "mode='constant'"
+        expr = f"np.pad(x, {width}, {spelled}{extra})"
+    elif op == "cumprod":
+        if ch.coin(0.3):
+            x.flat[ch.int(0, n - 1)] = 0.0
+        expr = ch.choice([f"np.cumprod(x, axis={axis})", f"np.cumprod(x, {axis})", f"x.cumprod({axis})",
+                          f"x.cumprod(axis={axis})"] + (["np.cumprod(x)"] if axis == "None" else []))
+    elif op == "convolve":
+        kernel = ch.choice(["np.array([1.0, -0.5])", "np.array([0.2, 1.0, -0.7])", "x[::-1]", "x[:2] ** 2",
+                            "np.sin(x[1:4])"])
+        mode = ch.choice(["", ", 'full'", ", 'same'", ", 'valid'", ", mode='same'", ", mode='valid'"])
+        first, second = ("x", kernel) if ch.coin() else (kernel, "x")
+        expr = f"np.convolve({first}, {second}{mode})"
+    elif op == "ufunc_at":
+        name = ch.choice(["multiply", "maximum", "minimum"])
+        idx = ch.choice(["[0, 0, 2]", "[2, 1, 2]", "np.array([1, 1, 1])", "[0, 1, 2]"])
+        values = ch.choice(["x[3:6]", f"x[{n - 3}:]", "x[3]"] if name == "multiply" else ["x[3:6]", f"x[{n - 3}:]"])
+        start = ch.choice(["x[:3] * 1.0", "x[:3].copy()", "np.array(x[:3])"])
+        body = f"    out = {start}\n    np.{name}.at(out, {idx}, {values})\n"
+        expr = "out * x[:3]" if ch.coin() else "out"
+    elif op == "average":
+        weights = ch.choice(["", ", weights=w", ", weights=x ** 2 + 1.0", ", weights=np.exp(x)"])
+        if two_d and axis in ("0", "1", "-1") and ch.coin():
+            along = shape[int(axis)]
+            weights = ch.choice([f", weights=w.ravel()[:{along}]", f", weights=x.ravel()[:{along}] ** 2 + 0.5"])
+        keep = ch.choice(["", ", keepdims=True"]) if axis != "None" else ""
+        expr = f"np.average(np.sin(x), axis={axis}{weights}{keep})"
+    elif op == "quantile":
+        q = ch.choice(["0.3", "0.5", "[0.2, 0.75]", "np.array([0.1, 0.5, 0.9])"])
+        keep = ch.choice(["", ", keepdims=True"])
+        method = ch.choice(["", ", method='linear'", ", method='lower'", ", method='midpoint'"])
+        if ch.coin(0.3):
+            pq = "[20.0, 75.0]" if "[" in q else str(float(q) * 100)
+            expr = f"np.percentile(x ** 3 + x, {pq}, axis={axis}{keep}{method})"
+        else:
+            expr = f"np.quantile(x ** 3 + x, {q}, axis={axis}{keep}{method})"
+    elif op == "ptp":
+        keep = ch.choice(["", ", keepdims=True"])
+        expr = ch.choice([f"np.ptp(x ** 3, axis={axis}{keep})", f"np.ptp(x ** 3, {axis}{keep})"]) + " * x.mean()"
+    elif op == "view_write":
+        view = ch.choice(["y.reshape(2, -1)", "np.asarray(y)", "y.reshape(-1)", "np.reshape(y, (2, -1))"])
+        write = ch.choice(["m[0] *= 2.0", "m[0] = np.sin(x.ravel()[1])", "m[1] += 0.5", "m[...] = m * 3.0",
+                           "m[0] = x.ravel()[0] ** 2"])
+        body = f"    y = x * 1.0\n    m = {view}\n    {write}\n"
+        expr = "y * x"
+    else:  # starred
+        pattern, used = ch.choice([("first, *rest = x", "first * sum(rest)"),
+                                   ("*init, last = x", "last * np.sum(np.array(init) ** 2)"),
+                                   ("a, *mid, b = x", "a * b + np.sum(np.array(mid))")])
+        body = f"    {pattern}\n"
+        expr = used
+    src = f"""
+def f(x, w):
+{body}    return {_wrap(ch, expr)}
+"""
+    return Case(src, [x, _distinct(ch, n, 0.5, 1.5).reshape(shape)], wrt=0, must_work=True, second_order=True)
