@@ -25,7 +25,7 @@ import numbers
 
 import numpy as np
 
-from . import frontend, loader, trees
+from . import frontend, trees
 from .api import (
     _arrays_in,
     _bind,
@@ -41,6 +41,7 @@ from .api import (
 from .buffer import Buffer
 from .errors import ArgumentError, ArgumentIndexError
 from .frontend import _unwrap
+from .jacobians import returning_argument
 
 
 def _integer(value) -> bool:
@@ -230,28 +231,6 @@ def jvp_source(func, args: tuple | None = None) -> str:
 
 # -- Jacobians --------------------------------------------------------------------------------------
 
-_IN_PLACE: dict = {}  # (function, out position) -> the function returning that argument's final value
-
-
-def _returning(func, out: int):
-    """A plain function with `func`'s parameters that calls it and returns its argument `out` (what
-    an in-place `rhs(du, u, p, t)` computes); its source is registered for the compiler to read."""
-    key = (func, out)
-    if key not in _IN_PLACE:
-        params = _param_names(func)
-        if not -len(params) <= out < len(params):
-            raise ArgumentIndexError(f"out={out} is out of range: {_name(func)} takes {len(params)} arguments")
-        callee = "inplace_function"
-        while callee in params:
-            callee += "_"
-        name = f"{getattr(func, '__name__', 'f')}_out{out % len(params)}"
-        text = ", ".join(params)
-        source = f"def {name}({text}):\n    {callee}({text})\n    return {params[out]}\n"
-        namespace = loader.load(source, f"<adjoint_compiler {name} of {_name(func)}>", {callee: func})
-        _IN_PLACE[key] = namespace[name]
-    return _IN_PLACE[key]
-
-
 def _unit(like, flat: int):
     """The tangent that moves entry `flat` of `like` (a number or an array) by one."""
     if not isinstance(like, np.ndarray):
@@ -310,7 +289,7 @@ def jacfwd(func, wrt: int | tuple = 0, out: int | None = None):
         if out is None:
             runner = target
         else:  # (a position among `func`'s own parameters, as `wrt`)
-            runner = _returning(target, _through_partial(func, (int(out),), args, kwargs)[1][0])
+            runner = returning_argument(target, _through_partial(func, (int(out),), args, kwargs)[1][0])
         blocks = []
         value = None
         for i in positions:

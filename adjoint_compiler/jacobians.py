@@ -18,20 +18,56 @@ import inspect
 import numpy as np
 
 from . import loader
-from .errors import ArgumentError
+from .errors import ArgumentError, ArgumentIndexError
 
 
-def _returning_argument(func, out: int):
-    """A plain function with `func`'s parameters that calls it and returns its argument `out`."""
-    params = list(inspect.signature(func).parameters)
-    if not 0 <= out < len(params):
-        raise ArgumentError(f"out={out} is out of range: {func.__name__} takes {len(params)} arguments")
-    name = f"{func.__name__}_out_{out}"
-    args = ", ".join(params)
-    source = f"def {name}({args}):\n    {func.__name__}({args})\n    return {params[out]}\n"
-    namespace = loader.load(source, f"<adjoint_compiler {name} of {func.__module__}.{func.__qualname__}>",
-                            {func.__name__: func})
-    return namespace[name]
+_RETURNING: dict = {}  # (function, out position) -> the function returning that argument's final value
+
+
+def returning_argument(func, out: int):
+    """A plain function with `func`'s parameters (their kinds and defaults) that calls it and
+    returns its positional argument `out` (negative counts from the end): what an in-place
+    `rhs(du, u, p, t)` computes. Its source is registered for the compiler to read; the callee and
+    the defaults are bound in its namespace, so any function value serves (a lambda, a partial, a
+    parameter named like the function). Raises ArgumentError for `*args` / `**kwargs` or an `out`
+    that is no positional parameter."""
+    key = (func, out)
+    if key in _RETURNING:
+        return _RETURNING[key]
+    shown = getattr(func, "__qualname__", None) or getattr(func, "__name__", None) or type(func).__name__
+    try:
+        params = list(inspect.signature(func).parameters.values())
+    except (TypeError, ValueError):
+        raise ArgumentError(f"out={out}: the parameters of {shown} cannot be read") from None
+    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
+        raise ArgumentError(f"out={out}: {shown} takes *args or **kwargs; an in-place function for out= names "
+                            "its parameters")
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if not -len(positional) <= out < len(positional):
+        raise ArgumentIndexError(f"out={out} is out of range: {shown} takes {len(positional)} positional arguments")
+    names = {p.name for p in params}
+    callee = "inplace_function"
+    while callee in names:
+        callee += "_"
+    namespace = {callee: func}
+    heads, passed, seen_keyword = [], [], False
+    for p in params:
+        head = p.name
+        if p.default is not p.empty:
+            label = f"{callee}_default_{p.name}"
+            namespace[label] = p.default
+            head += f"={label}"
+        if p.kind is p.KEYWORD_ONLY and not seen_keyword:
+            heads.append("*")
+            seen_keyword = True
+        heads.append(head)
+        passed.append(p.name if p.kind is not p.KEYWORD_ONLY else f"{p.name}={p.name}")
+    base = getattr(func, "__name__", None)
+    name = (base if isinstance(base, str) and base.isidentifier() else "function") + f"_out{out % len(positional)}"
+    source = (f"def {name}({', '.join(heads)}):\n    {callee}({', '.join(passed)})\n"
+              f"    return {positional[out].name}\n")
+    _RETURNING[key] = loader.load(source, f"<adjoint_compiler {name} of {shown}>", namespace)[name]
+    return _RETURNING[key]
 
 
 def refuse_structures(entry: str, func, args, wrt_t) -> None:
@@ -54,7 +90,7 @@ def jacrev(func, wrt=0, out=None):
     ignored), and its Jacobian is that of argument k's final value."""
     from .api import _normalize_wrt, vjp
     wrt_t, as_tuple = _normalize_wrt(wrt)
-    target = func if out is None else _returning_argument(func, out)
+    target = func if out is None else returning_argument(func, out)
 
     def jacobian_function(*args):
         refuse_structures("jacrev", func, args, wrt_t)

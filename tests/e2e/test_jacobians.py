@@ -98,3 +98,41 @@ def test_out_of_range_and_tuple_results_are_located_errors():
     def pair(x): return x, x * 2
     with pytest.raises(ArgumentError, match="one array"):
         jacrev(pair)(X3)
+
+
+def rhs_with_default(du, u, p=np.array([1.0, 2.0, 3.0])):
+    du += p * u
+
+
+def rhs_scaled(du, u, scale):
+    du += scale * u
+
+
+def rhs_named_like_its_parameter(rhs_named_like_its_parameter, u):
+    rhs_named_like_its_parameter += u
+
+
+def rhs_keyword_only(du, u, *, c=2.0):
+    du += c * u
+
+
+rhs_lambda = lambda du, u: rhs_with_default(du, u)  # noqa: E731
+
+
+@pytest.mark.parametrize("entry", ["jacfwd", "jacobian"])
+def test_out_takes_any_in_place_function(entry):
+    """`out=k` differentiates a function calling `func` and returning its argument k: a lambda, a
+    partial, defaults and keyword-only parameters of `func`, a parameter named like it, a
+    negative `out` (it crashed or refused them: the wrapper was written from names alone)."""
+    import functools
+
+    from adjoint_compiler import jacfwd, jacobian
+    take = {"jacfwd": jacfwd, "jacobian": jacobian}[entry]
+    du, u = np.zeros(3), np.array([0.5, 1.2, -0.4])
+    cases = [(rhs_with_default, 0, [1.0, 2.0, 3.0]), (rhs_lambda, 0, [1.0, 2.0, 3.0]),
+             (functools.partial(rhs_scaled, scale=2.0), 0, [2.0] * 3), (rhs_named_like_its_parameter, 0, [1.0] * 3),
+             (rhs_keyword_only, 0, [2.0] * 3), (rhs_with_default, -3, [1.0, 2.0, 3.0]), (rhs_with_default, -2, [1.0] * 3)]
+    for func, out, diagonal in cases:
+        np.testing.assert_allclose(take(func, wrt=1, out=out)(du, u), np.diag(diagonal), err_msg=repr(func))
+    with pytest.raises(ArgumentError, match="out=2 is out of range"):
+        take(rhs_named_like_its_parameter, wrt=1, out=2)(du, u)
