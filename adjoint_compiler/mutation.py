@@ -190,6 +190,13 @@ def _made_in_trip(v, defs: dict) -> bool:
     return True
 
 
+def _read_at_return(fn: ir.Function) -> list:
+    """The values read once the function returns: its result's, and the arguments' values the
+    caller sees after the call (`vjp` and `jacfwd(out=k)` of a function writing into them)."""
+    after = [v for v in getattr(fn, "arguments_after", None) or () if isinstance(v, ir.Var)]
+    return list(ir.operand_vars(fn.result)) + after
+
+
 def _unread_after_update(fn: ir.Function, value, loc, classes: dict, base=None, seen=frozenset()) -> bool:
     """Whether nothing reads `value` once an in-place update at `loc` (of `value` itself, or of
     `base`, which may share its memory) has run: then nothing can see the change (the IR computes
@@ -214,7 +221,7 @@ def _unread_after_update(fn: ir.Function, value, loc, classes: dict, base=None, 
     walk(fn.body, ())
     updates = [k for k, (st, _) in enumerate(order) if isinstance(st, ir.Assign) and st.loc == loc
                and st.in_place and st.args and st.args[0] is base]
-    if len(updates) != 1 or value in ir.operand_vars(fn.result):
+    if len(updates) != 1 or value in _read_at_return(fn):
         return False
     at = updates[0]
     defined_in = next((loops for st, loops in order if value in ir.defined_by(st)), ())
@@ -432,7 +439,7 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
         reading = [(k, s.loc, loops, sides[k], [v for op in _value_operands(s) for v in ir.operand_vars(op)]
                     if not isinstance(s, ir.Loop) else [v for op in s.inits for v in ir.operand_vars(op)])
                    for k, (s, loops) in enumerate(order)]
-        reading.append((len(order), fn.loc, (), {}, ir.operand_vars(fn.result)))
+        reading.append((len(order), fn.loc, (), {}, _read_at_return(fn)))
         for k, loc, loops, side, reads in reading:
             for v in reads:
                 watched = [(root, other, relation, made_at.get(v, -1), None)

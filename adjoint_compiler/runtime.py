@@ -506,9 +506,11 @@ def _gdata(g):
 def own(x):
     """A private copy of an argument the differentiated function writes into (a list stays a
     list: its slots are written, it may be appended to); an array keeps its memory layout
-    (`layout_copy`)."""
+    (`layout_copy`); a tuple is itself (nothing can be written into it)."""
     if isinstance(x, list):
         return list(x)
+    if isinstance(x, tuple):  # (written into, as Python does, it raises TypeError at that write)
+        return x
     if isinstance(x, Buffer):
         return Buffer(x)
     return layout_copy(x) if isinstance(x, np.ndarray) else np.array(x, copy=True)

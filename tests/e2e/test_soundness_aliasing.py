@@ -500,3 +500,23 @@ def test_arguments_swapped_in_a_loop_that_writes_them_are_refused():
     trip, which holds which is not known when the code is compiled (vjp said nothing was written)."""
     with pytest.raises(MutationError, match="passed as `b`"):
         vjp(swapped_and_written, np.ones(3), np.ones(3), np.zeros(3))
+
+
+def updates_an_item_of_a_tuple(xs, u):
+    xs[0] += u
+
+
+def updates_an_item_read_from_a_list(xs, u):
+    a = xs[0]
+    a += u            # the caller's list holds that array: it changes
+
+
+def test_item_updates_of_containers_the_caller_sees():
+    """`xs[0] += u` of a tuple raises TypeError, as in Python (the tuple was copied into an array
+    and written); an array read from a list argument and updated in place changes the caller's
+    list item, which vjp cannot return: refused (vjp said nothing was written)."""
+    a, u = np.array([0.3, -0.7, 1.1]), np.array([0.5, 1.2, -0.4])
+    with pytest.raises(TypeError, match="tuple"):
+        vjp(updates_an_item_of_a_tuple, (a.copy(), u.copy()), u)
+    with pytest.raises(MutationError, match="`a`"):
+        vjp(updates_an_item_read_from_a_list, [a.copy(), u.copy()], u)
