@@ -58,8 +58,11 @@ _COMPLEX_RANKS = tuple(f"c{n}" for n in range(33))
 
 
 def _array_kind(value) -> str:
+    """'f<ndim>', 'c<ndim>' or 'r<ndim>'; a 0-d array's letter is a capital ('F0'): unlike a
+    number, it can be updated in place (`a += 1` changes every name bound to it)."""
     kind = value.dtype.kind
-    return (_FLOAT_RANKS if kind == "f" else _COMPLEX_RANKS if kind == "c" else _RANKS)[value.ndim]
+    name = (_FLOAT_RANKS if kind == "f" else _COMPLEX_RANKS if kind == "c" else _RANKS)[value.ndim]
+    return name.upper() if value.ndim == 0 else name
 
 
 def _kind(value) -> str:
@@ -78,7 +81,7 @@ def _kind(value) -> str:
     if isinstance(value, (tuple, list)):
         return _seq_kind(value, 0)
     if isinstance(value, np.ndarray):
-        return f"{'f' if value.dtype.kind == 'f' else 'c' if value.dtype.kind == 'c' else 'r'}{value.ndim}"
+        return _array_kind(value)
     if isinstance(value, np.floating):
         return "f0"
     if isinstance(value, (complex, np.complexfloating)):
@@ -435,7 +438,7 @@ def _refuse_changed_default(func, entry, values: list) -> None:
 
 
 def _kinds_entry(func, wrt: tuple, values: list, mode: str):
-    key = (func, wrt, tuple([(_FLOAT_RANKS[v.ndim] if v.dtype.kind == "f" else _array_kind(v))
+    key = (func, wrt, tuple([(_FLOAT_RANKS[v.ndim] if v.dtype.kind == "f" and v.ndim else _array_kind(v))
                              if type(v) is np.ndarray else _kind(v) for v in values]), mode)
     entry = _CACHE.get(key)
     if entry is not None and entry.dims is not None:  # code for one pattern of axis lengths

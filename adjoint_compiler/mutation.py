@@ -15,6 +15,8 @@ one name to either of two arrays. Two patterns would then differentiate wrongly 
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from . import aliasing, ir, runtime_facts
@@ -38,7 +40,44 @@ class _Arrays:
             self.parent[self.find(a)] = self.find(b)
 
 
-def check_shared_updates(fn: ir.Function, classes: dict) -> None:
+_ZERO_D_MAKERS = (np.array, np.asarray, np.asanyarray, np.ascontiguousarray, np.zeros, np.ones, np.empty, np.full,
+                  np.zeros_like, np.ones_like, np.empty_like, np.full_like, np.copy)
+
+
+def zero_d_arrays(fn: ir.Function, params: set) -> set:
+    """The values that may be 0-d arrays (`params`, the arguments known to be, and what array
+    constructors, copies, in-place updates, writes, `x[...]`, branches and loops make of them):
+    a rank-0 value that is no number, which an in-place update changes for every name bound to
+    it. Every other rank-0 value is an immutable number."""
+    out = set(params)
+    stmts = list(ir.walk(fn.body))
+    changed = True
+    while changed:
+        changed = False
+        for s in stmts:
+            made = []
+            if isinstance(s, ir.Assign) and s.target is not None:
+                first = s.args[0] if s.args else None
+                try:
+                    maker = s.prim in _ZERO_D_MAKERS or s.prim in (ir.OWN, ir.Method("copy"))
+                except TypeError:
+                    maker = False
+                if maker or ((s.in_place or s.prim in ir.WRITES) and first in out) or (
+                        s.prim is operator.getitem and first in out and isinstance(s.args[1], ir.Const)
+                        and s.args[1].value is Ellipsis):
+                    made.append(s.target)
+            elif isinstance(s, ir.If):
+                made += [o for o, a, b in zip(s.outputs, s.body_results, s.orelse_results) if a in out or b in out]
+            elif isinstance(s, ir.Loop):
+                made += [p for p, i, n in zip(s.params, s.inits, s.nexts) if i in out or n in out]
+            for v in made:
+                if v not in out:
+                    out.add(v)
+                    changed = True
+    return out
+
+
+def check_shared_updates(fn: ir.Function, classes: dict, zero_d: set = frozenset()) -> None:
     """`x += e` or `xs.append(v)` where another name holds the same array or list: NumPy and Python
     would change both names; the IR would not. Rejected unless the value is surely a scalar.
     Besides the names `ssa` saw bound to the value, any value of another of the user's names
@@ -51,8 +90,13 @@ def check_shared_updates(fn: ir.Function, classes: dict) -> None:
             computed.append(program_order(fn))
         return computed[0]
 
+    mutable = zero_d_arrays(fn, zero_d)
+
+    def number(v) -> bool:  # (a number may be shared freely; a 0-d array is updated in place)
+        return classes.get(v) == 0 and v not in mutable
+
     for value, name, other, loc, held in fn.shared_updates:
-        if classes.get(value) == 0:
+        if number(value):
             continue
         if held == "argument":
             raise MutationError(f"`{name}` is updated in place here, and it may be the array the caller passed as "
@@ -64,7 +108,7 @@ def check_shared_updates(fn: ir.Function, classes: dict) -> None:
         if not held:
             continue
         updates = [st for st in ir.walk(fn.body) if isinstance(st, ir.Assign) and st.in_place and st.loc == loc]
-        if updates and all(classes.get(st.target) == 0 for st in updates):
+        if updates and all(number(st.target) for st in updates):
             continue  # (the update makes a scalar: as the value itself being one, above)
         defined = any(value is p for p in fn.params) or any(value in ir.defined_by(t) for t in ir.walk(fn.body))
         if len(updates) != 1 or not defined or _read_after(fn, value, updates[0], classes, order()):
@@ -76,11 +120,11 @@ def check_shared_updates(fn: ir.Function, classes: dict) -> None:
         members.setdefault(objects.find(v), []).append(v)
     for st in ir.walk(fn.body):
         if not (isinstance(st, ir.Assign) and st.in_place and st.args and isinstance(st.args[0], ir.Var)) \
-                or classes.get(st.target) == 0:
+                or number(st.target):
             continue
         name = st.target.display
         for v in members.get(objects.find(st.args[0]), []):
-            if v.user and v.user != st.target.user and classes.get(v) != 0 and _read_after(fn, v, st, classes, order()):
+            if v.user and v.user != st.target.user and not number(v) and _read_after(fn, v, st, classes, order()):
                 _refuse_shared(name, v.display, st.loc)
 
 

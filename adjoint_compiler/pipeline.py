@@ -227,14 +227,20 @@ def _normalize(c: Context) -> None:
     c.normalized = normalize.normalize(c.source, c.namer)
 
 
+def _numeric(kind) -> bool:
+    """Whether an argument kind is a number or an array: 'f<ndim>', 'c<ndim>', 'r<ndim>' (a 0-d
+    array's letter a capital, `api._array_kind`)."""
+    return isinstance(kind, str) and len(kind) > 1 and kind[0].lower() in ("f", "c", "r") and kind[1:].isdigit()
+
+
 def _ssa(c: Context) -> None:
     """Structured SSA IR: block parameters, write nodes, views, user functions inlined."""
     args = c.source.node.args
     params = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
     c.fn = ssa.build(c.source, c.normalized, c.namer,
-                     {p: ("num" if k[0] in "rfc" else k) for p, k in zip(params, c.kinds)},
+                     {p: ("num" if _numeric(k) else k) for p, k in zip(params, c.kinds)},
                      track_arguments=c.written_out,
-                     arrays=frozenset(p for p, k in zip(params, c.kinds) if k[0] in "rfc" and k[1:] != "0"))
+                     arrays=frozenset(p for p, k in zip(params, c.kinds) if _numeric(k) and (k[1:] != "0" or k[0].isupper())))
     if c.written_out:
         written_outputs(c.fn, c.source.node, c.namer)
 
@@ -250,7 +256,7 @@ def _dtypes(c: Context) -> None:
     if _complex_mode(c):
         return  # (the `complex` pass, once the rules are bound)
     for v, k in zip(c.fn.params, c.kinds):
-        if k[0] == "c":
+        if _numeric(k) and k[0].lower() == "c":
             raise ComplexError(f"argument `{v.display}` is complex: complex numbers are supported by grad, "
                                "value_and_grad, vjp, jvp and jacfwd, not in a gradient differentiated again "
                                "(hessian, hvp, grad of grad)", c.fn.loc)
@@ -262,7 +268,7 @@ def _complex(c: Context) -> None:
     (in forward mode, a tangent rule valid for them)."""
     if not _complex_mode(c):
         return
-    dtypes.infer(c.fn, {v for v, k in zip(c.fn.params, c.kinds) if k[0] == "c"})
+    dtypes.infer(c.fn, {v for v, k in zip(c.fn.params, c.kinds) if _numeric(k) and k[0].lower() == "c"})
     dtypes.check(c.fn, c.ndims, forward=c.mode == "jvp")
 
 
@@ -275,7 +281,7 @@ def _shapes(c: Context) -> None:
     """Shape classes and ranks, from the argument kinds; with a pattern of axis lengths
     (`c.dims`), from it too where it tells more (else the pattern is dropped: the code holds for
     every pattern, and one compilation serves them all)."""
-    ranks = {v: (int(k[1:]) if k[0] in "rfc" else None) for v, k in zip(c.fn.params, c.kinds)}
+    ranks = {v: (int(k[1:]) if _numeric(k) else None) for v, k in zip(c.fn.params, c.kinds)}
     c.classes, c.ndims = shapes.infer(c.fn, ranks, c.ints)
     ids = shapes.split_dims(c.dims, list(ranks.values())) if c.dims else None
     if ids is None:
@@ -292,7 +298,7 @@ def _floats(c: Context) -> None:
     """Which values surely hold real floats, from the argument kinds (a float array's writes need no dtype check);
     a value surely a float (a float Buffer, what is read from one, float zeros) becomes a number on the IR
     (`Var.kind`), so the passes after it (mutation, rules) see it as one."""
-    c.real = floats.infer(c.fn, {v for v, k in zip(c.fn.params, c.kinds) if k[0] == "f"})
+    c.real = floats.infer(c.fn, {v for v, k in zip(c.fn.params, c.kinds) if _numeric(k) and k[0].lower() == "f"})
     floats.apply(c.fn, c.real)
 
 
@@ -314,7 +320,8 @@ def _show_shapes(c: Context) -> str:
 def _mutation(c: Context) -> None:
     """Refuse writes whose effect the IR cannot follow; what may share memory with a written array;
     the parameters whose default the function would change in place (refused when it is used)."""
-    mutation.check_shared_updates(c.fn, c.classes)
+    mutation.check_shared_updates(c.fn, c.classes, {v for v, k in zip(c.fn.params, c.kinds)
+                                                    if _numeric(k) and k[0].isupper()})
     c.views = mutation.check(c.fn, c.ndims)
     mutation.check_arguments_followed(c.fn)
     c.changed_defaults = changed_defaults(c.func, c.fn)

@@ -306,3 +306,27 @@ def check_argument_updates(case: Case) -> tuple:
         return ("refused", refused[0]) if refused else ("pass", "")
     finally:
         fuzzgen.unload(mod)
+
+
+@family("zero_d_updates")
+def gen_zero_d_array_updated(ch) -> Case:
+    """A 0-d array (an argument `np.array(0.7)`, or one the function makes) updated in place
+    (`a += e`, `a *= e`, through a helper, in a loop) while another name holds it, or read after
+    a helper updated it: NumPy changes the array for every name (it was taken for a number, which
+    `+=` rebinds: wrong values and gradients). Right, or refused at the update."""
+    op = ch.choice(["+=", "-=", "*="])
+    term = ch.choice(["u * u", "np.sin(u)", "0.5 * u", "u"])
+    made = ch.choice(["argument", "np.array(0.5)", "np.zeros(())", "np.asarray(0.25)", "a0.copy()"])
+    head = "def f(a, u):\n" if made == "argument" else f"def f(a0, u):\n    a = {made}\n"
+    shape = ch.choice(["alias", "helper", "loop", "alias_loop"])
+    if shape == "alias":
+        body = f"    b = a\n    a {op} {term}\n    return np.sum(b * u) + np.sum(a)\n"
+    elif shape == "helper":
+        body = f"    step(a, u)\n    return np.sum(a * 2.0)\n"
+    elif shape == "loop":
+        body = f"    for _ in range({ch.int(1, 3)}):\n        a {op} {term} * 0.5\n    return np.sum(a * u)\n"
+    else:
+        body = f"    b = a\n    for _ in range(2):\n        a {op} {term} * 0.5\n    return np.sum(b * 3.0)\n"
+    helper = f"def step(du, u):\n    du {op} {term}\n\n\n" if shape == "helper" else ""
+    first = np.array(ch.float(0.4, 1.2))
+    return Case(helper + head + body, [first, ch.float(0.3, 0.9)], wrt=ch.choice([0, 1]) if made == "argument" else 1)
