@@ -503,6 +503,7 @@ def _gdata(g):
     return g if isinstance(g, (np.ndarray, list)) else np.asarray(g, dtype=np.result_type(g, float))
 
 
+@_facts.fresh
 def own(x):
     """A private copy of an argument the differentiated function writes into (a list stays a
     list: its slots are written, it may be appended to); an array keeps its memory layout

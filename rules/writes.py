@@ -44,12 +44,12 @@ def copyto_items_dot(b2, b, items, saved):
     rt.copyto_items(b_dot, rt.stored_tangent(items_dot, b2))
 
 
-@adjoint(OWN, Buffer, copy.copy)
+@adjoint(OWN, Buffer, copy.copy, rt.own)
 def own(y, x):
     x_bar += y_bar
 
 
-@tangent(OWN)
+@tangent(OWN, rt.own)  # (rt.own: the copy of a written argument, in a gradient differentiated again)
 def own_dot(y, x):
     y_dot = rt.own(x_dot)
 

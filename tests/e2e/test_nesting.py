@@ -978,3 +978,16 @@ def test_second_derivatives_through_a_branch_not_taken_are_the_taken_ones(f, h_n
     np.testing.assert_allclose(np.diag(h), fd, rtol=1e-4, atol=1e-5)
     assert h[1, 1] == pytest.approx(h_neg) and not np.any(np.isnan(h))
     np.testing.assert_allclose(backward, h @ v, rtol=1e-9, atol=1e-12)
+
+
+def writes_its_argument(du, u):
+    du[0] = u[0] ** 2
+    du[1:] += u[1:] * u[1:]
+    return np.sum(du * np.array([0.3, -1.1, 0.8]))
+
+
+def test_the_hessian_of_a_function_writing_into_its_argument():
+    """Its gradient copies the argument it writes into (`rt.own`), which has rules: the Hessian
+    was refused inside the runtime's copy helper."""
+    u, du = np.array([0.5, 1.2, -0.4]), np.array([0.1, 0.2, 0.3])
+    np.testing.assert_allclose(hessian(writes_its_argument, wrt=1)(du, u), np.diag([0.6, -2.2, 1.6]), atol=1e-12)
