@@ -242,8 +242,8 @@ def _read_at_return(fn: ir.Function) -> list:
 
 
 def _unread_after_update(fn: ir.Function, value, loc, classes: dict, base=None, seen=frozenset()) -> bool:
-    """Whether nothing reads `value` once an in-place update at `loc` (of `value` itself, or of
-    `base`, which may share its memory) has run: then nothing can see the change (the IR computes
+    """Whether nothing reads `value` once an in-place update or a write at `loc` (of `value`
+    itself, or of `base`, which may share its memory) has run: then nothing can see the change (the IR computes
     a new value), and the update is as safe as a rebinding. A read later in program order, a read
     anywhere in a loop that repeats the update but not the definition of `value`, and any value
     that may share memory with `value` count as reads."""
@@ -264,7 +264,7 @@ def _unread_after_update(fn: ir.Function, value, loc, classes: dict, base=None, 
 
     walk(fn.body, ())
     updates = [k for k, (st, _) in enumerate(order) if isinstance(st, ir.Assign) and st.loc == loc
-               and st.in_place and st.args and st.args[0] is base]
+               and (st.in_place or st.prim in ir.WRITES) and st.args and st.args[0] is base]
     if len(updates) != 1 or value in _read_at_return(fn):
         return False
     at = updates[0]
@@ -452,9 +452,12 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
             # change the list, not the items it shares with others; no list is a view of another)
             others = {} if s.into_copy or s.prim is ir.CONCAT or base.kind == "seq" or lists.get(base) \
                 else shares.get(base, {})
-            if others and s.prim not in ir.WRITES and all(
-                    _unread_after_update(fn, o, s.loc, ranks or {}, base) for o, _ in others.values()):
-                others = {}  # `x op= e` on memory nothing reads afterwards: a rebinding
+            if others and all(_unread_after_update(fn, o, s.loc, ranks or {}, base) for o, _ in others.values()) \
+                    and (s.prim not in ir.WRITES or not any(o in fn.params or isinstance(o, ir.Global)
+                                                             for o, _ in others.values())):
+                others = {}  # `x op= e` or a write on memory nothing else reads afterwards (a rebinding, a
+                # write into `x` alone: `g = rt.unbroadcast(t, x)` may be `t`, which is dead), unless
+                # the memory is an argument's or a global's (a write would change the caller's array)
             if others:
                 other, relation = next(iter(others.values()))
                 if isinstance(other, ir.Global) and lasting(other.value):

@@ -982,12 +982,23 @@ def test_second_derivatives_through_a_branch_not_taken_are_the_taken_ones(f, h_n
 
 def writes_its_argument(du, u):
     du[0] = u[0] ** 2
-    du[1:] += u[1:] * u[1:]
+    return np.sum(du * np.array([0.3, -1.1, 0.8])) + np.sum(u[1:] ** 2 * np.array([-1.1, 0.8]))
+
+
+def a_helper_updates_its_argument(du, u):
+    rhs_update(du, u)
     return np.sum(du * np.array([0.3, -1.1, 0.8]))
 
 
+def rhs_update(du, u):
+    du += u * u
+
+
 def test_the_hessian_of_a_function_writing_into_its_argument():
-    """Its gradient copies the argument it writes into (`rt.own`), which has rules: the Hessian
-    was refused inside the runtime's copy helper."""
+    """Its gradient copies the argument it writes into (`rt.own`), which has rules (the Hessian
+    was refused inside the runtime's copy helper), and writes into an adjoint that
+    `rt.unbroadcast` may have given as its operand, which nothing reads again (refused as a write
+    into memory another value shares)."""
     u, du = np.array([0.5, 1.2, -0.4]), np.array([0.1, 0.2, 0.3])
-    np.testing.assert_allclose(hessian(writes_its_argument, wrt=1)(du, u), np.diag([0.6, -2.2, 1.6]), atol=1e-12)
+    for f in (writes_its_argument, a_helper_updates_its_argument):
+        np.testing.assert_allclose(hessian(f, wrt=1)(du, u), np.diag([0.6, -2.2, 1.6]), atol=1e-12)
