@@ -876,7 +876,8 @@ class SSABuilder:
         for k, v in self.env.items():
             if k.startswith(ARGUMENT) and v is not old and isinstance(v, ir.Var) and self.possible_objects(v) & base:
                 # (the argument's array, which `old` may be without being its value: a loop's, a branch's)
-                self.shared_updates.append((v, shown or name, k[len(ARGUMENT):], self.loc(at), "argument"))
+                self.shared_updates.append((self.entry_object(v), shown or name, k[len(ARGUMENT):], self.loc(at),
+                                            "argument"))  # (the array on entry: a loop's param may be dropped)
         while builder is not None:
             followers += [(builder, k) for k, v in builder.env.items() if v is old and k.startswith(ARGUMENT)]
             others += [k for k, v in builder.env.items() if not (builder is self and k == name)
