@@ -75,6 +75,7 @@ class SSABuilder:
         # (the root builder) the parameters known to hold arrays, when the caller sees what the
         # function does to them (`build(track_arguments=True)`): `x += e` of one is a write
         self.seen_arrays: frozenset = frozenset()
+        self.made_arrays: set = set()  # (the root builder) the values array constructors made
         self.inlining = inlining  # functions being inlined around this one (recursion check)
         self.inlined: list = []  # every function inlined (shared with the inlined builders)
         # (value, name, other name, loc, held) of in-place updates to check (`note_in_place`); held
@@ -842,9 +843,20 @@ class SSABuilder:
             seen.append(old)
             old = self.entry_object(old)
             old = old.storage or old
-        return isinstance(old, ir.Var) and old in root.seen_arrays \
-            and (self.parent is not None or ARGUMENT + name in root.env or any(
-                k.startswith(ARGUMENT) for k in root.env))
+        if not isinstance(old, ir.Var):
+            return False
+        if old in root.seen_arrays:
+            return self.parent is not None or any(k.startswith(ARGUMENT) for k in root.env)
+        # an array a caller made (`du = np.zeros_like(u); rhs(du, u)`) and holds
+        return old in root.made_arrays and self.parent is not None and any(
+            id(old) in self.possible_objects(v) for b in self.callers() for v in b.env.values())
+
+    def callers(self):
+        """The builders of the functions this one is inlined into, innermost first."""
+        b = self.parent
+        while b is not None:
+            yield b
+            b = b.parent
 
     def update_argument(self, name: str, at, out: list) -> None:
         """`x += e` of an argument's array: `x op e` computed, then written into the array
@@ -1325,6 +1337,8 @@ class SSABuilder:
         out.append(ir.Assign(target, prim, args, kwargs, self.loc(at), callee))
         self.env[name] = target
         self.record_view(out[-1])
+        if _makes_array(prim) and not (prim is np.array and "copy" in kwargs):  # (copy=False may alias)
+            self.root().made_arrays.add(target)
 
     def branch(self, s, out: list) -> None:
         cond = self.operand(s.test)
@@ -2250,6 +2264,18 @@ def _updates_in_place(stmts) -> bool:
 def _copyto_functions() -> tuple:
     from .buffer import copyto
     return (copyto, np.copyto)
+
+
+def _makes_array(prim) -> bool:
+    """Whether `prim` always makes a new ndarray (a 0-d one too), never a number or a view."""
+    try:
+        return prim in _ARRAY_MAKERS
+    except TypeError:  # (an unhashable callee)
+        return False
+
+
+_ARRAY_MAKERS = frozenset({np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
+                           np.full_like, np.array, np.copy, np.arange, np.linspace, np.eye, np.identity})
 
 
 def _makes_buffer(prim) -> bool:

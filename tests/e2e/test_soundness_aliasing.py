@@ -520,3 +520,23 @@ def test_item_updates_of_containers_the_caller_sees():
         vjp(updates_an_item_of_a_tuple, (a.copy(), u.copy()), u)
     with pytest.raises(MutationError, match="`a`"):
         vjp(updates_an_item_read_from_a_list, [a.copy(), u.copy()], u)
+
+
+def rhs_adds(du, u):
+    du += u * u
+
+
+def loss_through_an_in_place_rhs(u):
+    du = np.zeros_like(u)
+    for _ in range(2):
+        rhs_adds(du, u)
+    return np.sum(du * np.array([0.3, -1.1, 0.8]))
+
+
+def test_a_helper_updating_an_array_its_caller_made():
+    """`du = np.zeros_like(u); rhs(du, u)` with `rhs` doing `du += ...`: the caller's array
+    changes, as in NumPy (it was refused as an update of an array another name holds)."""
+    u = np.array([0.5, 1.2, -0.4])
+    value, g = value_and_grad(loss_through_an_in_place_rhs)(u)
+    assert value == pytest.approx(loss_through_an_in_place_rhs(u))
+    np.testing.assert_allclose(g, 4 * u * np.array([0.3, -1.1, 0.8]), rtol=1e-12)

@@ -330,3 +330,24 @@ def gen_zero_d_array_updated(ch) -> Case:
     helper = f"def step(du, u):\n    du {op} {term}\n\n\n" if shape == "helper" else ""
     first = np.array(ch.float(0.4, 1.2))
     return Case(helper + head + body, [first, ch.float(0.3, 0.9)], wrt=ch.choice([0, 1]) if made == "argument" else 1)
+
+
+@family("argument_updates")
+def gen_local_array_through_helper(ch) -> Case:
+    """A loss that makes an array (`np.zeros_like(u)`, `np.empty(3)` filled, `np.array(...)`),
+    hands it to an in-place right-hand side updating it (`du += e`, `du *= e`, in a loop or a
+    branch of the helper, or the helper called in a loop), then reads it: NumPy updates the
+    caller's array (the update was refused as one of an array another name holds; made by a
+    constructor, it must work)."""
+    make = ch.choice(["np.zeros_like(u)", "np.ones(3) * 0.5", "np.array([0.1, 0.2, 0.3])", "np.full(3, 0.25)",
+                      "np.zeros(3)"])
+    term = ch.choice(["u * u", "np.sin(u)", "0.5 * u", "u[::-1] * 0.25"])
+    update = ch.choice([f"du += {term}", f"du -= {term}", f"du *= 1.0 + 0.1 * {term}"])
+    inner = ch.choice([f"    {update}\n", f"    for _ in range(2):\n        {update}\n",
+                       f"    if np.sum(u) > -10.0:\n        {update}\n"])
+    call = ch.choice(["    rhs(du, u)\n", "    for _ in range(2):\n        rhs(du, u)\n"])
+    use = ch.choice(["np.sum(du * w)", "np.sum(du ** 2)", "du @ w + np.sum(u)"])
+    src = f"w = np.array([0.3, -1.1, 0.8])\n\n\ndef rhs(du, u):\n{inner}\n\ndef f(u):\n    du = {make}\n{call}    return {use}\n"
+    # (an array made by arithmetic, `np.ones(3) * 0.5`, may be a number until ranks are known: `+=`
+    # in the helper is then refused where the caller reads it, never a wrong number)
+    return Case(src, [np.array([ch.float(-1.2, 1.2) for _ in range(3)])], must_work="*" not in make)
