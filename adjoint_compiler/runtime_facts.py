@@ -11,6 +11,7 @@ as decorators that set one attribute on the function and change nothing else:
     @reads_only_dtype(2)         reads argument 2 for its dtype alone; when that parameter
                                  defaults to None, the argument may be left out
     @identity_when_alone         called with one argument, returns it (`rt.through_dtype(g)` is g)
+    @numeric                     returns a number or an array, never a list or tuple
 
 A pass resolves the call `rt.<attr>(...)` to the function object and asks `facts(function)`
 (see `rtcall.helper`); no pass names a helper in a string, so renaming a helper renames it
@@ -32,6 +33,7 @@ class Facts:
     dtype_only: int | None = None  # position of an argument read only for its dtype
     dtype_optional: bool = False  # ... and that argument may be left out (its parameter defaults to None)
     identity_alone: bool = False  # with one argument, returns it unchanged
+    numeric: bool = False  # returns a number or an array (never a list or a tuple)
 
     def shape_position(self, position: int) -> bool:
         """Whether the argument at `position` is read only for its shape."""
@@ -55,6 +57,12 @@ def _record(function, **changes):
 def fresh(function):
     """The helper returns a new array that nothing else holds."""
     return _record(function, fresh=True)
+
+
+def numeric(function):
+    """The helper returns a number or an array, never a list or a tuple (so code read back as
+    source updates its result in place as an array, not as a list's item)."""
+    return _record(function, numeric=True)
 
 
 def reads_only_shape(*positions: int):

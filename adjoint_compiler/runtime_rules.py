@@ -41,6 +41,7 @@ def _axes(axis, ndim: int) -> tuple:
 
 # -- elementwise ----------------------------------------------------------------------------------
 
+@_facts.numeric
 def choice_weight(z, x, y):
     """The share of `x` in `z`, where `z` is one of `x`, `y` (maximum, minimum, fmax, fmin):
     1 where `z` took `x`, 0 where it took `y`, 0.5 on ties."""
@@ -83,6 +84,7 @@ def clip_above(a, lo, hi, min=None, max=None):
 
 
 @_facts.fresh
+@_facts.numeric
 def masked(g, condition, keep=True):
     """`np.where(condition, g, 0.0)` (with `keep=False`: `np.where(condition, 0.0, g)`), the
     gradient of `np.where`'s chosen operand. A real array `g` is multiplied by the mask (a
@@ -107,6 +109,7 @@ def masked(g, condition, keep=True):
 
 
 @_facts.fresh
+@_facts.numeric
 def chain(g, d):
     """`g * d`, exactly 0 wherever the cotangent `g` is 0, even where the local derivative `d` is
     infinite: a path that contributes nothing (a branch not taken, a loop run zero times, an entry
@@ -120,6 +123,7 @@ def chain(g, d):
 
 
 @_facts.fresh
+@_facts.numeric
 def chain_div(g, d):
     """`g / d`, exactly 0 wherever `g` is 0 (as `chain`); never raises for a Python zero `d`."""
     if isinstance(d, _PLAIN) and isinstance(g, _PLAIN) and d != 0 and math.isfinite(d):

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import gast
 import numpy as np
 
-from . import aliasing, astwalk, fence, frontend, ir, mutation, registry, trees
+from . import aliasing, astwalk, fence, frontend, ir, mutation, registry, runtime_facts, trees
 from .errors import CompileError, MissingRuleError, MutationError, UnsupportedSyntaxError
 from .frontend import Source, SourceError, is_library_module
 from .functions import (
@@ -2548,7 +2548,7 @@ def _numeric_result(prim) -> bool:
         return False
     module = (getattr(prim, "__module__", None) or "").split(".")[0]
     return module in ("numpy", "math", "_operator", "operator") or isinstance(prim, np.ufunc) \
-        or prim in (abs, float, sum, max, min, pow, round, len, int)
+        or prim in (abs, float, sum, max, min, pow, round, len, int) or runtime_facts.facts(prim).numeric
 
 
 _FOLDED_TESTS = {operator.is_: 2, operator.is_not: 2, operator.not_: 1, operator.eq: 2, operator.ne: 2,

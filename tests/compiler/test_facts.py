@@ -376,3 +376,14 @@ def test_an_inserted_axis_is_found_where_the_others_stay():
           if isinstance(s, ir.Assign) and s.target is not None and s.args}
     assert (at["col"], at["row"], at["last"], at["expanded"]) == (1, 0, 1, 1)
     assert at["mixed"] is None and at["grid"] is None  # (an integer drops an axis; a reshape of 6)
+
+
+def test_helpers_that_return_numbers_or_arrays_say_so():
+    """Code read back as source (a gradient differentiated again) treats their results as arrays,
+    not as lists whose items an `+=` would update; `rt.unbroadcast` returns a structure's
+    gradient as it is (a list), so it promises nothing."""
+    from adjoint_compiler import runtime as rt
+    from adjoint_compiler.runtime_facts import facts
+    assert all(facts(h).numeric for h in (rt.chain, rt.chain_div, rt.masked, rt.choice_weight))
+    assert not facts(rt.unbroadcast).numeric
+    assert rt.unbroadcast([1.0, 2.0], [0.0, 0.0]) == [1.0, 2.0]
