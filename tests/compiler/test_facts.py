@@ -382,7 +382,6 @@ def test_helpers_that_return_numbers_or_arrays_say_so():
     """Code read back as source (a gradient differentiated again) treats their results as arrays,
     not as lists whose items an `+=` would update; `rt.unbroadcast` returns a structure's
     gradient as it is (a list), so it promises nothing."""
-    from adjoint_compiler import runtime as rt
     from adjoint_compiler.runtime_facts import facts
     assert all(facts(h).numeric for h in (rt.chain, rt.chain_div, rt.masked, rt.choice_weight))
     assert not facts(rt.unbroadcast).numeric
