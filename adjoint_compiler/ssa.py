@@ -72,14 +72,15 @@ class SSABuilder:
         self.own = own  # for an inlined function: the names its normalize pass introduced
         self.parent = None  # the builder of the calling function, for an inlined one
         self.changeable_defaults: set = set()  # the parameters whose default is an array, list or dict
-        # (the root builder) the parameters known to hold arrays, when the caller sees what the
-        # function does to them (`build(track_arguments=True)`): `x += e` of one is a write
+        # (the root builder) the parameters known to hold arrays (`build(arrays=...)`): `x += e` of
+        # one that a caller sees change is a write (`caller_sees`)
         self.seen_arrays: frozenset = frozenset()
         self.made_arrays: set = set()  # (the root builder) the values array constructors made
         self.inlining = inlining  # functions being inlined around this one (recursion check)
         self.inlined: list = []  # every function inlined (shared with the inlined builders)
         # (value, name, other name, loc, held) of in-place updates to check (`note_in_place`); held
-        # "argument": the update in a loop of the array an argument passed (`arguments_after`)
+        # "argument": an update that may reach the array an argument passed without being its value
+        # (through a loop or a branch: `arguments_after` could not follow it)
         self.shared_updates: list = []
         self.seen: set[str] = set()
         self.env: dict = {}
@@ -832,10 +833,11 @@ class SSABuilder:
         return out
 
     def caller_sees(self, name: str) -> bool:
-        """Whether `name` holds the array of a parameter (`seen_arrays`: known to be an array) that a
-        caller sees change: the function's caller, when it sees the arguments after the call
-        (`build(track_arguments=True)`), or the function this one is inlined into. Then `x += e`
-        updates that array, as NumPy does, instead of rebinding `x`."""
+        """Whether `name` holds an array a caller sees change: a parameter's (`seen_arrays`: known
+        to be an array) when the caller sees the arguments after the call
+        (`build(track_arguments=True)`) or this function is inlined into another, or one an array
+        constructor made (`made_arrays`) in a function this one is inlined into, which holds it.
+        Then `x += e` updates that array, as NumPy does, instead of rebinding `x`."""
         old = self.env.get(name)
         root = self.root()
         seen = []  # (a version written since is its array's: `storage`)
