@@ -1588,6 +1588,17 @@ class SSABuilder:
                                         "and this loop both writes into it and rebinds it; copy it first "
                                         "(`.copy()`)", self.loc(s))
                 self.rebind_everywhere(init, p)  # written in place: the array after the loop
+        for k, (p, init, nxt) in enumerate(zip(params, inits, loop.nexts)):
+            if p in self.kept or p not in self.written or not isinstance(init, ir.Var):
+                continue
+            # written into during a trip, then bound to another array by the next, while another
+            # carried name entered with the same array (`b = a; for: a[i] = ...; b, a = a, b`):
+            # which name holds the written array cannot be followed
+            shared = [carried[j] for j, i in enumerate(inits) if j != k and i is init]
+            if shared:
+                raise MutationError(f"`{carried[k]}` is written into in this loop and then names another array in "
+                                    f"the next trip, while `{shared[0]}` names the array it entered with; copy it "
+                                    f"first (`{carried[k]} = {carried[k]}.copy()`)", self.loc(s))
         for n, value in dropped.items():
             self.env[n] = value
         out.append(loop)

@@ -540,3 +540,19 @@ def test_a_helper_updating_an_array_its_caller_made():
     value, g = value_and_grad(loss_through_an_in_place_rhs)(u)
     assert value == pytest.approx(loss_through_an_in_place_rhs(u))
     np.testing.assert_allclose(g, 4 * u * np.array([0.3, -1.1, 0.8]), rtol=1e-12)
+
+
+def names_of_one_array_swapped(u):
+    a = np.ones(2)
+    b = a
+    for i in range(2):
+        a[i] = a[1 - i] * u[i]
+        b, a = a, b          # (one array: the swap changes nothing)
+    return a[0] + a[1]
+
+
+def test_names_of_one_array_swapped_in_a_writing_loop_are_refused():
+    """The loop writes through `a`, then swaps it with `b`, which names the same array: the
+    gradient followed two arrays (a wrong gradient, the value right); refused now."""
+    with pytest.raises(MutationError, match="names the array it entered with"):
+        grad(names_of_one_array_swapped)(np.array([0.3, -0.7]))
