@@ -13,6 +13,7 @@ its argument `k` (the writes into it are write nodes like any other):
 """
 from __future__ import annotations
 
+import functools
 import inspect
 
 import numpy as np
@@ -92,9 +93,10 @@ def jacrev(func, wrt=0, out=None):
     wrt_t, as_tuple = _normalize_wrt(wrt)
     target = func if out is None else returning_argument(func, out)
 
-    def jacobian_function(*args):
+    def jacobian_function(*args, **kwargs):
         refuse_structures("jacrev", func, args, wrt_t)
-        value, pullback = vjp(target, *args)
+        # (keyword arguments are bound as a partial binds them: jacfwd takes them alike)
+        value, pullback = vjp(functools.partial(target, **kwargs) if kwargs else target, *args)
         if isinstance(value, (tuple, list)):
             raise ArgumentError(f"jacrev needs a function that returns one array or number; "
                                 f"{getattr(func, '__name__', func)} returned a {type(value).__name__}")

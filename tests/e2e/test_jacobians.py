@@ -136,3 +136,6 @@ def test_out_takes_any_in_place_function(entry):
         np.testing.assert_allclose(take(func, wrt=1, out=out)(du, u), np.diag(diagonal), err_msg=repr(func))
     with pytest.raises(ArgumentError, match="out=2 is out of range"):
         take(rhs_named_like_its_parameter, wrt=1, out=2)(du, u)
+    # keyword arguments at the call (jacobian raised TypeError)
+    np.testing.assert_allclose(take(rhs_keyword_only, wrt=1, out=0)(du, u, c=0.5), np.diag([0.5] * 3))
+    np.testing.assert_allclose(take(rhs_scaled, wrt=1, out=0)(du, u, scale=3.0), np.diag([3.0] * 3))
