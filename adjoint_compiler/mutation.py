@@ -48,8 +48,14 @@ def zero_d_arrays(fn: ir.Function, params: set) -> set:
     """The values that may be 0-d arrays (`params`, the arguments known to be, and what array
     constructors, copies, in-place updates, writes, `x[...]`, branches and loops make of them):
     a rank-0 value that is no number, which an in-place update changes for every name bound to
-    it. Every other rank-0 value is an immutable number."""
+    it. Every other rank-0 value is an immutable number. A list, tuple or dict that may hold such
+    an array counts too (`out = [np.array(0.0)]`), and so do its items and copies."""
     out = set(params)
+
+    def held_by(s) -> list:  # (what the result may be or hold: a container's items, an item read)
+        if s.prim is ir.SETITEM:
+            return [s.args[2]]
+        return aliasing.may_alias(s) + (list(s.args) if s.in_place or s.prim is operator.getitem else [])
     stmts = list(ir.walk(fn.body))
     changed = True
     while changed:
@@ -62,9 +68,8 @@ def zero_d_arrays(fn: ir.Function, params: set) -> set:
                     maker = s.prim in _ZERO_D_MAKERS or s.prim in (ir.OWN, ir.Method("copy"))
                 except TypeError:
                     maker = False
-                if maker or ((s.in_place or s.prim in ir.WRITES) and first in out) or (
-                        s.prim is operator.getitem and first in out and isinstance(s.args[1], ir.Const)
-                        and s.args[1].value is Ellipsis):
+                if maker or ((s.in_place or s.prim in ir.WRITES) and first in out) or \
+                        any(op in out for op in held_by(s)):
                     made.append(s.target)
             elif isinstance(s, ir.If):
                 made += [o for o, a, b in zip(s.outputs, s.body_results, s.orelse_results) if a in out or b in out]
@@ -115,6 +120,14 @@ def check_shared_updates(fn: ir.Function, classes: dict, zero_d: set = frozenset
             _refuse_shared(name, other, loc)  # (a value that held the object before a loop, read after; or
             # one ssa replaced by another since, whose reads are not its own)
     objects = same_arrays(fn.body, updates=True)
+    written = {objects.find(st.args[0]) for st in ir.walk(fn.body) if isinstance(st, ir.Assign) and st.prim in ir.WRITES}
+    for st in ir.walk(fn.body):
+        if isinstance(st, ir.Assign) and st.in_place and st.prim not in ir.WRITES and st.args \
+                and st.args[0] in mutable and classes.get(st.args[0]) == 0 and objects.find(st.target) in written:
+            # (`a op= e` of a 0-d array is compiled as `a = a op e`, a number, into which nothing can write)
+            raise MutationError(f"`{st.target.display}` may be a 0-d array that is updated in place here and "
+                                f"also written into (by a write or a helper's `op=`); write the update into it "
+                                f"(`{st.target.display}[...] = {st.target.display} ...`)", st.loc)
     members: dict = {}
     for v in list(fn.params) + [v for st in ir.walk(fn.body) for v in ir.defined_by(st)]:
         members.setdefault(objects.find(v), []).append(v)
@@ -331,9 +344,14 @@ def updated_params(fn: ir.Function) -> dict:
     return out
 
 
-def check(fn: ir.Function, ranks: dict | None = None) -> dict:
+def check(fn: ir.Function, ranks: dict | None = None, zero_d: set = frozenset()) -> dict:
     """Raise MutationError for unsafe writes; return {name: names of the written arrays it may
-    share memory with} (reading it reads those arrays)."""
+    share memory with} (reading it reads those arrays). `zero_d`: the arguments that are 0-d
+    arrays (`zero_d_arrays`)."""
+    mutable = zero_d_arrays(fn, zero_d)
+
+    def number(v) -> bool:  # (an immutable scalar: no write or update changes another name's)
+        return (ranks or {}).get(v) == 0 and v not in mutable
     arrays = same_arrays(fn.body)
     order: list = []  # (stmt, enclosing loops)
     shares: dict = {}  # Var -> {root of another array it may share memory with: (Var, made at)}
@@ -469,17 +487,17 @@ def check(fn: ir.Function, ranks: dict | None = None) -> dict:
                     f"follow; write into `{_describe(other)}` itself, or make `{_name_of(base)}` a copy "
                     f"first (`.copy()`)", s.loc)
             writes.append((k, arrays.find(base), s, loops))
-        elif s.item_of is not None and (ranks or {}).get(s.args[0]) != 0 and not _holds_numbers(s.item_of, made_by, ranks):
+        elif s.item_of is not None and not number(s.args[0]) and not _holds_numbers(s.item_of, made_by, ranks):
             # `xs[i] op= v`: Python runs `op=` on the item itself, then stores it back; an array item
             # that another value may hold (a view of an array, an array bound to a name) changes too
             held = {r: w for r, w in shares.get(s.item_of, {}).items()
                     if r is not arrays.find(s.item_of) and not (isinstance(w[0], ir.Var) and (
-                        lists.get(w[0]) or (ranks or {}).get(w[0]) == 0))}  # numbers are never changed
-            if held:
-                other, relation = next(iter(held.values()))
+                        lists.get(w[0]) or number(w[0])))}  # numbers are never changed
+            other = _item_seen_after(fn, s, held, shares, arrays, ranks or {}) if held else None
+            if other is not None:
                 raise MutationError(
                     f"cannot differentiate an in-place update of an item of the list `{_name_of(s.item_of)}`: "
-                    f"it may hold the array `{_describe(other)}`, which would change too; write "
+                    f"`{_describe(other)}` may hold the same array, and would change too; write "
                     f"`{_name_of(s.item_of)}[i] = {_name_of(s.item_of)}[i] + ...` (a new array) instead", s.loc)
     if writes:
         # every statement's reads, then the result's (read when the function returns)
@@ -555,6 +573,60 @@ def _surely_runs(loop: ir.Loop, made_by: dict) -> bool:
         return len(range(*[a.value for a in made.args])) > 0
     except (TypeError, ValueError):
         return False
+
+
+def _item_seen_after(fn: ir.Function, update, held: dict, shares: dict, arrays: _Arrays, ranks: dict):
+    """The value (a Var, or a global) that may hold the item `update` changes in place (`xs[i] op= v`)
+    and may be read once it has run, else None. `held`: {root: (value, relation)} of the arrays
+    the list may hold. The list's own versions, the statements of the update itself, and values
+    nothing reads afterwards (the temporary `[np.zeros(3)]` was made of) do not count; an
+    argument, a global, an item read from the list before or a copy of it does."""
+    own = arrays.find(update.item_of)
+    versions = tuple(v for v in list(fn.params) + list(ir.defined_in(fn.body)) if arrays.find(v) is own)
+    for root, (other, _) in held.items():
+        if not isinstance(other, ir.Var) or any(arrays.find(other) is arrays.find(p) for p in fn.params) \
+                or not _placed_once(fn, root, arrays, versions):
+            return other
+    at_update = {v for t in ir.walk(fn.body) if t.loc == update.loc for v in ir.defined_by(t)}
+    order = program_order(fn)
+    for st in ir.walk(fn.body):
+        for v in ir.defined_by(st):
+            if v in at_update or arrays.find(v) is own:
+                continue
+            if (arrays.find(v) in held or any(r in held for r in shares.get(v, {}))) \
+                    and _read_after(fn, v, update, ranks, order, versions):
+                return v
+    return None
+
+
+def _placed_once(fn: ir.Function, root, arrays: _Arrays, versions: tuple, depth: int = 0) -> bool:
+    """Whether the object `root` stands for went into a container once only, not by `xs * n`,
+    afresh in every trip of the loops around that (`[np.zeros(3) for _ in range(n)]`, not `[z] * 2`
+    or `[z, z]`), into the list whose `versions` are given or into a container placed so in turn
+    (`xs.append(a)` is `xs + [a]`)."""
+    placements = []
+
+    def walk(stmts, loops):
+        for st in stmts:
+            if isinstance(st, ir.If):
+                walk(st.body, loops)
+                walk(st.orelse, loops)
+            elif isinstance(st, ir.Loop):
+                walk(st.cond_body, loops + (st,))
+                walk(st.body, loops + (st,))
+            elif isinstance(st, ir.Assign) and st.target is not None and arrays.find(st.target) is not root:
+                held = [st.args[2]] if st.prim is ir.SETITEM else aliasing.may_alias(st) + [
+                    u for u in st.args[1:] if st.in_place and u not in aliasing.may_alias(st)]
+                placements.extend((st, loops, u) for u in held if isinstance(u, ir.Var) and arrays.find(u) is root)
+
+    walk(fn.body, ())
+    if len(placements) != 1:
+        return False
+    st, loops, u = placements[0]
+    if st.prim is ir.REPEAT or not all(u in ir.defined_in(loop.body) for loop in loops):
+        return False
+    return st.target in versions or (depth < 4 and _placed_once(fn, arrays.find(st.target), arrays, versions,
+                                                                depth + 1))
 
 
 def _holds_numbers(seq, made_by: dict, ranks) -> bool:

@@ -320,9 +320,9 @@ def _show_shapes(c: Context) -> str:
 def _mutation(c: Context) -> None:
     """Refuse writes whose effect the IR cannot follow; what may share memory with a written array;
     the parameters whose default the function would change in place (refused when it is used)."""
-    mutation.check_shared_updates(c.fn, c.classes, {v for v, k in zip(c.fn.params, c.kinds)
-                                                    if _numeric(k) and k[0].isupper()})
-    c.views = mutation.check(c.fn, c.ndims)
+    zero_d = {v for v, k in zip(c.fn.params, c.kinds) if _numeric(k) and k[0].isupper()}
+    mutation.check_shared_updates(c.fn, c.classes, zero_d)
+    c.views = mutation.check(c.fn, c.ndims, zero_d)
     mutation.check_arguments_followed(c.fn)
     c.changed_defaults = changed_defaults(c.func, c.fn)
 

@@ -195,3 +195,61 @@ def test_a_zero_d_integer_array_multiplies_a_list_elementwise():
     # [x0, 2 x1] * np.array(3) is [3 x0, 6 x1] (NumPy), not three copies: the analytic gradient
     np.testing.assert_allclose(grad(list_times_zero_d)(x, np.array(3)), [18 * x[0], 72 * x[1]])
     np.testing.assert_allclose(grad(list_times_zero_d)(x, 3), [6 * x[0], 24 * x[1]])  # (a repetition)
+
+
+def fresh_items_updated(x):
+    acc = [np.zeros(2), np.zeros(2)]
+    for k in range(3):
+        acc[k % 2] += x * (k + 1)
+    return np.sum(acc[0] * acc[1])
+
+
+def appended_items_updated(x):
+    acc = []
+    for _ in range(2):
+        acc.append(np.ones(2))
+    acc[1] *= x
+    return np.sum(acc[0] + acc[1] ** 2)
+
+
+def zero_d_items_updated(x):
+    acc = [np.array(0.0), np.array(1.0)]
+    for k in range(4):
+        acc[k % 2] += np.sum(x) * k
+    return acc[0] * acc[1]
+
+
+def test_items_only_the_list_holds_are_updated_in_place():
+    # (refused before as items "another name may hold": nothing else holds them)
+    x = np.array([0.7, -0.3])
+    np.testing.assert_allclose(grad(fresh_items_updated)(x), 16.0 * x)  # sum((x + 3x) * 2x)
+    np.testing.assert_allclose(grad(appended_items_updated)(x), 2.0 * x)
+    s = np.sum(x)
+    np.testing.assert_allclose(grad(zero_d_items_updated)(x), [16.0 * s + 2.0] * 2)  # (2s)(1 + 4s)
+
+
+def zero_d_item_read_before(x):
+    out = [np.array(1.0)]
+    a = out[0]
+    out[0] += x  # NumPy changes `a` too: a 0-d array is no number
+    return a * x + out[0]
+
+
+def item_placed_twice(x):
+    z = np.zeros(2)
+    out = [z, z]
+    out[0] += x  # also out[1]
+    return np.sum(out[1] * x)
+
+
+def item_repeated(x):
+    out = [np.zeros(2)] * 2
+    out[0] += x
+    return np.sum(out[1] * x)
+
+
+def test_an_item_another_holder_sees_is_not_updated_in_place():
+    from adjoint_compiler.errors import MutationError
+    for f, holder in ((zero_d_item_read_before, "`a`"), (item_placed_twice, "`z`"), (item_repeated, "")):
+        with pytest.raises(MutationError, match=f"update of an item of the list `out`: {holder}"):
+            grad(f)(np.array([0.7, -0.3]) if f is not zero_d_item_read_before else 0.7)

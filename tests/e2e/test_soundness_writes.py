@@ -766,3 +766,31 @@ def test_index_kinds_decide_ranks():
     reads = [s.target for s in ir.walk(fn.body) if isinstance(s, ir.Assign) and s.target
              and s.target.name.startswith("v_i")]
     assert reads and all(ranks[t] == 0 for t in reads)
+
+
+def _add_square(a, u):
+    a += u * u
+
+
+def zero_d_written_and_scaled(u):
+    a = np.array(0.5)
+    for _ in range(2):
+        _add_square(a, u)  # (a write into the caller's 0-d array)
+        a *= 1.5  # compiled as `a = a * 1.5`: a number the next write cannot go into
+    return a * u
+
+
+def zero_d_written_and_written_scaled(u):
+    a = np.array(0.5)
+    for _ in range(2):
+        _add_square(a, u)
+        a[...] = a * 1.5
+    return a * u
+
+
+def test_a_zero_d_array_a_helper_writes_into_and_op_updates_is_refused_not_crashed():
+    from adjoint_compiler.errors import MutationError
+    with pytest.raises(MutationError, match="0-d array that is updated in place here"):
+        grad(zero_d_written_and_scaled)(0.7)
+    u = 0.7  # a = ((0.5 + u^2) 1.5 + u^2) 1.5, f = a u
+    np.testing.assert_allclose(grad(zero_d_written_and_written_scaled)(u), 1.125 + 3.75 * 3 * u ** 2)

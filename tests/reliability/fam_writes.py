@@ -313,21 +313,25 @@ def gen_zero_d_array_updated(ch) -> Case:
     """A 0-d array (an argument `np.array(0.7)`, or one the function makes) updated in place
     (`a += e`, `a *= e`, through a helper, in a loop) while another name holds it, or read after
     a helper updated it: NumPy changes the array for every name (it was taken for a number, which
-    `+=` rebinds: wrong values and gradients). Right, or refused at the update."""
+    `+=` rebinds: wrong values and gradients; a helper's update and `a *= c` in one loop crashed).
+    Right, or refused at the update."""
     op = ch.choice(["+=", "-=", "*="])
     term = ch.choice(["u * u", "np.sin(u)", "0.5 * u", "u"])
     made = ch.choice(["argument", "np.array(0.5)", "np.zeros(())", "np.asarray(0.25)", "a0.copy()"])
     head = "def f(a, u):\n" if made == "argument" else f"def f(a0, u):\n    a = {made}\n"
-    shape = ch.choice(["alias", "helper", "loop", "alias_loop"])
+    shape = ch.choice(["alias", "helper", "loop", "alias_loop", "helper_and_update"])
     if shape == "alias":
         body = f"    b = a\n    a {op} {term}\n    return np.sum(b * u) + np.sum(a)\n"
     elif shape == "helper":
         body = f"    step(a, u)\n    return np.sum(a * 2.0)\n"
     elif shape == "loop":
         body = f"    for _ in range({ch.int(1, 3)}):\n        a {op} {term} * 0.5\n    return np.sum(a * u)\n"
-    else:
+    elif shape == "alias_loop":
         body = f"    b = a\n    for _ in range(2):\n        a {op} {term} * 0.5\n    return np.sum(b * 3.0)\n"
-    helper = f"def step(du, u):\n    du {op} {term}\n\n\n" if shape == "helper" else ""
+    else:  # (the helper writes into the array; `a *= 1.5` here made it a number: a crash)
+        update = ch.choice(["a *= 1.5", "a += u", "a[...] = a * 1.5"])
+        body = f"    for _ in range(2):\n        step(a, u)\n        {update}\n    return np.sum(a * u)\n"
+    helper = f"def step(du, u):\n    du {op} {term}\n\n\n" if shape.startswith("helper") else ""
     first = np.array(ch.float(0.4, 1.2))
     return Case(helper + head + body, [first, ch.float(0.3, 0.9)], wrt=ch.choice([0, 1]) if made == "argument" else 1)
 
@@ -351,3 +355,46 @@ def gen_local_array_through_helper(ch) -> Case:
     # (an array made by arithmetic, `np.ones(3) * 0.5`, may be a number until ranks are known: `+=`
     # in the helper is then refused where the caller reads it, never a wrong number)
     return Case(src, [np.array([ch.float(-1.2, 1.2) for _ in range(3)])], must_work="*" not in make)
+
+
+@family("argument_updates")
+def gen_list_item_updated(ch) -> Case:
+    """An item of a list updated in place (`xs[k] += e`, `*=`, in a loop or not), the items made
+    afresh (`[np.zeros(3), ...]`, a comprehension, `append` in a loop), placed twice (`[z, z]`,
+    `[z] * 2`), or 0-d (`np.array(0.5)`), while another value may hold the item (`a = xs[0]`, a
+    copy `list(xs)`, `tuple(xs)`, the name it was made under) or only the list does. Python
+    changes the item for every holder: right, or refused at the update (a 0-d item was taken for
+    a number: wrong values; fresh items were refused)."""
+    zero_d = ch.coin()
+    item = "np.array(0.5)" if zero_d else "np.zeros(3)"
+    make = ch.choice(["display", "comprehension", "append", "named", "twice", "repeat"])
+    if make == "display":
+        lines = [f"    xs = [{item}, {item}]"]
+    elif make == "comprehension":
+        lines = [f"    xs = [{item} for _ in range(2)]"]
+    elif make == "append":
+        lines = ["    xs = []", "    for _ in range(2):", f"        xs.append({item})"]
+    elif make == "named":
+        lines = [f"    z = {item}", f"    xs = [z, {item}]"]
+    elif make == "twice":
+        lines = [f"    z = {item}", "    xs = [z, z]"]
+    else:
+        lines = [f"    xs = [{item}] * 2"]
+    holder = ch.choice(["none", "none", "item", "copy", "tuple", "alias"])
+    lines += {"none": [], "item": ["    a = xs[0]"], "copy": ["    a = list(xs)[0]"],
+              "tuple": ["    t = tuple(xs)", "    a = t[0]"], "alias": ["    ys = xs", "    a = ys[0]"]}[holder]
+    op = ch.choice(["+=", "-=", "*="])
+    term = ch.choice(["u", "np.sin(u)", "u * u"]) if not zero_d else ch.choice(["np.sum(u)", "np.sum(u * u)"])
+    k = ch.choice(["0", "1"])
+    if ch.coin():
+        lines += [f"    for i in range({ch.int(1, 3)}):", f"        xs[(i + {k}) % 2] {op} {term} + 0.5"]
+    else:
+        lines += [f"    xs[{k}] {op} {term} + 0.5"]
+    use = "np.sum(xs[0] * u) + np.sum(xs[1] ** 2)"
+    if holder != "none":
+        use += " + np.sum(a * u)"
+    if make == "named":
+        use += ch.choice(["", " + np.sum(z)"])
+    src = "def f(u):\n" + "\n".join(lines) + f"\n    return {use}\n"
+    safe = holder in ("none",) and make in ("display", "comprehension", "append")
+    return Case(src, [np.array([ch.float(-1.2, 1.2) for _ in range(3)])], must_work=safe)
