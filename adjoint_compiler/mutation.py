@@ -151,6 +151,38 @@ def check_arguments_followed(fn: ir.Function) -> None:
                             f"`{p}` at the end (`{p}[...] = ...`)", fn.loc)
 
 
+def check_loop_entries(fn: ir.Function) -> None:
+    """A name a loop does not rebind, holding the array one of its carried names entered with,
+    which the loop writes into while that carried name is rebound (`cur, nxt = a, b; for:
+    nxt[:] = f(cur); cur, nxt = nxt, cur`, then `a` read): the name keeps the array's version from
+    before the loop, stale once a trip wrote into it. (A carried name only written through is one
+    loop value with every name of its array, `ssa`'s `bind`; then this cannot happen.) Refused
+    where the name is read."""
+    objects = same_arrays(fn.body, updates=True)
+    order = program_order(fn)
+    for k, (loop, outer, _) in enumerate(order):
+        if not isinstance(loop, ir.Loop):
+            continue
+        other_arms = [t for branch in outer if isinstance(branch, ir.If)  # (no path runs the loop and these)
+                      for arm in (branch.body, branch.orelse) if not any(t is loop for t in ir.walk(arm))
+                      for t in ir.walk(arm)]
+        inner = list(ir.walk(loop.cond_body + loop.body))
+        written = {objects.find(st.args[0]) for st in inner if isinstance(st, ir.Assign) and st.prim in ir.WRITES}
+        for p, init in zip(loop.params, loop.inits):
+            if not isinstance(init, ir.Var) or objects.find(p) not in written:
+                continue
+            # (after an enclosing loop carrying `init`, the name is that loop's final value)
+            carrier = next((e for e in outer if isinstance(e, ir.Loop) and init in e.params), None)
+            later = [t for t, around, reads in order[k + 1:] if init in reads and t is not loop
+                     and not any(t is u for u in other_arms) and (carrier is None or carrier in around)]
+            if later:
+                raise MutationError(f"this reads the array `{init.display}` held before the loop on line "
+                                    f"{loop.loc.line}, which writes into it through `{p.display}` while rebinding "
+                                    f"`{p.display}` to other arrays; which array holds what after a trip cannot be "
+                                    f"followed: read it through the loop's names, or copy it before the loop",
+                                    later[0].loc)
+
+
 def _read_at_end(t, inside=None) -> list:
     """The operands a block statement reads once its blocks have run: an `if`'s results, a loop's
     next values and its condition (read again at the top of the next trip). With `inside` (a

@@ -324,6 +324,7 @@ def _mutation(c: Context) -> None:
     mutation.check_shared_updates(c.fn, c.classes, zero_d)
     c.views = mutation.check(c.fn, c.ndims, zero_d)
     mutation.check_arguments_followed(c.fn)
+    mutation.check_loop_entries(c.fn)
     c.changed_defaults = changed_defaults(c.func, c.fn)
 
 

@@ -794,3 +794,33 @@ def test_a_zero_d_array_a_helper_writes_into_and_op_updates_is_refused_not_crash
         grad(zero_d_written_and_scaled)(0.7)
     u = 0.7  # a = ((0.5 + u^2) 1.5 + u^2) 1.5, f = a u
     np.testing.assert_allclose(grad(zero_d_written_and_written_scaled)(u), 1.125 + 3.75 * 3 * u ** 2)
+
+
+def double_buffer_read_by_first_names(u0):
+    a = u0.copy()
+    b = np.zeros(3)
+    cur, nxt = a, b
+    for _ in range(3):
+        nxt[:] = np.sin(cur)
+        cur, nxt = nxt, cur
+    return np.sum(b)  # (the IR kept `b` from before the loop: a zero gradient)
+
+
+def double_buffer_read_by_loop_names(u0):
+    a = u0.copy()
+    b = np.zeros(3)
+    cur, nxt = a, b
+    for _ in range(3):
+        nxt[:] = np.sin(cur)
+        cur, nxt = nxt, cur
+    return np.sum(cur)
+
+
+def test_a_name_held_before_a_swapping_loop_is_refused_where_read():
+    from adjoint_compiler.errors import MutationError
+    u0 = np.array([1.0, 2.0, 0.5])
+    with pytest.raises(MutationError, match="held before the loop on line"):
+        grad(double_buffer_read_by_first_names)(u0)
+    s = np.sin
+    np.testing.assert_allclose(grad(double_buffer_read_by_loop_names)(u0),
+                               np.cos(s(s(u0))) * np.cos(s(u0)) * np.cos(u0))
