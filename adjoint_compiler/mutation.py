@@ -637,21 +637,12 @@ def _placed_once(fn: ir.Function, root, arrays: _Arrays, versions: tuple, depth:
     or `[z, z]`), into the list whose `versions` are given or into a container placed so in turn
     (`xs.append(a)` is `xs + [a]`)."""
     placements = []
-
-    def walk(stmts, loops):
-        for st in stmts:
-            if isinstance(st, ir.If):
-                walk(st.body, loops)
-                walk(st.orelse, loops)
-            elif isinstance(st, ir.Loop):
-                walk(st.cond_body, loops + (st,))
-                walk(st.body, loops + (st,))
-            elif isinstance(st, ir.Assign) and st.target is not None and arrays.find(st.target) is not root:
-                held = [st.args[2]] if st.prim is ir.SETITEM else aliasing.may_alias(st) + [
-                    u for u in st.args[1:] if st.in_place and u not in aliasing.may_alias(st)]
-                placements.extend((st, loops, u) for u in held if isinstance(u, ir.Var) and arrays.find(u) is root)
-
-    walk(fn.body, ())
+    for st, outer, _ in program_order(fn):
+        if isinstance(st, ir.Assign) and st.target is not None and arrays.find(st.target) is not root:
+            held = [st.args[2]] if st.prim is ir.SETITEM else aliasing.may_alias(st) + [
+                u for u in st.args[1:] if st.in_place and u not in aliasing.may_alias(st)]
+            loops = [t for t in outer if isinstance(t, ir.Loop)]
+            placements.extend((st, loops, u) for u in held if isinstance(u, ir.Var) and arrays.find(u) is root)
     if len(placements) != 1:
         return False
     st, loops, u = placements[0]
