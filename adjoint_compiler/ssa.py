@@ -86,6 +86,7 @@ class SSABuilder:
         self.env: dict = {}
         self.tuples: dict = {}  # Var -> operands of the tuple display that defined it
         self.views: dict = {}  # view Var -> View (shared with inlined builders)
+        self.view_uses: list = []  # every View whose steps made a value or a write (shared)
         self.written: set = set()  # versions of arrays written since (and loop values they entered as)
         self.entered: dict = {}  # a loop-carried value -> its value on entry
         self.branches: dict = {}  # an `if` output -> its results (in either branch)
@@ -156,7 +157,7 @@ class SSABuilder:
         sub.call_loc = self.call_loc or (self.loc(at) if twinned else None)
         sub.inlined = self.inlined
         sub.shared_updates = self.shared_updates
-        sub.views = self.views
+        sub.views, sub.view_uses = self.views, self.view_uses
         sub.written, sub.entered, sub.kept = self.written, self.entered, self.kept
         sub.branches = self.branches
         sub.open_loops = self.open_loops
@@ -1017,13 +1018,26 @@ class SSABuilder:
         parent = self.views.get(source)
         if parent is None:
             self.views[stmt.target] = View(source, (step,), kind == "view")
+        elif parent.steps is None:
+            self.views[stmt.target] = View(parent.base, None, False)
         else:
             self.views[stmt.target] = View(parent.base, parent.steps + (step,), parent.sure and kind == "view")
+
+    def steps_of(self, view: View, at) -> tuple:
+        """The view's steps, noted as used (a loop checks that a view it carries keeps its steps);
+        refused for a view whose steps a loop changed (`View.steps` None)."""
+        if view.steps is None:
+            raise MutationError(f"this writes through a view of `{view.base.display}` that a loop rebinds "
+                                "to another view or value on some trip: which slots it shows is not known "
+                                f"when compiling; write into `{view.base.display}` at those slots instead",
+                                self.loc(at))
+        self.view_uses.append(view)
+        return view.steps
 
     def remake(self, view: View, base: ir.Var, hint: str, at, out: list) -> ir.Var:
         """The view's steps applied to `base` (a new version of its base, or an array of positions)."""
         value = base
-        for prim, rest, kwargs, callee in view.steps:
+        for prim, rest, kwargs, callee in self.steps_of(view, at):
             value = self.emit(prim, [value, *rest], hint, at, out, dict(kwargs), callee)
         return value
 
@@ -1076,8 +1090,9 @@ class SSABuilder:
         """Write `value` into `view[index]` by writing the view's base at the slots it shows."""
         base = view.base
         whole = isinstance(index, ir.Const) and index.value is Ellipsis
-        if whole and len(view.steps) == 1 and view.steps[0][0] is operator.getitem:
-            self.write_var(ir.SETITEM, base, [view.steps[0][1][0], value], at, out, view_var)  # base[i] = value
+        steps = self.steps_of(view, at)
+        if whole and len(steps) == 1 and steps[0][0] is operator.getitem:
+            self.write_var(ir.SETITEM, base, [steps[0][1][0], value], at, out, view_var)  # base[i] = value
             return
         flat = self.emit(ir.POSITIONS, [base], f"{base.display}_positions", at, out)
         flat = self.remake(view, flat, f"{base.display}_positions", at, out)
@@ -1407,6 +1422,27 @@ class SSABuilder:
                 if ba is va.base and bb is vb.base:
                     self.views[out_var] = View(o, va.steps, va.sure and vb.sure)
 
+    def check_carried_views(self, loop: ir.Loop, carried: list, uses: list, at) -> None:
+        """A carried view the body rebinds to anything but the same view of its base: the body was
+        built taking it for the view it entered as, so a use of its steps there is refused; after
+        the loop its steps are unknown (`steps_of` refuses writes through it, and as a view that may
+        not be one, a read after a write into its base is refused by `mutation`)."""
+        for n, p, nxt in zip(carried, loop.params, loop.nexts):
+            view = self.views.get(p)
+            if view is None or view.steps is None or nxt is p:
+                continue
+            got = self.views.get(nxt) if isinstance(nxt, ir.Var) else None
+            base_next = loop.nexts[loop.params.index(view.base)] if view.base in loop.params else view.base
+            if got is not None and got.steps == view.steps and (
+                    got.base is base_next or self.same_array(got.base, view.base)):
+                continue
+            if any(u.steps is not None and u.steps[:len(view.steps)] == view.steps for u in uses):
+                raise MutationError(f"`{n}` is a view of `{view.base.display}` that this loop writes through and "
+                                    "rebinds to another value: which slots each trip writes is not known when "
+                                    f"compiling; write into `{view.base.display}` at those slots instead, or copy "
+                                    f"the view first (`.copy()`)", self.loc(at))
+            self.views[p] = View(view.base, None, False)
+
     def merge_writes(self, s, before: dict, branches: list, outputs, body_results, orelse_results) -> None:
         """An array written in a branch: where both branches' values of a name are versions of that
         array, the `if`'s output is its new version and every name bound to any of them (here and
@@ -1514,15 +1550,17 @@ class SSABuilder:
         self.env = dict(before)
         bind(self.env, params)
         self.entered.update((p, i) for p, i in zip(params, inits) if isinstance(i, ir.Var))
-        for p, init in zip(params, inits):  # a carried view: a view of its base's carried value
+        rebound = set(assigned) - _updated_in_place_only(cond_nodes + body_nodes)
+        for n, p, init in zip(carried, params, inits):  # a carried view: a view of its base's carried value
             view = self.views.get(init) if isinstance(init, ir.Var) else None
-            if view is not None:
+            if view is not None:  # (one the body rebinds may show other slots from the second trip on)
                 base = next((q for q, i in zip(params, inits) if i is view.base), view.base)
-                self.views[p] = View(base, view.steps, view.sure)
+                self.views[p] = View(base, None, False) if n in rebound else View(base, view.steps, view.sure)
         self.nesting += 1
         # inside the loop, an array it may write is its param, never its value on entry (a nested
         # function reading the enclosing function's name for it must not see that value)
         self.open_loops.append({i for n, i in zip(carried, inits) if n in written and isinstance(i, ir.Var)})
+        uses_before = len(self.view_uses)
         loop = ir.Loop("for" if is_for else "while", params, inits, [], [], self.loc(s))
         if is_for:
             loop.iterable = self.operand(s.iter)
@@ -1540,6 +1578,7 @@ class SSABuilder:
                                self.loc(s))
         loop.nexts = [self.env[n] for n in carried]
         dropped = self.drop_function_params(loop, carried, params, inits, s)
+        self.check_carried_views(loop, carried, self.view_uses[uses_before:], s)
         for p, init in zip(params, inits):  # a carried view's base must stay one array across trips
             view = self.views.get(p)
             if view is None or view.base not in params or loop.nexts[params.index(p)] is p:
@@ -2133,7 +2172,7 @@ class SSABuilder:
         sub.parent, sub.defining, sub.closures = self, fv.defining, self.closures | {id(fv.node)}
         sub.inlined = self.inlined
         sub.shared_updates = self.shared_updates
-        sub.views = self.views
+        sub.views, sub.view_uses = self.views, self.view_uses
         sub.written, sub.entered, sub.kept = self.written, self.entered, self.kept
         sub.branches = self.branches
         sub.open_loops = self.open_loops

@@ -824,3 +824,59 @@ def test_a_name_held_before_a_swapping_loop_is_refused_where_read():
     s = np.sin
     np.testing.assert_allclose(grad(double_buffer_read_by_loop_names)(u0),
                                np.cos(s(s(u0))) * np.cos(s(u0)) * np.cos(u0))
+
+
+def row_pointer_moved(x):
+    y = np.zeros((2, 3))
+    r = y[0]
+    for _ in range(2):
+        r += x  # (was written into row 0 on both trips: a gradient of [0, 1, 2])
+        r = y[1]
+    return np.sum(y * np.arange(6.0).reshape(2, 3))
+
+
+def row_pointer_read_after_its_base_is_written(x):
+    y = np.zeros((2, 3))
+    r = y[0]
+    s = 0.0
+    for _ in range(2):
+        s = s + np.sum(r * x)
+        r = y[1]
+    y[1] = 2 * x
+    return s + np.sum(r * x)
+
+
+def trajectory(x0):
+    t = np.zeros((4, 2))
+    cur = t[0]
+    cur[:] = x0
+    for i in range(3):
+        nxt = t[i + 1]
+        nxt[:] = cur + 0.1 * np.sin(cur)
+        cur = nxt
+    return np.sum(t ** 2) + np.sum(cur * x0)
+
+
+def row_updated_twice_per_trip(x):
+    y = np.ones((3, 3))
+    r = y[0]
+    for _ in range(3):
+        r += x
+        r *= 2
+    return np.sum(y * y)
+
+
+def test_a_view_a_loop_rebinds_is_refused_where_written_through_or_read_stale():
+    from adjoint_compiler.errors import MutationError
+    x = np.array([1.0, 2.0, 3.0])
+    with pytest.raises(MutationError, match="a loop rebinds to another view or value") as info:
+        grad(row_pointer_moved)(x)
+    assert "r += x" in str(info.value)
+    with pytest.raises(MutationError, match="used after `y` is written"):
+        grad(row_pointer_read_after_its_base_is_written)(x)
+
+
+def test_a_view_a_loop_rebinds_to_another_row_it_only_reads_is_followed():
+    check_all(trajectory, np.array([0.3, -0.7]))
+    x = np.array([1.0, 2.0, 3.0])  # y[0] = 8 + 14 x
+    np.testing.assert_allclose(grad(row_updated_twice_per_trip)(x), 28 * (8 + 14 * x))

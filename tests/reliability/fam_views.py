@@ -292,3 +292,49 @@ def f(A, w):
     return {_result(ch, "B", "A")}
 """
     return Case(src, [arg, ch.float(0.5, 1.5)])
+
+
+@family("views")
+def gen_view_rebound_in_loop(ch):
+    """A view carried by a loop that rebinds it (to another row, a slice, a computed value, in a
+    branch or not), written through or updated before or after the rebinding, read or written
+    after the loop, and the trajectory spelling (`nxt = T[i + 1]; nxt[:] = f(cur); cur = nxt`).
+    A write through such a view was once placed at the slots it showed on entry: wrong values."""
+    arg, rows, cols = _base(ch)
+    if ch.coin(0.25):
+        step = ch.choice(["cur + 0.1 * np.sin(cur)", "cur * 0.5 + A[0]", "np.tanh(cur) * 1.5"])
+        src = f"""
+def f(A):
+    T = np.zeros(({rows + 2}, {cols}))
+    cur = T[0]
+    cur[:] = A[-1]
+    for i in range({rows + 1}):
+        nxt = T[i + 1]
+        nxt[:] = {step}
+        cur = nxt
+    return np.sum(T ** 2) + np.sum(cur * A[0])
+"""
+        return Case(src, [arg], must_work=True)
+    first = ch.choice(["B[0]", "B[:, 0]", "B[-1]", "B[1:]" if rows > 1 else "B[0:]"])
+    other = ch.choice(["B[k % B.shape[0]]", "B[-1]", "B[0] * 1.0", "np.sin(r)", "r.copy()", "r + 0.5"])
+    if first == "B[:, 0]" and other in ("B[k % B.shape[0]]", "B[-1]", "B[0] * 1.0"):
+        other = "B[:, k % B.shape[1]]"
+    rebind = f"r = {other}"
+    if ch.coin():
+        rebind = f"if k % 2 == 0:\n            {rebind}"
+    write = ch.choice([f"r {ch.choice(UPDATES)} {ch.float(0.5, 1.5)}", "r[0] = np.sum(A) * 0.1",
+                       "r[...] = r * 0.5 + 0.25", "s = s + np.sum(r * r)"])
+    body = [write, rebind] if ch.coin() else [rebind, write]
+    after = ch.choice(["", "r *= 1.5", "B[0] = B[0] + 1.0", "r[0] = A[0, 0]"])
+    src = f"""
+def f(A):
+    B = {ch.choice(COPIES).format(a="A")}
+    r = {first}
+    s = 0.0
+    for k in range({ch.int(1, 3)}):
+        {body[0]}
+        {body[1]}
+    {after}
+    return s + np.sum(r ** 2) + {_result(ch, "B", "A")}
+"""
+    return Case(src, [arg])
