@@ -77,7 +77,7 @@ FRESH_METHODS = {"copy", "sum", "mean", "prod", "max", "min", "std", "var", "cum
                  "flatten", "repeat", "trace", "nonzero", "conj", "conjugate", "searchsorted", "ptp",
                  "astype"}
 FRESH_ATTRS = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes", "strides"}
-FRESH_PRIMS = {ir.SQUARE, ir.OWN, ir.SAVE, ir.SHARES, ir.POSITIONS, ir.SLOTS_AT}
+FRESH_PRIMS = {ir.SQUARE, ir.OWN, ir.SAVE, ir.SHARES, ir.POSITIONS, ir.SLOTS_AT, ir.CHECK_UPDATE}
 _OPERATORS = {operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod,
               operator.pow, operator.matmul, operator.neg, operator.pos, operator.abs, operator.invert,
               operator.not_, operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne,

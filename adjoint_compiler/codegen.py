@@ -28,8 +28,14 @@ INDENT = "    "
 
 
 class Writer:
-    def __init__(self, home_file: str, tape=None, recipes=None, views=frozenset()):
+    """Prints the forward statements (and, for a gradient, the backward code). `guards`: {power
+    statement: its user line}, each checked right after it: a negative Python float to a
+    fractional power is complex, which compile time cannot see, and `abs`, `.real` or a comparison
+    could turn it back into a real number with a wrong derivative."""
+
+    def __init__(self, home_file: str, tape=None, recipes=None, views=frozenset(), guards=None):
         self.tape = tape
+        self.guards = guards or {}
         self.recipes = recipes or {}  # stmt -> the operands whose shape its target has (simplify)
         self.views = views  # the Buffer reads that read the Buffer's array in place (peek)
         self.lines: list[str] = []
@@ -79,6 +85,9 @@ class Writer:
                     f"{rtcall.name(runtime.held)}({operand(s.args[0])})[{operand(s.args[1], in_index=True)}]"
                 plain = s.target is None or s.prim in ir.WRITES
                 self.emit(depth, rhs if plain else f"{s.target.name} = {rhs}", s.loc)
+                if s in self.guards:
+                    self.emit(depth, f"{rtcall.name(runtime.refuse_complex)}(({s.target.name},), "
+                                     f"{self.guards[s]!r})", s.loc)
             else:
                 self.emit(depth, f"if {operand(s.cond)}:", s.loc)
                 for block, results in ((s.body, s.body_results), (s.orelse, s.orelse_results)):
@@ -174,19 +183,10 @@ def _does_nothing(code) -> bool:
     return all(isinstance(c, BLoop) and _does_nothing(c.body) for c in code)
 
 
-def complex_powers(fn: ir.Function, arrays: frozenset) -> str:
-    """The user's lines where a power may turn a real number complex ('' if none): `x ** y` or
+def power_statements(fn: ir.Function, arrays: frozenset) -> dict:
+    """{statement: its user line} of the powers that may turn a real number complex: `x ** y` or
     `pow(x, y)` of a value not known to be an array (NumPy arrays stay real; a negative Python
     float to a fractional power is complex), with an exponent that is not an integer literal."""
-    lines = []
-    for where in power_statements(fn, arrays).values():
-        if where not in lines:
-            lines.append(where)
-    return ", ".join(lines)
-
-
-def power_statements(fn: ir.Function, arrays: frozenset) -> dict:
-    """{statement: its user line} of the powers `complex_powers` names."""
     out = {}
     for s in ir.walk(fn.body):
         if isinstance(s, ir.Assign) and s.prim in (operator.pow, pow) and len(s.args) == 2 and not s.complex \
@@ -237,10 +237,11 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
     `(value, grads)`; 'grad' the same returning `grads` alone (with `seeded`, the result is known
     to be a scalar and its value is not computed unless the adjoint reads it); 'split' is `<f>_vjp(*args) -> (value, saved)` and
     `<f>_pullback(saved, result_bar) -> grads`. `arrays` are the names known to hold arrays (a
-    power of anything else may turn complex); `release` then deletes them after their last use.
-    `views` are the Buffer reads that read the Buffer's array in place (peek). `guarded`: the
-    gradients that must come out real (default all; a complex argument's is complex)."""
-    w = Writer(fn.loc.file, tape, recipes, views)
+    power of anything else may turn complex: checked right after it); `release` then deletes them
+    after their last use. `views` are the Buffer reads that read the Buffer's array in place (peek).
+    `guarded`: the gradients that must come out real (default all; a complex argument's is
+    complex), checked at the end where a power's value is not computed, only its adjoint."""
+    w = Writer(fn.loc.file, tape, recipes, views, power_statements(fn, arrays))
     w.emit(0, header)
     w.emit(0, "import numpy as np")
     w.emit(0, "from adjoint_compiler import runtime as rt")
@@ -250,10 +251,10 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
     result = operand(fn.result)
     grad_tuple = "(" + ", ".join(map(to_source, grads)) + ("," if len(grads) == 1 else "") + ")"
     restored = code_names(backward, lambda s: stores(s)[0] | stores(s)[1], reads=False)
-    powers = complex_powers(fn, arrays)
+    unchecked = ", ".join(dict.fromkeys(where for s, where in w.guards.items() if s not in keep))
     guarded = grads if guarded is None else guarded
     guarded_tuple = "(" + ", ".join(map(to_source, guarded)) + ("," if len(guarded) == 1 else "") + ")"
-    guard = f"{rtcall.name(runtime.refuse_complex)}({guarded_tuple}, {powers!r})" if powers and guarded else None
+    guard = f"{rtcall.name(runtime.refuse_complex)}({guarded_tuple}, {unchecked!r})" if unchecked and guarded else None
     snapshot, seed = rtcall.name(runtime.snapshot), rtcall.name(runtime.seed)
     if mode != "split":
         w.emit(0, f"def {fn.name}_grad({params}):")
@@ -268,7 +269,7 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
             result = value
         w.emit(1, "# adjoint")
         if not seeded:  # (a seeded result's 1.0 is part of the backward code)
-            call = f"{seed}({result}, {powers!r})" if powers else f"{seed}({result})"
+            call = f"{seed}({result})"
             w.emit(1, f"{result_bar} = {call}" if result_bar else call)
         w.backward(backward, 1)
         if guard:
@@ -328,13 +329,7 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
 # -- forward mode ----------------------------------------------------------------------------------
 
 class TangentWriter(Writer):
-    """Prints the statements of `forward` (the IR with `Tangent` statements among its own);
-    `guards`: {power statement: its user line} checked right after it (a function whose result
-    may be complex cannot check its result for a power that turned complex)."""
-
-    def __init__(self, home_file: str, guards: dict | None = None):
-        super().__init__(home_file)
-        self.guards = guards or {}
+    """Prints the statements of `forward` (the IR with `Tangent` statements among its own)."""
 
     def forward(self, stmts, depth: int, keep: set, needed: set) -> int:
         count = 0
@@ -344,23 +339,17 @@ class TangentWriter(Writer):
                 self.emit(depth, s.text, s.loc)
                 count += 1
             else:
-                printed = super().forward([s], depth, keep, needed)
-                if printed and s in self.guards:
-                    self.emit(depth, f"{rtcall.name(runtime.refuse_complex)}(({operand(s.target)},), "
-                                     f"{self.guards[s]!r})", s.loc)
-                    printed += 1
-                count += printed
+                count += super().forward([s], depth, keep, needed)
         return count
 
 
 def generate_jvp(fn: ir.Function, body: list, tangent_params: list, result_dot, header: str, keep: set,
-                 needed: set, arrays: frozenset = frozenset(), complex_result: bool = False) -> tuple:
+                 needed: set, arrays: frozenset = frozenset()) -> tuple:
     """(source, {generated line: Loc}) of `<f>_jvp(*primals, *tangents) -> (value, tangent)`: the
     statements `forward` made (primal and tangent interleaved) that are in `keep`, loop and branch
     values whose names are `needed`, under one `# L<n>` comment per user line, returning the
-    result and its tangent. A power that may turn a real number complex is checked on the result
-    and its tangent, or (`complex_result`: the result may be complex) right after it."""
-    w = TangentWriter(fn.loc.file, power_statements(fn, arrays) if complex_result else None)
+    result and its tangent. A power that may turn a real number complex is checked right after it."""
+    w = TangentWriter(fn.loc.file, guards=power_statements(fn, arrays))
     w.emit(0, header)
     w.emit(0, "import numpy as np")
     w.emit(0, "from adjoint_compiler import runtime as rt")
@@ -371,8 +360,5 @@ def generate_jvp(fn: ir.Function, body: list, tangent_params: list, result_dot, 
     w.forward(body, 1, keep, needed)
     w.new_block()
     result, tangent = operand(fn.result), operand(result_dot)
-    powers = "" if complex_result else complex_powers(fn, arrays)
-    if powers:
-        w.emit(1, f"{rtcall.name(runtime.refuse_complex)}(({result}, {tangent}), {powers!r})")
     w.emit(1, f"return {result}, {tangent}")
     return "\n".join(w.lines) + "\n", w.line_locs

@@ -31,8 +31,10 @@ Code to be differentiated again keeps the syntactic refusal (`refuse_all`):
     W = np.array([1j])  (global)   a complex module global or closure value read by the function
 
 What compile time cannot see is guarded at run time: a Python float raised to a fractional
-power is complex when the base is negative (`(-2.0) ** 0.5`); `rt.gradient` refuses a complex
-gradient for a real argument instead of dropping its imaginary part.
+power is complex when the base is negative (`(-2.0) ** 0.5`), so the generated code checks each
+such power right after it (`codegen.power_statements`: `abs` or `.real` could make it real again,
+with a wrong derivative); `rt.gradient` refuses a complex gradient for a real argument instead of
+dropping its imaginary part.
 """
 from __future__ import annotations
 
@@ -186,7 +188,7 @@ _KIND_PRESERVING = {np.conj, np.conjugate, np.fft.fftshift, np.fft.ifftshift, np
 _COMPLEX_RESULT = {np.fft.fft, np.fft.ifft, np.fft.fft2, np.fft.ifft2, np.fft.fftn, np.fft.ifftn, np.fft.rfft,
                    np.fft.rfft2, np.fft.rfftn}
 # Questions about a complex value's shape: no gradient, nothing to refuse.
-_QUERIES = {len, np.shape, np.ndim, np.size}
+_QUERIES = {len, np.shape, np.ndim, np.size, ir.CHECK_UPDATE}  # (read for shapes and dtypes alone)
 _QUERY_ATTRS = {"shape", "ndim", "size", "dtype"}
 
 

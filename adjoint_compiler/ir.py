@@ -128,6 +128,9 @@ OWN = Prim("own")  # a private copy of an argument the function writes into
 SHARES = Prim("rt.shares_memory")  # whether a value is a view into an array   args: value, array
 POSITIONS = Prim("rt.positions")  # each slot's flat position in its array     args: array
 SLOTS_AT = Prim("rt.slots_at")  # the index of an array's slots at positions    args: positions, array
+# `a op= e` of an array is compiled as `a = a op e`; NumPy computes into `a` itself and raises
+# where the result has another shape or does not cast to `a`'s dtype (no result):  args: a, a op e
+CHECK_UPDATE = Prim("rt.check_update")
 WRITES = (SETITEM, COPYTO, COPYTO_ITEMS)
 # A list used as a stack, updated in place (forward mode: `stacks.py` makes them of the `xs + [v]`
 # and `xs[:-1]` that `xs.append(v)` and `xs.pop()` are lowered to, where only that list holds it):

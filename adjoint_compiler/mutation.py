@@ -203,7 +203,7 @@ def program_order(fn: ir.Function) -> list:
 
     def walk(stmts, outer):
         for t in stmts:
-            order.append((t, outer, [v for op in ir.stmt_operands(t) for v in ir.operand_vars(op)]))
+            order.append((t, outer, [v for op in _value_operands(t) for v in ir.operand_vars(op)]))
             if isinstance(t, ir.If):
                 walk(t.body, outer + (t,))
                 walk(t.orelse, outer + (t,))
@@ -317,7 +317,7 @@ def _unread_after_update(fn: ir.Function, value, loc, classes: dict, base=None, 
     defined_in += tuple(st for st, _ in order if isinstance(st, ir.Loop) and value in st.params)
     repeating = [loop for loop in order[at][1] if loop not in defined_in]
     for k, (st, loops) in enumerate(order):
-        if k == at or value not in [v for op in ir.stmt_operands(st) for v in ir.operand_vars(op)]:
+        if k == at or value not in [v for op in _value_operands(st) for v in ir.operand_vars(op)]:
             continue
         if not isinstance(st, ir.Assign):
             return False  # a block's result may hold it
@@ -374,6 +374,22 @@ def updated_params(fn: ir.Function) -> dict:
             if i is not None:
                 out.setdefault(i, s.loc)
     return out
+
+
+def drop_number_checks(fn: ir.Function, ranks: dict, zero_d: set = frozenset()) -> None:
+    """Remove the `rt.check_update(a, a op e)` that ssa put after each `a op= e` where `a` is surely
+    a number (rank 0 and no 0-d array, `zero_d_arrays`): Python rebinds a number, NumPy checks
+    nothing."""
+    mutable = zero_d_arrays(fn, zero_d)
+
+    def prune(block: list) -> None:
+        block[:] = [s for s in block if not (isinstance(s, ir.Assign) and s.prim is ir.CHECK_UPDATE
+                                             and ranks.get(s.args[0]) == 0 and s.args[0] not in mutable)]
+        for s in block:
+            for sub in (s.body, s.orelse) if isinstance(s, ir.If) else \
+                    (s.cond_body, s.body) if isinstance(s, ir.Loop) else ():
+                prune(sub)
+    prune(fn.body)
 
 
 def check(fn: ir.Function, ranks: dict | None = None, zero_d: set = frozenset()) -> dict:
@@ -587,7 +603,9 @@ def check(fn: ir.Function, ranks: dict | None = None, zero_d: set = frozenset())
 def _value_operands(s) -> list:
     """The operands a statement reads for their values: a runtime helper's arguments it reads only
     for their shapes (`rt.unbroadcast(g, x)`, in a gradient read back as source) are left out, as
-    a write changes no shape."""
+    a write changes no shape; `rt.check_update` reads shapes and dtypes alone."""
+    if isinstance(s, ir.Assign) and s.prim is ir.CHECK_UPDATE:
+        return []
     if isinstance(s, ir.Assign) and s.args:
         facts = runtime_facts.facts(s.prim)
         if facts.all_shapes or facts.shape_only:

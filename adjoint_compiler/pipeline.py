@@ -323,6 +323,7 @@ def _mutation(c: Context) -> None:
     zero_d = {v for v, k in zip(c.fn.params, c.kinds) if _numeric(k) and k[0].isupper()}
     mutation.check_shared_updates(c.fn, c.classes, zero_d)
     c.views = mutation.check(c.fn, c.ndims, zero_d)
+    mutation.drop_number_checks(c.fn, c.ndims, zero_d)
     mutation.check_arguments_followed(c.fn)
     mutation.check_loop_entries(c.fn)
     c.changed_defaults = changed_defaults(c.func, c.fn)
@@ -636,7 +637,7 @@ def _jvp_codegen(c: Context) -> None:
                                                      if v.name in c.tangent_names})
     c.releasable = _releasable(c, lambda v: c.tangent_names.get(v.name))
     c.text, c.line_locs = codegen.generate_jvp(fn, c.tangent_code, c.tangent_params, c.result_dot, header,
-                                               c.keep, c.needed, c.arrays, dtypes.operand_complex(fn.result))
+                                               c.keep, c.needed, c.arrays)
 
 
 _SHARED = PASSES[:STAGES.index("stacks") + 1]

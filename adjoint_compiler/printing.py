@@ -27,6 +27,7 @@ BINOPS = {
 UNARY = {operator.neg: "-", operator.pos: "+", operator.not_: "not ", operator.invert: "~"}
 # primitives of the IR that are calls of runtime helpers (writes through views)
 _RUNTIME_PRIMS = {ir.SHARES: runtime.shares_memory, ir.POSITIONS: runtime.positions, ir.SLOTS_AT: runtime.slots_at,
+                  ir.CHECK_UPDATE: runtime.check_update,
                   ir.PUSH: runtime.push, ir.DROP: runtime.drop, ir.TOP: runtime.top}
 
 

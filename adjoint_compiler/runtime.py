@@ -841,6 +841,23 @@ def shares_memory(value, array) -> bool:
     return isinstance(value, np.ndarray) and isinstance(array, np.ndarray) and np.may_share_memory(value, array)
 
 
+def check_update(before, value) -> None:
+    """`a op= e` of an array `a` (`before`), compiled as `a = a op e` (`value`): NumPy computes the
+    result into `a` itself, so it raises where the result has another shape than `a` (`y += x[:,
+    None]`) or does not cast to `a`'s dtype under the 'same_kind' rule (an integer array updated by
+    a float, a real one by a complex value); so does this. A number is rebound, as in Python."""
+    if not isinstance(before, np.ndarray):
+        return
+    shape, dtype = np.shape(value), getattr(value, "dtype", None)
+    if shape != before.shape:
+        raise ValueError(f"non-broadcastable output operand with shape {before.shape} doesn't match the "
+                         f"broadcast shape {shape} (an in-place update must keep the array's shape)")
+    dtype = dtype if dtype is not None else np.result_type(value)
+    if dtype != before.dtype and not np.can_cast(dtype, before.dtype, "same_kind"):
+        raise TypeError(f"Cannot cast the result of an in-place update from dtype('{dtype}') to "
+                        f"dtype('{before.dtype}') with casting rule 'same_kind'")
+
+
 def positions(array):
     """The flat (C-order) position of each slot of `array`, in an array of its shape."""
     return np.arange(np.size(array)).reshape(np.shape(array))

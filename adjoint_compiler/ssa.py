@@ -736,6 +736,7 @@ class SSABuilder:
         elif isinstance(s, gast.Assign) and getattr(s, "in_place", False) and self.caller_sees(s.targets[0].id):
             self.update_argument(s.targets[0].id, s, out)
         elif isinstance(s, gast.Assign):
+            before = self.env.get(s.targets[0].id)
             followers = self.note_in_place(s.targets[0].id, s) if getattr(s, "in_place", False) else []
             dict_item = isinstance(self.env.get(getattr(s, "item_update_of", None) or ""), _Dict) \
                 and isinstance(s.value, gast.BinOp) and isinstance(s.value.left, gast.Name)
@@ -751,6 +752,8 @@ class SSABuilder:
             if isinstance(holder, ir.Var) and holder.kind != "num" and not holder.is_buffer and out \
                     and isinstance(out[-1], ir.Assign) and out[-1].target is self.env[s.targets[0].id]:
                 out[-1].item_of = holder  # `xs[i] op= v` on a list updates the item in place (mutation)
+            if getattr(s, "in_place", False):
+                self.check_update(before, self.env.get(s.targets[0].id), s, out)
         elif isinstance(s, gast.Expr) and isinstance(s.value, gast.Call) and isinstance(s.value.func, gast.Name) \
                 and s.value.func.id == SET_FIELD_NAME:
             self.set_field(s.value, s)
@@ -1107,6 +1110,7 @@ class SSABuilder:
         view_var = self.env[name]
         new_name = self.namer.fresh(f"{view_var.display}_updated")
         self.assign(new_name, at.value, at, out)
+        self.check_update(view_var, self.env[new_name], at, out)
         if self.views[view_var].sure:
             self.write_base(self.views[view_var], ir.Const(Ellipsis), self.operand(gast_name(new_name)), at, out,
                             view_var)
@@ -1116,6 +1120,14 @@ class SSABuilder:
                                                 type_comment=None), at)
         self.runtime_view_branch(name, at, out, _write_node(name, ir.Const(Ellipsis), None, at,
                                                             gast_name(new_name)), rebind)
+
+    def check_update(self, before, value, at, out: list) -> None:
+        """After `a op= e` is computed (`value`), where `a` (`before`) may be an array: raise at run
+        time where NumPy's update in place would (`rt.check_update`); `mutation.drop_number_checks`
+        removes the check where `a` is surely a number."""
+        if isinstance(before, ir.Var) and before.kind in ("num", "any") and not before.is_buffer \
+                and isinstance(value, ir.Var):
+            out.append(ir.Assign(None, ir.CHECK_UPDATE, [before, value], {}, self.loc(at)))
 
     def has_views(self, name: str) -> bool:
         """Whether a name holds an array with a (surely array) view bound to another name."""
@@ -1131,6 +1143,7 @@ class SSABuilder:
         is a write of every slot (`b[...] = b op e`), and the views see it."""
         new_name = self.namer.fresh(f"{self.env[name].display}_updated")
         self.assign(new_name, at.value, at, out)
+        self.check_update(self.env[name], self.env[new_name], at, out)
         self.write_var(ir.SETITEM, self.env[name], [ir.Const(Ellipsis), self.operand(gast_name(new_name))], at, out)
 
     def runtime_view_branch(self, name: str, at, out, write, into_copy=None) -> None:

@@ -7,7 +7,7 @@ import copy
 
 from adjoint_compiler import runtime as rt
 from adjoint_compiler.buffer import Buffer
-from adjoint_compiler.ir import COPYTO, COPYTO_ITEMS, OWN, POSITIONS, SAVE, SETITEM, SHARES, SLOTS_AT
+from adjoint_compiler.ir import CHECK_UPDATE, COPYTO, COPYTO_ITEMS, OWN, POSITIONS, SAVE, SETITEM, SHARES, SLOTS_AT
 from adjoint_compiler.registry import adjoint, nondifferentiable, tangent
 
 
@@ -67,3 +67,4 @@ def copy_copy_dot(y, x):
 nondifferentiable(SAVE, Buffer.zeros.__func__, Buffer.zeros_like.__func__)
 
 nondifferentiable(SHARES, POSITIONS, SLOTS_AT)  # writes through a view: which slots of its base
+nondifferentiable(CHECK_UPDATE)  # raises where NumPy's `a op= e` would

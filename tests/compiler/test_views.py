@@ -108,3 +108,23 @@ def test_view_kinds():
     s = stmt(operator.getitem, x, ir.Const(0))
     ranks[s.target] = 0
     assert aliasing.is_fresh(s, ranks)                              # an element: a number
+
+
+def updates_of_a_number_and_an_array(x, n):
+    s = np.sum(x)
+    a = x * 1.0
+    for _ in range(n):
+        s += np.sum(x)
+        a *= 2.0
+    return s + np.sum(a)
+
+
+def test_an_update_in_place_is_checked_as_numpy_checks_it_and_a_number_is_not():
+    def stage(name):
+        return [line.split("#")[0].strip() for line in compile_gradient(
+            updates_of_a_number_and_an_array, (0,), ("r1", "i"), "grad", stage=name).splitlines()]
+    ssa = stage("ssa")
+    assert any(line.startswith("rt.check_update(s") for line in ssa)   # ssa: after every `op=`
+    assert any(line.startswith("rt.check_update(a") for line in ssa)
+    checked = [line for line in stage("mutation") if line.startswith("rt.check_update(")]
+    assert len(checked) == 1 and checked[0].startswith("rt.check_update(a")  # ranks: `s` is a number

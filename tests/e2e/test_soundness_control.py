@@ -655,6 +655,21 @@ def test_a_value_turning_complex_at_run_time_is_refused(f):
     all_modes(f, 7.0 if f is cx_power else 2.0)  # real where the base is positive
 
 
+def cx_power_of_an_item(x):
+    v = x.tolist()
+    return abs(v[0] ** 1.5) + x[1]  # (its gradient came out real, of the wrong sign: +3, not -3)
+
+
+def test_a_power_turning_complex_is_refused_where_it_is_computed():
+    from adjoint_compiler import jvp
+    x = np.array([-4.0, 1.0])
+    for call in (lambda: grad(cx_power_of_an_item)(x), lambda: vjp(cx_power_of_an_item, x),
+                 lambda: jvp(cx_power_of_an_item, (x,), (np.ones(2),))):
+        with pytest.raises(ComplexError, match="became complex at run time.*line"):
+            call()
+    np.testing.assert_allclose(grad(cx_power_of_an_item)(np.array([4.0, 1.0])), [3.0, 1.0])
+
+
 def real_dtypes(v):
     z = np.zeros(3, dtype=float) + v.astype("f8")
     return np.sum(z ** 2) + np.sum(np.abs(v) ** 1.5)

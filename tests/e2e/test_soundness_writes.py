@@ -880,3 +880,57 @@ def test_a_view_a_loop_rebinds_to_another_row_it_only_reads_is_followed():
     check_all(trajectory, np.array([0.3, -0.7]))
     x = np.array([1.0, 2.0, 3.0])  # y[0] = 8 + 14 x
     np.testing.assert_allclose(grad(row_updated_twice_per_trip)(x), 28 * (8 + 14 * x))
+
+
+def widened_by_an_update(x):
+    a = np.zeros(3)
+    a += x[:, None]  # (NumPy: non-broadcastable output operand; was a (3, 3) array)
+    return np.sum(a)
+
+
+def integers_updated_by_floats(x):
+    a = np.arange(3)
+    for _ in range(2):
+        a += x  # (NumPy: cannot cast float64 to int64; was a float array)
+    return np.sum(a * x)
+
+
+def integers_updated_through_a_view(x):
+    a = np.ones((2, 3), dtype=int)
+    v = a[0]
+    v *= x  # (NumPy: cannot cast; the write into `a` had cast the floats to integers)
+    return np.sum(a * x)
+
+
+def helper_widens(b, x):
+    b -= np.ones((2, 3)) * x
+    return b
+
+
+def updated_by_a_helper(x):
+    return np.sum(helper_widens(x * 1.0, x))
+
+
+@pytest.mark.parametrize("f", [widened_by_an_update, integers_updated_by_floats,
+                               integers_updated_through_a_view, updated_by_a_helper])
+def test_an_update_numpy_refuses_raises_as_numpy_does(f):
+    x = np.array([0.5, 1.5, 2.5])
+    with pytest.raises((TypeError, ValueError)):
+        f(x.copy())
+    before = x.copy()
+    with pytest.raises((TypeError, ValueError)):
+        value_and_grad(f)(x)
+    np.testing.assert_array_equal(x, before)
+
+
+def accumulated(x):
+    s = 0.0
+    a = np.zeros((2, 3))
+    for k in range(2):
+        s += np.sum(x * k)
+        a += x  # (a (3,) update into (2, 3): NumPy broadcasts it)
+    return s + np.sum(a ** 2)
+
+
+def test_updates_numpy_accepts_still_work():
+    check_all(accumulated, V)

@@ -167,3 +167,22 @@ def complex_wrt(ch) -> Case:
 @family("complex")
 def outside(ch) -> Case:
     return _case(ch, ch.choice(_OUTSIDE))
+
+
+@family("complex")
+def gen_power_turns_complex(ch):
+    """A Python number (an item of `tolist()`, `.item()`, `float()`) raised to a fractional power
+    and read back as a real number (`abs`, `.real`, a product with `abs`, a comparison): complex
+    where the number is negative, as Python computes it. The gradient once came out real with
+    the wrong sign; the power must be refused where it turns complex, and work where it does not."""
+    item = ch.choice(["v.tolist()[0]", "v[0].item()", "float(v[0])", "v.tolist()[-1]"])
+    p = ch.choice(["0.5", "1.5", "2.5", "(1 / 3)"])
+    use = ch.choice(["abs(w)", "w.real", "abs(w) * v[1]", "abs(w) ** 2", "(abs(w) if abs(w) > 0.1 else 0.0)"])
+    src = f"""
+def f(v):
+    w = {item} ** {p}
+    return {use} + np.sum(v ** 2) * 0.1
+"""
+    sign = ch.choice([-1.0, 1.0])
+    v = np.array([sign * ch.float(0.5, 2.0), ch.float(0.5, 1.5), sign * ch.float(0.5, 2.0)])
+    return Case(src, [v])

@@ -398,3 +398,35 @@ def gen_list_item_updated(ch) -> Case:
     src = "def f(u):\n" + "\n".join(lines) + f"\n    return {use}\n"
     safe = holder in ("none",) and make in ("display", "comprehension", "append")
     return Case(src, [np.array([ch.float(-1.2, 1.2) for _ in range(3)])], must_work=safe)
+
+
+@family("in_place_checks")
+def gen_update_numpy_refuses(ch) -> Case:
+    """`a op= e` of an array where NumPy may refuse the update: the result has another shape
+    (`y += x[:, None]`, a (3,) array updated by a (2, 3) one) or does not cast to `a`'s dtype (an
+    integer or boolean array updated by a float, a real one by a complex value), in a loop, a
+    helper, through a view or with views bound, or a number. The compiler once rebound `a` to
+    the result and differentiated a function the primal cannot run."""
+    dtype = ch.choice(["float", "float", "int", "bool"])  # (float32: README, limitations)
+    shape = ch.choice([(3,), (3, 1), (1, 3), (2, 3)])
+    make = ch.choice([f"np.ones({shape}, dtype={dtype})", f"np.zeros({shape}, dtype={dtype}) + u[0] * 0",
+                      f"np.full({shape}, 2, dtype={dtype})"])
+    term = ch.choice(["u", "u[:, None]", "u[None, :]", "u[:2, None] * u", "np.sum(u)", "u * 1j", "2",
+                      "np.ones((2, 3)) * u"])
+    op = ch.choice(["+=", "-=", "*=", "/=", "//="])
+    where = ch.choice(["plain", "loop", "view", "bound", "helper"])
+    pre, target, post = [], "a", []
+    if where == "view":
+        pre, target = ["    v = a[...]"], "v"
+    elif where == "bound":
+        pre, post = ["    w = a.T"], ["    s = s + np.sum(w)"]
+    if where == "loop":
+        update = [f"    for _ in range(2):", f"        {target} {op} {term}"]
+    elif where == "helper":
+        update = [f"    a = bump(a, u)"]
+    else:
+        update = [f"    {target} {op} {term}"]
+    helper = f"def bump(b, u):\n    b {op} {term}\n    return b\n\n" if where == "helper" else ""
+    src = (helper + "def f(u):\n" + f"    a = {make}\n    s = 0.0\n" + "\n".join(pre + update + post)
+           + "\n    return s + np.sum(np.real(a) * u[0])\n")
+    return Case(src, [np.array([ch.float(0.5, 1.5) for _ in range(3)])], may_raise=True)

@@ -57,6 +57,7 @@ class Case:
     then_args: list | None = None  # the arguments of the second gradient (else `args` again)
     fname: str = "f"
     second_order: bool = False  # also check the second derivative (entry_modes.check_second)
+    may_raise: bool = False  # the function may raise: then the gradient must raise too (or refuse)
 
 
 @dataclasses.dataclass
@@ -158,6 +159,27 @@ def _one_gradient(f, case: Case, mode: str = "joint") -> Result | None:
     return None
 
 
+def _raises_too(f, case: Case, primal: Exception) -> Result:
+    """The function raised `primal`: its gradient must raise too (the same kind of error, or a
+    refusal), never return a number, and leave the arguments as they were."""
+    from adjoint_compiler import AdjointCompilerError, value_and_grad
+
+    before = copy_args(case.args)
+    try:
+        value, g = value_and_grad(f, wrt=case.wrt)(*case.args)
+    except AdjointCompilerError as exc:
+        return Result("refused", f"joint: {type(exc).__name__}: {exc}")
+    except Exception as exc:
+        kind = next(t for t in type(primal).__mro__ if t.__module__ == "builtins")  # (NumPy's: TypeError)
+        refusals = (TypeError, ValueError)  # (NumPy checks the dtype, then the shape; either is an error)
+        if not isinstance(exc, kind) and not (issubclass(kind, refusals) and isinstance(exc, refusals)):
+            return Result("crash", f"joint: the function raises {primal!r}; the gradient {exc!r}")
+        changed = [k for k, (b, a) in enumerate(zip(before, case.args))
+                   if isinstance(b, np.ndarray) and not np.array_equal(a, b)]
+        return Result("wrong", f"joint: argument {changed[0]} changed") if changed else Result("pass")
+    return Result("wrong", f"joint: the function raises {primal!r}, its gradient gave {g!r}")
+
+
 def subject(f, case: Case, expected, source: str) -> entry.Subject:
     """The case as `entry_modes` checks it (its in-place variant made from `source`)."""
     numbers = entry.arrays_and_numbers(expected)
@@ -185,7 +207,9 @@ def check_case(case: Case, modes: tuple = entry.MODES) -> Result:
         f = getattr(mod, case.fname)
         try:
             expected = f(*copy_args(case.args))
-        except Exception:
+        except Exception as exc:
+            if case.may_raise:
+                return _raises_too(f, case, exc)
             return Result("generator_error", traceback.format_exc(limit=3))
         scalar = entry.is_scalar(expected)
         about = subject(f, case, expected, source)
