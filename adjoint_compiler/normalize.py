@@ -934,6 +934,10 @@ class Normalizer(PythonLowering):
         if isinstance(target, gast.Name):
             out.append(assign(target.id, value, at))
         elif isinstance(target, (gast.Tuple, gast.List)):
+            from .python_lowering import UNPACKED
+            check = gast.Call(func=name(UNPACKED), args=[value, gast.Constant(value=len(target.elts), kind=None)],
+                              keywords=[])
+            out.append(gast.copy_location(gast.Expr(value=check), at))  # (Python raises on another length)
             for i, elt in enumerate(target.elts):
                 item = gast.Subscript(value=value, slice=gast.Constant(value=i, kind=None), ctx=gast.Load())
                 if isinstance(elt, gast.Name):

@@ -51,6 +51,7 @@ VECTORIZE_RESULT = "__vectorize_result__"
 PIECEWISE_ZEROS = "__piecewise_zeros__"  # np.piecewise(x, [c0, c1], [f0, f1]): y[c0] = f0(x[c0]), ...
 PIECEWISE_MASK = "__piecewise_mask__"
 PIECEWISE_OTHERWISE = "__piecewise_otherwise__"
+UNPACKED = "__check_unpack__"  # `a, b = v`: rt.check_unpack(v, 2) before `a = v[0]; b = v[1]`
 
 
 @functools.cache
@@ -64,7 +65,8 @@ def runtime_markers() -> dict:
             SUBTRACTED_AT: runtime.subtracted_at, PUT_COPY: runtime.put_copy, DIAGONAL_FILLED: runtime.diagonal_filled,
             VECTORIZE_ITEMS: runtime.vectorize_items, VECTORIZE_RESULT: runtime.vectorize_result,
             PIECEWISE_ZEROS: runtime.piecewise_zeros, PIECEWISE_MASK: runtime.piecewise_mask,
-            PIECEWISE_OTHERWISE: runtime.piecewise_otherwise, UFUNC_AT_COPY: runtime.ufunc_at_copy}
+            PIECEWISE_OTHERWISE: runtime.piecewise_otherwise, UFUNC_AT_COPY: runtime.ufunc_at_copy,
+            UNPACKED: runtime.check_unpack}
 
 
 STREAMS = {

@@ -869,6 +869,20 @@ def slots_at(flat, array) -> tuple:
 
 
 # -- the Python around the NumPy (normalize's lowerings of builtins and statements; no gradient) -----
+def check_unpack(value, n: int) -> None:
+    """`a, b = value`: Python raises unless `value` has exactly `n` items (`ssa` checks a tuple
+    display at compile time instead). A value without a length is left to its item reads."""
+    try:
+        got = len(value)
+    except TypeError:
+        if np.ndim(value) == 0 and not hasattr(value, "__iter__"):
+            raise TypeError(f"cannot unpack non-iterable {type(value).__name__} object") from None
+        return
+    if got != n:
+        raise ValueError(f"too many values to unpack (expected {n})" if got > n else
+                         f"not enough values to unpack (expected {n}, got {got})")
+
+
 def raise_exception(exc, *args, **kwargs):
     """`raise exc(*args, **kwargs)` (or `raise exc` without arguments): `raise` and a failed
     `assert` in the forward pass, exactly as the primal raises them."""

@@ -38,7 +38,7 @@ from .normalize import COPYTO_ITEMS as COPYTO_ITEMS_NAME
 from .normalize import OUT_WRITE as OUT_WRITE_NAME
 from .normalize import SET_FIELD as SET_FIELD_NAME
 from .normalize import normalize
-from .python_lowering import runtime_markers
+from .python_lowering import UNPACKED, runtime_markers
 
 RETURN = "<return>"
 ARGUMENT = "__argument "  # `build(track_arguments=True)`: the name following an argument's array
@@ -85,6 +85,7 @@ class SSABuilder:
         self.seen: set[str] = set()
         self.env: dict = {}
         self.tuples: dict = {}  # Var -> operands of the tuple display that defined it
+        self.lengths: dict = {}  # Var -> the length of the tuple display that defined it (shared)
         self.views: dict = {}  # view Var -> View (shared with inlined builders)
         self.view_uses: list = []  # every View whose steps made a value or a write (shared)
         self.written: set = set()  # versions of arrays written since (and loop values they entered as)
@@ -158,6 +159,7 @@ class SSABuilder:
         sub.inlined = self.inlined
         sub.shared_updates = self.shared_updates
         sub.views, sub.view_uses = self.views, self.view_uses
+        sub.lengths = self.lengths
         sub.written, sub.entered, sub.kept = self.written, self.entered, self.kept
         sub.branches = self.branches
         sub.open_loops = self.open_loops
@@ -759,6 +761,9 @@ class SSABuilder:
             self.set_field(s.value, s)
         elif isinstance(s, gast.Expr) and self.is_write_call(s.value):
             self.write_call(s.value, s, out)
+        elif isinstance(s, gast.Expr) and isinstance(s.value, gast.Call) and isinstance(s.value.func, gast.Name) \
+                and s.value.func.id == UNPACKED:
+            self.check_unpack(s.value, s, out)
         elif isinstance(s, gast.Expr):
             prim, args, kwargs, callee = self.operation(s.value)
             if self.inlinable(prim):
@@ -1121,6 +1126,21 @@ class SSABuilder:
         self.runtime_view_branch(name, at, out, _write_node(name, ir.Const(Ellipsis), None, at,
                                                             gast_name(new_name)), rebind)
 
+    def check_unpack(self, call: gast.Call, at, out: list) -> None:
+        """`a, b = v` (normalize: `rt.check_unpack(v, 2)`, then `a = v[0]; b = v[1]`): where the
+        length of `v` is known here (a tuple display, a display of functions, a dict), a wrong one
+        is refused now and nothing is checked at run time; else `rt.check_unpack` raises there."""
+        value = self.operand(call.args[0], allow_dict=True, allow_function=True)
+        want = call.args[1].value
+        got = (len(value.items) if isinstance(value, (StaticSeq, _Dict)) else
+               self.lengths.get(value) if isinstance(value, ir.Var) else None)
+        if got is None:
+            prim, args, kwargs, callee = self.operation(call)
+            out.append(ir.Assign(None, prim, args, kwargs, self.loc(at), callee))
+        elif got != want:
+            raise CompileError(f"too many values to unpack (expected {want}, got {got})" if got > want
+                               else f"not enough values to unpack (expected {want}, got {got})", self.loc(at))
+
     def check_update(self, before, value, at, out: list) -> None:
         """After `a op= e` is computed (`value`), where `a` (`before`) may be an array: raise at run
         time where NumPy's update in place would (`rt.check_update`); `mutation.drop_number_checks`
@@ -1364,6 +1384,7 @@ class SSABuilder:
             target.is_buffer, target.kind = True, "any"
         if prim is ir.BUILD_TUPLE:
             self.tuples[target] = args
+            self.lengths[target] = len(args)
         out.append(ir.Assign(target, prim, args, kwargs, self.loc(at), callee))
         self.env[name] = target
         self.record_view(out[-1])
@@ -2186,6 +2207,7 @@ class SSABuilder:
         sub.inlined = self.inlined
         sub.shared_updates = self.shared_updates
         sub.views, sub.view_uses = self.views, self.view_uses
+        sub.lengths = self.lengths
         sub.written, sub.entered, sub.kept = self.written, self.entered, self.kept
         sub.branches = self.branches
         sub.open_loops = self.open_loops

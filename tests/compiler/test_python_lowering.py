@@ -70,3 +70,19 @@ def test_starred_displays_concatenate_and_starred_targets_slice_a_list():
     assert "unpacked = list(tuple_w_plus_tup)" in text
     assert "rt.raise_exception(ValueError, 'not enough values to unpack (expected at least 1)')" in text
     assert "rest = unpacked[1:]" in text and "first = unpacked[0]" in text
+
+
+def _pair(x):
+    return x * 2.0, x + 1.0
+
+
+def unpacked(x):
+    a, b = _pair(x)  # (a tuple display, seen through the helper: its length is known)
+    c, d = x         # (an array: its length is known at run time)
+    return np.sum(a * b) + c * d
+
+
+def test_unpacking_checks_the_length_at_run_time_unless_it_is_known():
+    assert "rt.check_unpack(x, 2)" in normalized(unpacked)
+    ssa = compile_gradient(unpacked, (0,), ("r1",), "grad", stage="ssa")
+    assert ssa.count("rt.check_unpack(") == 1 and "rt.check_unpack(x, 2)" in ssa

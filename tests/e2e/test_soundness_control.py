@@ -700,3 +700,33 @@ def zt_nested_partial(p, n, m):
 @pytest.mark.parametrize("f", [zt_nested, zt_nested_partial])
 def test_zero_trip_nested_loops(f, n, m):
     all_modes(f, V.copy(), n, m)
+
+
+def unpack_three_into_two(x):
+    t = (x, x * 2, x * 3)
+    a, b = t
+    return np.sum(a * b)
+
+
+def unpack_an_array(x):
+    a, b = x  # (Python raises unless x has two rows)
+    return np.sum(a * b)
+
+
+def unpack_a_helper_pair(x):
+    a, (b, c) = x[0], (x[1], x[2])
+    return a * b * c
+
+
+def test_unpacking_of_another_length_raises_as_python_does():
+    from adjoint_compiler.errors import CompileError
+    with pytest.raises(CompileError, match="too many values to unpack") as info:
+        grad(unpack_three_into_two)(np.ones(3))
+    assert "a, b = t" in str(info.value)
+    with pytest.raises(ValueError, match="too many values to unpack"):
+        grad(unpack_an_array)(np.ones(3))
+    with pytest.raises(ValueError, match="not enough values to unpack"):
+        grad(unpack_an_array)(np.ones(1))
+    x = np.array([1.5, 2.0])  # two items: a b
+    np.testing.assert_allclose(grad(unpack_an_array)(x), [2.0, 1.5])
+    np.testing.assert_allclose(grad(unpack_a_helper_pair)(np.array([2.0, 3.0, 5.0])), [15.0, 10.0, 6.0])

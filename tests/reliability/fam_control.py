@@ -393,3 +393,37 @@ def carried_unchanged_adjoint(ch) -> Case:
     h0 = float(rng.uniform(-0.8, 0.8)) if shape == () else rng.uniform(-0.8, 0.8, shape)
     # (an array start updated with `+=` is the argument's own array: refusing it is allowed)
     return Case(src, [h0, float(rng.uniform(0.1, 0.5))], wrt=0, must_work=shape == () or "+=" not in step)
+
+
+@family("control")
+def gen_unpacked(ch):
+    """`a, b = v` and nested targets, of a tuple or list display, an array's rows, a helper's
+    returned tuple, a shape, a loop over `zip` or `enumerate`, with as many targets as items or
+    not. Python raises on another length: the gradient must raise too (it once read the first
+    items and gave a number)."""
+    have, want = ch.int(2, 3), ch.int(2, 3)
+    names = ["a", "b", "c"][:want]
+    target = ", ".join(names)
+    use = " * ".join(f"np.sum({n})" for n in names)
+    source = ch.choice(["tuple", "list", "rows", "helper", "loop", "nested"])
+    items = [f"v[{k}] * {k + 1}.0" for k in range(have)]
+    helper = ""
+    if source == "tuple":
+        body = [f"    t = ({', '.join(items)},)", f"    {target} = t"]
+    elif source == "list":
+        body = [f"    {target} = [{', '.join(items)}]"]
+    elif source == "rows":
+        body = [f"    m = np.reshape(v[:{have * 2}], ({have}, 2))", f"    {target} = m"]
+    elif source == "helper":
+        helper = f"def parts(v):\n    return {', '.join(items)}\n\n"
+        body = [f"    {target} = parts(v)"]
+    elif source == "nested":
+        body = [f"    p, ({target}) = v[0], ({', '.join(items)},)"]
+        use += " * p"
+    else:
+        body = ["    s = 0.0", f"    for k, ({target}) in enumerate(zip({', '.join(['v'] * have)})):",
+                f"        s = s + {use.replace('np.sum', '')}", "    return s"]
+        src = helper + "def f(v):\n" + "\n".join(body) + "\n"
+        return Case(src, [np.array([ch.float(0.5, 1.5) for _ in range(6)])], may_raise=True)
+    src = helper + "def f(v):\n" + "\n".join(body) + f"\n    return {use}\n"
+    return Case(src, [np.array([ch.float(0.5, 1.5) for _ in range(6)])], may_raise=True)
