@@ -34,6 +34,23 @@ MAYBE_VIEW_FUNCTIONS = {np.reshape, np.ravel, np.asarray, np.asanyarray, np.asco
                         np.asfortranarray, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.broadcast_to,
                         np.require}
 MAYBE_VIEW_METHODS = {"reshape", "ravel"}
+# View operations whose result NumPy makes read-only: a write through it (or a view of it) raises.
+READ_ONLY_VIEW_FUNCTIONS = {np.broadcast_to, np.diagonal, np.lib.stride_tricks.sliding_window_view}
+READ_ONLY_VIEW_METHODS = {"diagonal"}
+
+
+def read_only_view(prim, kwargs: dict) -> bool:
+    """Whether a view operation makes a read-only view (`np.broadcast_to`, `diagonal`,
+    `sliding_window_view` without `writeable=True`)."""
+    if isinstance(prim, ir.Method):
+        return prim.name in READ_ONLY_VIEW_METHODS
+    try:
+        if prim not in READ_ONLY_VIEW_FUNCTIONS:
+            return False
+    except TypeError:  # an unhashable callee
+        return False
+    writeable = kwargs.get("writeable")
+    return not (isinstance(writeable, ir.Const) and writeable.value)
 
 # Operations known to return a new value (or a number), never memory of an operand. (The rule
 # modules of optional libraries, rules/scipy_*.py, add their functions when they load.)

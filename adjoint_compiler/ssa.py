@@ -1031,6 +1031,13 @@ class SSABuilder:
         else:
             self.views[stmt.target] = View(parent.base, parent.steps + (step,), parent.sure and kind == "view")
 
+    def refuse_read_only(self, view: View, name: str, at) -> None:
+        """NumPy raises at a write through a read-only view (`np.broadcast_to`, `diagonal`)."""
+        if any(aliasing.read_only_view(prim, kwargs) for prim, _, kwargs, _ in view.steps or ()):
+            raise MutationError(f"`{name}` is a read-only view of `{view.base.display}` (made by `np.broadcast_to`, "
+                                "`diagonal` or `sliding_window_view`): NumPy raises 'assignment destination is "
+                                "read-only' here; copy it first (`.copy()`)", self.loc(at))
+
     def steps_of(self, view: View, at) -> tuple:
         """The view's steps, noted as used (a loop checks that a view it carries keeps its steps);
         refused for a view whose steps a loop changed (`View.steps` None)."""
@@ -1081,6 +1088,7 @@ class SSABuilder:
         the view's base."""
         view_var = self.env[name]
         view = self.views[view_var]
+        self.refuse_read_only(view, name, at)
         if prim is ir.COPYTO and isinstance(rest[1], ir.Const) and rest[1].value is True:
             prim, rest = ir.SETITEM, [ir.Const(Ellipsis), rest[0]]
         if prim is not ir.SETITEM:
@@ -1113,6 +1121,7 @@ class SSABuilder:
         """`v op= e` where `v` may be a view: the new value is written through it into its base (where
         `v` is a number or a copy at run time, `v` is simply bound to the new value)."""
         view_var = self.env[name]
+        self.refuse_read_only(self.views[view_var], name, at)
         new_name = self.namer.fresh(f"{view_var.display}_updated")
         self.assign(new_name, at.value, at, out)
         self.check_update(view_var, self.env[new_name], at, out)

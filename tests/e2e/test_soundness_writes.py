@@ -934,3 +934,34 @@ def accumulated(x):
 
 def test_updates_numpy_accepts_still_work():
     check_all(accumulated, V)
+
+
+def written_through_broadcast_to(x):
+    y = np.broadcast_to(x, (3, 3))
+    y[0, 0] = 1.0  # (NumPy: read-only; the base's slot was written, a gradient of [0, 3, 3])
+    return np.sum(y)
+
+
+def updated_through_a_diagonal(x):
+    m = np.outer(x, x)
+    d = m.diagonal()[1:]
+    d *= 2.0
+    return np.sum(m)
+
+
+def diagonal_copied_then_updated(x):
+    m = np.outer(x, x)
+    d = np.diagonal(m).copy()
+    d *= 2.0
+    return np.sum(m) + np.sum(d)
+
+
+def test_a_write_through_a_read_only_view_is_refused_and_a_copy_is_not():
+    from adjoint_compiler.errors import MutationError
+    for f in (written_through_broadcast_to, updated_through_a_diagonal):
+        with pytest.raises(ValueError, match="read-only"):
+            f(V.copy())
+        with pytest.raises(MutationError, match="read-only view") as info:
+            grad(f)(V)
+        assert info.value.loc is not None
+    check_all(diagonal_copied_then_updated, V)

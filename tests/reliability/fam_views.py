@@ -338,3 +338,31 @@ def f(A):
     return s + np.sum(r ** 2) + {_result(ch, "B", "A")}
 """
     return Case(src, [arg])
+
+
+@family("views")
+def gen_read_only_view_written(ch):
+    """A write or `op=` through a view NumPy makes read-only (`np.broadcast_to`, `np.diagonal`,
+    `.diagonal()`, and views of those), here or in a helper; or through a copy of one. NumPy
+    raises at the write (the gradient once wrote the base at the view's slots), and a copy is an
+    array of its own."""
+    arg, rows, cols = _base(ch)
+    view = ch.choice([f"np.broadcast_to(B[0], (2, {cols}))", "np.diagonal(B)", "B.diagonal()",
+                      f"np.broadcast_to(B, (2, {rows}, {cols}))[1]", "B.T.diagonal()[:1]"])
+    copied = ch.coin(0.3)
+    if copied:
+        view += ".copy()"
+    write = ch.choice(["v[0] = np.sum(A) * 0.5", f"v {ch.choice(UPDATES)} 1.5", "v[...] = np.tanh(v)",
+                       "zero_first(v)"])
+    src = f"""
+def zero_first(a):
+    a[0] = 0.0
+
+
+def f(A):
+    B = {ch.choice(COPIES).format(a="A")}
+    v = {view}
+    {write}
+    return np.sum(v ** 2) + {_result(ch, "B", "A")}
+"""
+    return Case(src, [arg], may_raise=not copied, must_work=copied)
