@@ -881,8 +881,15 @@ def sum_items_adjoint(g, iterable):
 
 
 def _shares(g, y, items):
+    """`g` shared by the items equal to the result `y`; where none is (`y` is nan: `max(nan, 1.0)`
+    is nan, as Python keeps the first item no other exceeds), by the item that is `y` itself, or
+    by the nan items."""
     hits = [1.0 if bool(v == y) else 0.0 for v in items]
-    n = sum(hits)
+    if not any(hits):
+        hits = [1.0 if v is y else 0.0 for v in items]
+    if not any(hits):
+        hits = [1.0 if bool(np.isnan(v)) else 0.0 for v in items]
+    n = sum(hits) or 1.0
     return [g * h / n for h in hits]
 
 

@@ -730,3 +730,16 @@ def test_unpacking_of_another_length_raises_as_python_does():
     x = np.array([1.5, 2.0])  # two items: a b
     np.testing.assert_allclose(grad(unpack_an_array)(x), [2.0, 1.5])
     np.testing.assert_allclose(grad(unpack_a_helper_pair)(np.array([2.0, 3.0, 5.0])), [15.0, 10.0, 6.0])
+
+
+def builtin_max_of_nan(x):
+    v = x[0] * np.nan
+    return max(v, 1.0) + min(x[1], x[2], 2.0) * 3.0  # (the adjoint divided by no tied items: a crash)
+
+
+def test_builtin_max_of_a_nan_gives_the_nan_item_the_gradient():
+    x = np.array([1.0, 2.5, 0.5])
+    with np.errstate(invalid="ignore"):
+        g = grad(builtin_max_of_nan)(x)
+    assert np.isnan(g[0])  # (Python's max keeps the nan: its derivative is nan, as in NumPy)
+    np.testing.assert_array_equal(g[1:], [0.0, 3.0])
