@@ -95,6 +95,9 @@ def _short(full: str, fallback: str) -> str:
     return full if len(full) <= 20 else fallback
 
 
+_RESIZING_METHODS = {"append", "extend", "insert", "pop", "remove", "clear"}
+
+
 class Normalizer(PythonLowering):
     def __init__(self, source: Source, namer: Namer):
         self.source = source
@@ -869,6 +872,7 @@ class Normalizer(PythonLowering):
             raise UnsupportedSyntaxError("`for ... else` is not supported", self.source.loc(s))
         if self.filtered_loop(s, out) or self.unrolled_loop(s, out):
             return
+        self.refuse_resized_while_iterated(s)
         seq = None  # the sequence iterated by position, when it is held in a local name
         if self.is_builtin_call(s.iter, "range") and isinstance(s.target, gast.Name):
             iterable = self.atom(s.iter, out)
@@ -897,6 +901,31 @@ class Normalizer(PythonLowering):
                 and isinstance(s.iter.args[0], gast.Name) and s.iter.args[0].id in self.locals | self.outer:
             loop.unroll_over = s.iter.args[0].id  # (`enumerate(layers)` of a StaticSeq: unrolled alike)
         self.emit_loop(loop, flags, out)
+
+    def refuse_resized_while_iterated(self, s) -> None:
+        """`for v in xs` (or `enumerate(xs)`, `zip(xs, ...)`, `reversed(xs)`) whose body changes the
+        length of the list `xs` (`append`, `extend`, `insert`, `pop`, `remove`, `clear`, `xs += [...]`,
+        `del xs[k]`): Python's iterator sees the change, the loop here runs over the items `xs`
+        had when it began; refused. (Rebinding `xs = xs + [v]` leaves the iterated list alone.)"""
+        iterated = [s.iter] + (list(s.iter.args) if isinstance(s.iter, gast.Call) and any(
+            self.is_builtin_call(s.iter, f) for f in ("enumerate", "zip", "reversed")) else [])
+        names = {e.id for e in iterated if isinstance(e, gast.Name)}
+        for node in (n for stmt in s.body for n in astwalk.walk(stmt)):
+            changed = None
+            if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and isinstance(
+                    node.func.value, gast.Name) and node.func.attr in _RESIZING_METHODS:
+                changed, how = node.func.value.id, f"`{node.func.value.id}.{node.func.attr}(...)`"
+            elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name) \
+                    and isinstance(node.value, (gast.List, gast.ListComp)):
+                changed, how = node.target.id, f"`{node.target.id} += [...]`"
+            elif isinstance(node, gast.Delete):
+                hit = [t.value.id for t in node.targets if isinstance(t, gast.Subscript)
+                       and isinstance(t.value, gast.Name) and t.value.id in names]
+                changed, how = (hit[0], f"`del {hit[0]}[...]`") if hit else (None, "")
+            if changed in names:
+                raise UnsupportedSyntaxError(f"this loop changes the length of `{changed}`, which it iterates over "
+                                             f"({how}): Python's iteration would see the change; iterate over a "
+                                             f"copy (`list({changed})`) or over `range(...)`", self.source.loc(node))
 
     def while_loop(self, s, out) -> None:
         if s.orelse:

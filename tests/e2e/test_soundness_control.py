@@ -743,3 +743,30 @@ def test_builtin_max_of_a_nan_gives_the_nan_item_the_gradient():
         g = grad(builtin_max_of_nan)(x)
     assert np.isnan(g[0])  # (Python's max keeps the nan: its derivative is nan, as in NumPy)
     np.testing.assert_array_equal(g[1:], [0.0, 3.0])
+
+
+def appended_while_iterated(x):
+    xs = [x[0], x[1]]
+    s = 0.0
+    for v in xs:
+        s = s + v
+        if len(xs) < 4:
+            xs.append(v * 2.0)  # (Python's loop sees the new items: the loop ran over two)
+    return s
+
+
+def rebound_while_iterated(x):
+    xs = [x[0], x[1]]
+    s = 0.0
+    for v in xs:
+        s = s + v
+        xs = xs + [v * 2.0]  # (a new list: the loop goes on over the old one, as in Python)
+    return s + sum(xs)
+
+
+def test_a_list_resized_while_iterated_is_refused_and_a_rebound_one_is_not():
+    from adjoint_compiler.errors import UnsupportedSyntaxError
+    with pytest.raises(UnsupportedSyntaxError, match="changes the length of `xs`") as info:
+        grad(appended_while_iterated)(np.array([1.0, 2.0]))
+    assert info.value.loc is not None and "xs.append" in str(info.value)
+    np.testing.assert_allclose(grad(rebound_while_iterated)(np.array([1.0, 2.0])), [4.0, 4.0])

@@ -427,3 +427,27 @@ def gen_unpacked(ch):
         return Case(src, [np.array([ch.float(0.5, 1.5) for _ in range(6)])], may_raise=True)
     src = helper + "def f(v):\n" + "\n".join(body) + f"\n    return {use}\n"
     return Case(src, [np.array([ch.float(0.5, 1.5) for _ in range(6)])], may_raise=True)
+
+
+@family("control")
+def gen_list_changed_while_iterated(ch):
+    """A loop over a list (`for v in xs`, `enumerate`, `zip`, `reversed`) whose body grows or
+    shrinks it (`append`, `pop`, `+= [...]`, `del xs[-1]`, guarded by its length), writes its
+    items, rebinds it, or changes another list. Python's iterator sees a change of length (the
+    loop once ran over the items the list began with: wrong values, or a crash on `pop`)."""
+    loop = ch.choice(["for v in xs:", "for k, v in enumerate(xs):", "for v, w in zip(xs, ys):",
+                      "for v in reversed(xs):"])
+    change = ch.choice(["if len(xs) < 5:\n            xs.append(v * 2.0)", "if len(xs) > 1:\n            xs.pop()",
+                        "if len(xs) < 5:\n            xs += [v * 0.5]", "if len(xs) > 1:\n            del xs[-1]",
+                        "xs = xs + [v * 2.0]", "ys.append(v * v)", "xs[0] = v * 1.5"])
+    src = f"""
+def f(x):
+    xs = [x[0], x[1], x[2]]
+    ys = [x[2], x[1], x[0]]
+    s = 0.0
+    {loop}
+        s = s + v * {ch.float(0.5, 1.5)}
+        {change}
+    return s + sum(ys) * 0.5 + xs[0]
+"""
+    return Case(src, [np.array([ch.float(0.5, 1.5) for _ in range(3)])])
