@@ -430,3 +430,26 @@ def gen_update_numpy_refuses(ch) -> Case:
     src = (helper + "def f(u):\n" + f"    a = {make}\n    s = 0.0\n" + "\n".join(pre + update + post)
            + "\n    return s + np.sum(np.real(a) * u[0])\n")
     return Case(src, [np.array([ch.float(0.5, 1.5) for _ in range(3)])], may_raise=True)
+
+
+@family("argument_updates")
+def gen_double_buffer(ch) -> Case:
+    """Two arrays swapped by a loop that writes one from the other (`nxt[:] = f(cur)`, a slice
+    write, `np.copyto`), the names swapped by a tuple, a temporary or not at all, then read
+    through the loop's names or through the names the arrays had before it. The IR once kept
+    the first names' arrays from before the loop: a zero gradient."""
+    write = ch.choice(["nxt[:] = np.sin(cur) + 0.5 * cur", "nxt[1:] = cur[1:] * 0.5 + cur[:-1] * 0.25",
+                       "np.copyto(nxt, np.tanh(cur))", "nxt[...] = cur * cur * 0.5"])
+    swap = ch.choice(["cur, nxt = nxt, cur", "t = cur\n        cur = nxt\n        nxt = t", ""])
+    make = ch.choice(["a = u.copy()\n    b = np.zeros(3)", "a = u * 1.0\n    b = u * 0.5"])
+    read = ch.choice(["np.sum(cur ** 2)", "np.sum(nxt)", "np.sum(a)", "np.sum(b ** 2)", "np.sum(cur * a)"])
+    src = f"""
+def f(u):
+    {make}
+    cur, nxt = a, b
+    for _ in range({ch.int(1, 4)}):
+        {write}
+        {swap}
+    return {read}
+"""
+    return Case(src, [np.array([ch.float(-1.0, 1.0) for _ in range(3)])])
