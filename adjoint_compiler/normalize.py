@@ -325,6 +325,7 @@ class Normalizer(PythonLowering):
             value=name(seq), slice=gast.Slice(lower=None, upper=gast.Constant(value=-1, kind=None), step=None),
             ctx=gast.Load()), type_comment=None), at), out)
         out[-1].in_place = len(out) > before
+        out[-1].list_method = "pop" if len(out) > before else None
 
     def block(self, stmts) -> list:
         out: list = []
@@ -404,15 +405,22 @@ class Normalizer(PythonLowering):
                 self.pop_last(self.popped_list(call), s, out)
                 return
             if (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
-                    and call.func.attr == "append" and isinstance(call.func.value, gast.Name)
+                    and call.func.attr in ("append", "extend") and isinstance(call.func.value, gast.Name)
                     and call.func.value.id in self.locals and len(call.args) == 1 and not call.keywords):
-                # `xs.append(v)` rebinds `xs` to `xs + [v]`: a new list, so earlier versions stay intact
-                seq = call.func.value.id
-                item = gast.List(elts=[call.args[0]], ctx=gast.Load())
+                # `xs.append(v)` rebinds `xs` to `xs + [v]`, `xs.extend(ys)` to `xs + list(ys)` (a
+                # display: `xs + [a, b]`): a new list, so earlier versions stay intact
+                seq, arg = call.func.value.id, call.args[0]
+                if call.func.attr == "append":
+                    item = gast.List(elts=[arg], ctx=gast.Load())
+                elif isinstance(arg, (gast.List, gast.Tuple)):
+                    item = gast.List(elts=list(arg.elts), ctx=gast.Load())
+                else:
+                    item = gast.Call(func=name("list"), args=[arg], keywords=[])
                 before = len(out)
                 self.stmt(gast.copy_location(gast.Assign(targets=[name(seq, True)], value=gast.BinOp(
                     left=name(seq), op=gast.Add(), right=item), type_comment=None), s), out)
                 out[-1].in_place = len(out) > before
+                out[-1].list_method = call.func.attr if len(out) > before else None  # (ssa: `seq` is a list)
                 return
             if isinstance(call, gast.Call) and self.is_copyto(call) and len(call.args) >= 2 \
                     and self.stream_of(call.args[1]) is not None:

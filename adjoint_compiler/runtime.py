@@ -869,6 +869,13 @@ def slots_at(flat, array) -> tuple:
 
 
 # -- the Python around the NumPy (normalize's lowerings of builtins and statements; no gradient) -----
+def check_list(value, method: str) -> None:
+    """`xs.append(v)`, `xs.extend(ys)`, `xs.pop()` of a value the compiler could not tell for a
+    list: Python raises AttributeError unless it is one."""
+    if not isinstance(value, list):
+        raise AttributeError(f"'{type(value).__name__}' object has no attribute '{method}'")
+
+
 def check_unpack(value, n: int) -> None:
     """`a, b = value`: Python raises unless `value` has exactly `n` items (`ssa` checks a tuple
     display at compile time instead). A value without a length is left to its item reads."""

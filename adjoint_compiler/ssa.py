@@ -717,6 +717,8 @@ class SSABuilder:
 
     def stmt(self, s, out: list) -> None:
         self.current_stmt = s  # (where an error about a temporary of normalize's is reported)
+        if getattr(s, "list_method", None):
+            self.check_list(s.targets[0].id, s.list_method, s, out)
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript) \
                 and isinstance(s.targets[0].value, gast.Name) and isinstance(self.env.get(s.targets[0].value.id), _Dict):
             self.set_dict_item(s.targets[0].value.id, s.targets[0].slice, s)
@@ -1134,6 +1136,21 @@ class SSABuilder:
                                                 type_comment=None), at)
         self.runtime_view_branch(name, at, out, _write_node(name, ir.Const(Ellipsis), None, at,
                                                             gast_name(new_name)), rebind)
+
+    def check_list(self, name: str, method: str, at, out: list) -> None:
+        """`xs.append(v)`, `xs.extend(ys)`, `xs.pop()` (normalize: `xs = xs + [v]`, `xs[:-1]`) of what
+        may not be a list: Python raises AttributeError for an array or a number, which `+` and a
+        slice would not; refused here where `xs` surely is one, checked at run time
+        (`rt.check_list`) where it may be."""
+        value = self.env.get(name)
+        kind = value.kind if isinstance(value, ir.Var) else "num" if isinstance(value, ir.Const) else "any"
+        if kind == "num" or (isinstance(value, ir.Var) and value.is_buffer):
+            raise CompileError(f"`{name}` holds an array or a number, which has no method `.{method}()` "
+                               "(Python raises AttributeError here)", self.loc(at))
+        if kind != "seq" and isinstance(value, ir.Var):
+            from . import runtime
+            helper = ir.Global(f"rt.{runtime.check_list.__name__}", runtime.check_list, runtime, ())
+            out.append(ir.Assign(None, runtime.check_list, [value, ir.Const(method)], {}, self.loc(at), helper))
 
     def check_unpack(self, call: gast.Call, at, out: list) -> None:
         """`a, b = v` (normalize: `rt.check_unpack(v, 2)`, then `a = v[0]; b = v[1]`): where the

@@ -770,3 +770,35 @@ def test_a_list_resized_while_iterated_is_refused_and_a_rebound_one_is_not():
         grad(appended_while_iterated)(np.array([1.0, 2.0]))
     assert info.value.loc is not None and "xs.append" in str(info.value)
     np.testing.assert_allclose(grad(rebound_while_iterated)(np.array([1.0, 2.0])), [4.0, 4.0])
+
+
+def appended_to_an_array(x):
+    a = x * 2.0
+    a.append(x[0])  # (Python: AttributeError; was `a + [x[0]]`, a broadcast sum)
+    return np.sum(a)
+
+
+def popped_from_an_item(x):
+    rows = [[x[0], x[1]], x * 1.0]
+    last = rows[1]
+    last.pop()  # (an array: AttributeError, checked at run time)
+    return np.sum(last)
+
+
+def extended(x):
+    xs = [x[0]]
+    xs.extend([x[1] * 2.0, x[2]])
+    rows = []
+    rows.extend(np.outer(x, x))
+    return sum(v * v for v in xs) + sum(np.sum(r) for r in rows)
+
+
+def test_list_methods_of_what_is_no_list_raise_and_extend_works():
+    from adjoint_compiler.errors import CompileError
+    x = np.array([1.0, 2.0, 3.0])
+    with pytest.raises(CompileError, match="has no method `.append"):
+        grad(appended_to_an_array)(x)
+    with pytest.raises(AttributeError, match="pop"):
+        grad(popped_from_an_item)(x)
+    s = np.sum(x)  # sum of outer(x, x) = s^2
+    np.testing.assert_allclose(grad(extended)(x), [2 * x[0] + 2 * s, 8 * x[1] + 2 * s, 2 * x[2] + 2 * s])

@@ -159,3 +159,23 @@ def sequence_parts_arithmetic(ch) -> Case:
     src = f"def f(x):\n{make}{nested}    return {' + '.join(terms)}\n"
     rng = np.random.default_rng(ch.int(0, 10 ** 6))
     return Case(src, [rng.uniform(0.3, 1.7, n)])
+
+
+@family("containers")
+def gen_list_method_receivers(ch):
+    """`append`, `extend` and `pop` called on a list, an array, an item of a list that is a list
+    or an array, a number, in a loop or not. normalize lowers them by name (`xs + [v]`,
+    `xs[:-1]`), which an array would take for a broadcast sum or a slice: Python raises
+    AttributeError there, and so must the gradient (it gave a number)."""
+    receiver = ch.choice(["[x[0], x[1]]", "x * 1.0", "rows[0]", "rows[1]", "x[0] * 2.0"])
+    call = ch.choice(["r.append(x[2] * 2.0)", "r.extend([x[2], x[0]])", "r.pop()", "r.extend(x[1:])"])
+    loop = ch.coin()
+    body = f"    for _ in range(2):\n        {call}" if loop else f"    {call}"
+    src = f"""
+def f(x):
+    rows = [[x[0], x[1] * 3.0], x * 0.5]
+    r = {receiver}
+{body}
+    return np.sum(np.array(r) ** 2) + np.sum(x)
+"""
+    return Case(src, [np.array([ch.float(0.5, 1.5) for _ in range(3)])], may_raise=True)
