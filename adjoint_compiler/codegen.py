@@ -229,7 +229,7 @@ def names_in(expr) -> set:
 
 def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep: set, needed: set,
              header: str, tape=None, namer=None, arrays: frozenset = frozenset(), seeded: bool = False,
-             recipes=None, views=frozenset(), guarded=None) -> tuple:
+             recipes=None, views=frozenset(), guarded=None, aliases=None) -> tuple:
     """(source, {generated line: Loc}) of the gradient function of `fn`.
 
     `result_bar` is the result's adjoint name (None if the result is inactive), `grads` the returned
@@ -240,7 +240,9 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
     power of anything else may turn complex: checked right after it); `release` then deletes them
     after their last use. `views` are the Buffer reads that read the Buffer's array in place (peek).
     `guarded`: the gradients that must come out real (default all; a complex argument's is
-    complex), checked at the end where a power's value is not computed, only its adjoint."""
+    complex), checked at the end where a power's value is not computed, only its adjoint.
+    `aliases`: {name: the names that may hold the same array} (split mode: every name of an array
+    the pullback restores in place is put back to the state the forward pass left)."""
     w = Writer(fn.loc.file, tape, recipes, views, power_statements(fn, arrays))
     w.emit(0, header)
     w.emit(0, "import numpy as np")
@@ -282,7 +284,9 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
         read = code_names(backward, loads) | {n for g in grads for n in names_in(g)}
         # arrays the pullback restores in place: kept as they end the forward pass, so that every
         # call of the pullback starts from that state
-        in_place = sorted(code_names(backward, lambda s: stores(s)[1], reads=False) & forward_names)
+        restored_in_place = code_names(backward, lambda s: stores(s)[1], reads=False)
+        restored_in_place |= {m for n in restored_in_place for m in (aliases or {}).get(n, ()) if m in read}
+        in_place = sorted(restored_in_place & forward_names)
         finals = {name: namer.fresh(f"{name}_final") for name in in_place}
         saved = sorted((read & forward_names) | set(finals.values()))
         saved_tuple = "(" + ", ".join(saved) + ("," if len(saved) == 1 else "") + ")"

@@ -508,7 +508,19 @@ def _codegen(c: Context) -> None:
     c.releasable = _releasable(c, c.names.get)
     c.text, c.line_locs = codegen.generate(fn, c.mode, c.result_bar, c.code, c.grads, c.keep, c.needed, header,
                                            c.plan, c.namer, c.arrays, c.seeded, c.recipes, c.in_place,
-                                           [g for g, v in zip(c.grads, c.wrt_vars) if not v.complex])
+                                           [g for g, v in zip(c.grads, c.wrt_vars) if not v.complex],
+                                           _array_aliases(fn) if c.mode == "split" else None)
+
+
+def _array_aliases(fn: ir.Function) -> dict:
+    """{name: the names of the values that may hold the same array} (`mutation.same_arrays`: a
+    write's versions, loop values swapped between names, `if` outputs)."""
+    arrays = mutation.same_arrays(fn.body)
+    values = list(fn.params) + [v for v in ir.defined_in(fn.body)]
+    classes: dict = {}
+    for v in values:
+        classes.setdefault(arrays.find(v), set()).add(v.name)
+    return {v.name: classes[arrays.find(v)] for v in values if len(classes[arrays.find(v)]) > 1}
 
 
 def _releasable(c: Context, partner) -> frozenset:

@@ -965,3 +965,21 @@ def test_a_write_through_a_read_only_view_is_refused_and_a_copy_is_not():
             grad(f)(V)
         assert info.value.loc is not None
     check_all(diagonal_copied_then_updated, V)
+
+
+def double_buffer_squared(u):
+    a = u * 1.0
+    b = u * 0.5
+    cur, nxt = a, b
+    for _ in range(2):
+        nxt[...] = cur * cur * 0.5
+        cur, nxt = nxt, cur
+    return np.sum(cur ** 2)
+
+
+def test_a_pullback_of_a_double_buffer_gives_the_same_gradient_twice():
+    u = np.array([0.3, -0.5, 0.8])
+    _, pullback = vjp(double_buffer_squared, u)
+    first = pullback(1.0)[0]  # f = sum(u^8 / 64): the backward put b's slots back, not `cur`'s final state
+    np.testing.assert_allclose(first, u ** 7 / 8)
+    np.testing.assert_allclose(pullback(1.0)[0], first)
