@@ -260,6 +260,24 @@ def load_optional() -> bool:
 
 
 TWINS: dict = {}  # function -> the plain function the compiler reads instead of its source
+FASTER: dict = {}  # function -> the runtime function the generated code calls in its place
+
+
+def computed_by(func, faster) -> None:
+    """The generated code calls `faster` (a runtime function computing the same values as `func`,
+    faster) where the user calls `func` without keyword arguments; `faster` takes `func`'s rules (`alias`; rules/complex.py
+    lists it beside `func`)."""
+    FASTER[func] = faster
+    alias(faster, func)
+
+
+def faster_form(func):
+    """What the generated code calls in place of `func` (`computed_by`), or None."""
+    load_builtin_rules()
+    try:
+        return FASTER.get(func)
+    except TypeError:  # an unhashable callee
+        return None
 
 
 def differentiate_as(func):

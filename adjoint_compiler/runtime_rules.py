@@ -437,7 +437,8 @@ def inner_right(g, a, b):
     return tensordot_right(g, a, b, ([-1], [-1]))
 
 
-def _einsum_spec(subscripts: str, ndims: list) -> tuple:
+@functools.lru_cache(maxsize=512)
+def _einsum_spec(subscripts: str, ndims: tuple) -> tuple:
     """(input subscripts, output subscript) with every `...` spelled out as letters."""
     spec = subscripts.replace(" ", "")
     lhs, out = spec.split("->") if "->" in spec else (spec, None)
@@ -454,7 +455,7 @@ def _einsum_spec(subscripts: str, ndims: list) -> tuple:
         out = ell + "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
     else:
         out = out.replace("...", ell)
-    return spelled, out
+    return tuple(spelled), out
 
 
 def _sublist_subscripts(args) -> tuple:
@@ -471,25 +472,70 @@ def _sublist_subscripts(args) -> tuple:
     return spec, operands
 
 
+@functools.lru_cache(maxsize=512)
+def _product_plan(ta: str, tb: str, out: str):
+    """How `einsum(ta + "," + tb + "->" + out)` is a batched matrix product, or None: batch letters
+    are in both operands and the output, summed ones in both operands only, own ones in one
+    operand and the output; no letter repeats within an operand or the output, and some letter is
+    summed. The plan: (the permutations putting `a` in the order batch, own, summed and `b` in the
+    order batch, summed, own, and the product in the output's order (None where they are the
+    identity), and how many batch, own-of-`a` and summed letters there are)."""
+    if len(set(ta)) != len(ta) or len(set(tb)) != len(tb) or len(set(out)) != len(out) \
+            or not set(ta) | set(tb) >= set(out) or (set(ta) ^ set(tb)) - set(out):
+        return None
+    batch = [c for c in out if c in ta and c in tb]
+    summed = [c for c in ta if c in tb and c not in out]
+    own_a, own_b = [c for c in ta if c not in tb], [c for c in tb if c not in ta]
+    if not summed:
+        return None  # (an outer product along the batch: einsum's own loops are as fast)
+
+    def perm(have, want):
+        return None if list(have) == want else tuple(have.index(c) for c in want)
+    return (perm(ta, batch + own_a + summed), perm(tb, batch + summed + own_b),
+            perm("".join(batch + own_a + own_b), list(out)), len(batch), len(own_a), len(summed))
+
+
+def _product(plan, a, b):
+    """The einsum `plan` (`_product_plan`) describes, as `a @ b` of the operands put in order, or
+    of (batch, rows, summed) by (batch, summed, columns) stacks: BLAS. None where the shared
+    letters' lengths differ (einsum broadcasts a length 1 against another; `@` would raise)."""
+    pa, pb, pr, nb, na, ns = plan
+    a = a if pa is None else a.transpose(pa)
+    b = b if pb is None else b.transpose(pb)
+    if a.shape[:nb] != b.shape[:nb] or a.shape[nb + na:] != b.shape[nb:nb + ns]:
+        return None
+    if nb == 0 and na <= 1 and ns == 1 and b.ndim <= 2:
+        r = a @ b  # (a matrix or vector product: no reshaping)
+    else:
+        batch, rows, cols = a.shape[:nb], a.shape[nb:nb + na], b.shape[nb + ns:]
+        k = math.prod(a.shape[nb + na:])
+        r = np.matmul(a.reshape(batch + (math.prod(rows), k)), b.reshape(batch + (k, math.prod(cols))))
+        r = r.reshape(batch + rows + cols)
+    return r if pr is None else r.transpose(pr)
+
+
+def einsum(*args, **kwargs):
+    """`np.einsum(*args, **kwargs)`, the same values; called in its place by the generated code
+    (`registry.computed_by`). Two operands in the subscripts form whose product is a (batched)
+    matrix product go through BLAS (`_contract`): einsum's own loops are ten times slower."""
+    if kwargs or len(args) != 3 or not isinstance(args[0], str):
+        return np.einsum(*args, **kwargs)
+    a, b = np.asarray(args[1]), np.asarray(args[2])
+    if a.dtype == object or b.dtype == object:
+        return np.einsum(*args)
+    (ta, tb), out = _einsum_spec(args[0], (a.ndim, b.ndim))
+    return _contract([ta, tb], [a, b], out)
+
+
 def _contract(terms: list, operands: list, out: str):
-    """`np.einsum(",".join(terms) + "->" + out, *operands)`. Two operands whose shared letters are
-    all summed over and that have no letter of their own to sum (a matrix product, possibly
-    transposed) go through `np.tensordot`, which calls BLAS: ten times faster than `einsum`'s own
-    loops for matrices."""
-    if len(terms) == 2 and all(np.ndim(o) for o in operands):
-        (ta, tb), (a, b) = terms, operands
-        shared = [c for c in ta if c in tb]
-        letters = ta + tb
-        if len(set(ta)) == len(ta) and len(set(tb)) == len(tb) and len(set(out)) == len(out) \
-                and not set(shared) & set(out) and set(letters) - set(shared) == set(out) \
-                and all(a.shape[ta.index(c)] == b.shape[tb.index(c)] for c in shared):
-            if len(shared) == 1 and a.ndim <= 2 and b.ndim <= 2:  # (`@` itself: no reshaping)
-                c = shared[0]
-                r = (a if ta[-1] == c else a.T) @ (b if tb[0] == c else b.T)
-            else:
-                r = np.tensordot(a, b, axes=([ta.index(c) for c in shared], [tb.index(c) for c in shared]))
-            free = [c for c in letters if c not in shared]
-            return r if free == list(out) else np.transpose(r, [free.index(c) for c in out])
+    """`np.einsum(",".join(terms) + "->" + out, *operands)`. Two operands whose product is a
+    (batched) matrix product (`_product_plan`) go through BLAS, ten times faster than einsum's
+    own loops."""
+    if len(terms) == 2 and np.ndim(operands[0]) and np.ndim(operands[1]):
+        plan = _product_plan(terms[0], terms[1], out)
+        r = _product(plan, operands[0], operands[1]) if plan is not None else None
+        if r is not None:
+            return r
     return np.einsum(",".join(terms) + "->" + out, *operands)
 
 
@@ -579,6 +625,18 @@ def einsum_adjoint_args_tangent(g, args, args_dot):
     return _TangentItems([item], len(args))
 
 
+@functools.lru_cache(maxsize=512)
+def _gradient_letters(inputs: tuple, output: str, i: int) -> tuple:
+    """For the gradient of operand `i` of `einsum(inputs -> output)`: the subscripts of the einsum
+    computing it (the output's, then the other operands'), the operand's distinct letters, those
+    of them the result keeps, and the positions of those summed in this operand alone."""
+    others = [t for j, t in enumerate(inputs) if j != i]
+    unique = "".join(dict.fromkeys(inputs[i]))
+    available = set(output).union(*others)
+    keep = "".join(c for c in unique if c in available)
+    return [output] + others, unique, keep, tuple(pos for pos, c in enumerate(unique) if c not in available)
+
+
 class _EinsumGradients:
     """The gradients of the operands of `np.einsum(*args)` (`einsum_adjoint`), each computed when
     it is read."""
@@ -596,20 +654,15 @@ class _EinsumGradients:
             self.position = {2 * k: k for k in range(len(operands))}
         self.g = g
         self.operands = [np.asarray(o) for o in operands]
-        self.inputs, self.output = _einsum_spec(subscripts, [o.ndim for o in self.operands])
+        self.inputs, self.output = _einsum_spec(subscripts, tuple(o.ndim for o in self.operands))
 
     def __getitem__(self, i):
         i = self.position[i]
         own, x = self.inputs[i], self.operands[i]
-        others = [t for j, t in enumerate(self.inputs) if j != i]
-        other_ops = [o for j, o in enumerate(self.operands) if j != i]
-        unique = "".join(dict.fromkeys(own))
-        available = set(self.output).union(*others)
-        keep = "".join(c for c in unique if c in available)
-        r = _contract([self.output] + others, [self.g] + other_ops, keep)
-        for pos, c in enumerate(unique):
-            if c not in available:  # summed over in this operand alone: the gradient is constant along it
-                r = np.expand_dims(r, pos)
+        terms, unique, keep, alone = _gradient_letters(self.inputs, self.output, i)
+        r = _contract(terms, [self.g] + [o for j, o in enumerate(self.operands) if j != i], keep)
+        for pos in alone:  # summed over in this operand alone: the gradient is constant along it
+            r = np.expand_dims(r, pos)
         size = dict(zip(own, x.shape))
         target = tuple(size[c] for c in unique)
         spread = tuple(k for k, (n, m) in enumerate(zip(target, r.shape)) if n == 1 and m != 1)

@@ -314,6 +314,10 @@ class SSABuilder:
                 return callee.value.__func__, [self.bound_object(callee)] + args, kwargs, None
 
             callee, args, kwargs = self.peel_partial(callee, args, kwargs, e)
+            faster = registry.faster_form(callee.value) if isinstance(callee, ir.Global) and not kwargs else None
+            if faster is not None:  # (`np.einsum`: `rt.einsum`, the same values, faster)
+                from . import runtime
+                callee = ir.Global(f"rt.{faster.__name__}", faster, runtime, ())
             if isinstance(callee, ir.Global) and getattr(callee.value, "__adjoint_spec__", None) is not None:
                 callee = self.derivative_of(callee, e)
             if isinstance(callee, FunctionValue):

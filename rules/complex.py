@@ -62,7 +62,7 @@ def power_dot(z, x, y):
 holds_for_complex(np.sum, "sum", np.mean, "mean", np.reshape, "reshape", np.ravel, "ravel", "flatten", np.squeeze,
                   "squeeze", np.expand_dims, np.transpose, "transpose", Attr("T"), np.swapaxes, "swapaxes",
                   np.moveaxis, operator.getitem, np.concatenate, np.stack, np.hstack, np.vstack, operator.matmul,
-                  np.matmul, np.dot, "dot", np.outer, np.einsum, np.tensordot, np.trace, "trace", np.diag,
+                  np.matmul, np.dot, "dot", np.outer, np.einsum, rt.einsum, np.tensordot, np.trace, "trace", np.diag,
                   np.copy, "copy", copy.copy, BUILD_TUPLE, BUILD_LIST, tangent=True)
 holds_for_complex(np.zeros, np.ones, np.zeros_like, np.ones_like, tangent=True)  # constants, whatever the dtype
 holds_for_complex(np.iscomplex, np.isreal, np.iscomplexobj, np.isrealobj, tangent=True)  # (booleans: no gradient)

@@ -6,7 +6,7 @@ import numpy as np
 
 from adjoint_compiler import runtime as rt
 from adjoint_compiler.ir import Attr
-from adjoint_compiler.registry import adjoint, alias, differentiate_as, nondifferentiable, tangent
+from adjoint_compiler.registry import adjoint, alias, computed_by, differentiate_as, nondifferentiable, tangent
 
 
 @adjoint(np.dot)
@@ -76,6 +76,9 @@ def einsum(y, *operands, dtype=None, out=None):
 @tangent(np.einsum)
 def einsum_dot(y, *operands, dtype=None, out=None):
     y_dot = rt.einsum_tangent(operands, operands_dot, dtype=dtype)
+
+
+computed_by(np.einsum, rt.einsum)  # (two operands: matrix products through BLAS)
 
 
 @adjoint(np.trace)
