@@ -1387,16 +1387,25 @@ _TRIANGLE_CHECKED = 32  # from this order on, a matrix is checked for a triangle
 
 
 @_facts.fresh
-def solve_transposed(a, g):
-    """`np.linalg.solve(a^T, g)` (the adjoint of `solve(a, b)`); by substitution when `a` is a
-    triangle (a Cholesky factor: checked, for matrices of order 32 and more)."""
+def solve_rhs(a, r, b):
+    """`np.linalg.solve(a, r)` with `r` read as `solve(a, b)` reads its `b`: a stack of vectors
+    where `b` has one axis (NumPy 2 solves a 1-D `b` against every matrix of a stack)."""
+    if np.ndim(b) == 1 and np.ndim(r) > 1:
+        return np.linalg.solve(a, np.asarray(r)[..., None])[..., 0]
+    return np.linalg.solve(a, r)
+
+
+def solve_transposed(a, g, b=None):
+    """`np.linalg.solve(a^T, g)` (the adjoint of `solve(a, b)`, `g` read as `b` is: `solve_rhs`);
+    by substitution when `a` is a triangle (a Cholesky factor: checked, for matrices of order 32
+    and more)."""
     at = mT(a)
     if np.ndim(a) == 2 and len(a) >= _TRIANGLE_CHECKED and np.isrealobj(a):
         if not np.any(np.tril(a, -1)):
             return solve_triangle(at, g, True)
         if not np.any(np.triu(a, 1)):
             return solve_triangle(at, g, False)
-    return np.linalg.solve(at, g)
+    return solve_rhs(at, g, g if b is None else b)
 
 
 @_facts.fresh

@@ -234,11 +234,14 @@ def einsum_tangent(operands, tangents, dtype=None):
     return through_dtype(total, dtype)
 
 
-def solve_product(a, x):
-    """`a @ x` with `x` read as `np.linalg.solve` reads its `b`: a vector when it has one axis."""
+def solve_product(a, x, b=None):
+    """`a @ x` with `x` read as `np.linalg.solve` reads its `b` (`x` itself if not given): a
+    vector, or a stack of vectors, when `b` has one axis."""
     x = np.asarray(x)
     if x.ndim == 1:
         return np.asarray(a) @ x
+    if b is not None and np.ndim(b) == 1:
+        return np.matmul(a, x[..., None])[..., 0]
     return np.matmul(a, x)
 
 

@@ -149,8 +149,8 @@ def inv_dot(y, a):
 
 @adjoint(np.linalg.solve)
 def solve(x, a, b):
-    b_adj = rt.solve_transposed(a, x_bar)
-    b_bar += b_adj
+    b_adj = rt.solve_transposed(a, x_bar, b)
+    b_bar += rt.unbroadcast(b_adj, b)  # (a `b` broadcast against a stack of matrices)
     a_bar += rt.solve_a_adjoint(b_adj, a, x, b)
 
 
@@ -160,13 +160,20 @@ def solve_triangle(t, b, lower=False):
 
 
 @differentiate_as(rt.solve_transposed)
-def solve_transposed(a, g):
-    return np.linalg.solve(rt.mT(a), g)  # (what it computes, whichever way it solves)
+def solve_transposed(a, g, b=None):
+    return rt.solve_rhs(rt.mT(a), g, g if b is None else b)  # (what it computes, whichever way it solves)
+
+
+@differentiate_as(rt.solve_rhs)
+def solve_rhs(a, r, b):
+    if np.ndim(b) == 1 and np.ndim(r) > 1:
+        return np.linalg.solve(a, r[..., None])[..., 0]
+    return np.linalg.solve(a, r)
 
 
 @tangent(np.linalg.solve)
 def solve_dot(x, a, b):
-    x_dot = np.linalg.solve(a, b_dot - rt.solve_product(a_dot, x))
+    x_dot = rt.solve_rhs(a, b_dot - rt.solve_product(a_dot, x, b), b)
 
 
 @adjoint(np.linalg.det)

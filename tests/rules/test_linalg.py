@@ -133,10 +133,22 @@ def test_solve(sb):
     check_grads(l_solve, a, b, w, wrt=(0, 1))
 
 
-def test_solve_batched():
+@pytest.mark.parametrize("sa,sb", [((2, 3, 3), (2, 3, 2)), ((2, 2, 2), (2,)), ((2, 3, 3), (3,)),
+                                   ((4, 2, 3, 3), (3,)), ((2, 2, 2), (2, 1)), ((2, 3, 3), (3, 2)),
+                                   ((4, 2, 3, 3), (2, 3, 2))])
+def test_solve_batched(sa, sb):
+    """A stack of matrices against a stack of right-hand sides, one vector (NumPy 2: solved
+    against every matrix; it gave a wrong gradient of `a` where the stack was as long as the
+    vector, else crashed) or one matrix broadcast over the stack (its gradient was not summed)."""
     rng = np.random.default_rng(8)
-    a, b, w = wellcond(rng, (2, 3, 3)), rng.standard_normal((2, 3, 2)), rng.standard_normal((2, 3, 2))
+    a, b = wellcond(rng, sa), rng.standard_normal(sb)
+    w = rng.standard_normal(np.linalg.solve(a, b).shape)
     check_grads(l_solve, a, b, w, wrt=(0, 1))
+    from adjoint_compiler import jvp
+    ta, tb = rng.standard_normal(sa), rng.standard_normal(sb)
+    eps = 1e-6
+    fd = (l_solve(a + eps * ta, b + eps * tb, w) - l_solve(a - eps * ta, b - eps * tb, w)) / (2 * eps)
+    np.testing.assert_allclose(jvp(l_solve, (a, b, w), (ta, tb, np.zeros_like(w)))[1], fd, rtol=1e-5, atol=1e-7)
 
 
 def n_inf(x): return np.linalg.norm(x, np.inf)
