@@ -876,6 +876,20 @@ def check_list(value, method: str) -> None:
         raise AttributeError(f"'{type(value).__name__}' object has no attribute '{method}'")
 
 
+def check_slice_assign(items, index, value) -> None:
+    """`items[i:j] = value` where `items` may be a list: the compiler follows it as a write of
+    slots, so it is refused unless `value` is a list or tuple of as many items as the slice
+    (Python would change the list's length, or iterate an array into it)."""
+    if not isinstance(items, list):
+        return
+    if not isinstance(value, (list, tuple)) or len(value) != len(range(*index.indices(len(items)))):
+        from .errors import UnsupportedSyntaxError
+        raise UnsupportedSyntaxError(f"assignment of {describe(value)} to a slice of a list of {len(items)} items: "
+                                     "only a list or tuple of as many items as the slice is supported (Python "
+                                     "would change the list's length); build a new list (`xs = xs[:i] + [...] + "
+                                     "xs[j:]`)")
+
+
 def check_unpack(value, n: int) -> None:
     """`a, b = value`: Python raises unless `value` has exactly `n` items (`ssa` checks a tuple
     display at compile time instead). A value without a length is left to its item reads."""

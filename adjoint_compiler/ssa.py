@@ -996,6 +996,10 @@ class SSABuilder:
                                 "function; copy it first (`a = np.array(...)` or `Buffer(...)`)", loc)
         if not isinstance(base, ir.Var):
             raise MutationError("can only write into an array or Buffer held in a variable", loc)
+        if prim is ir.SETITEM and base.kind != "num" and not base.is_buffer and _is_slice(rest[0]):
+            from . import runtime  # (`xs[i:j] = ys` of a list: followed only where it keeps the length)
+            helper = ir.Global(f"rt.{runtime.check_slice_assign.__name__}", runtime.check_slice_assign, runtime, ())
+            out.append(ir.Assign(None, runtime.check_slice_assign, [base, rest[0], rest[1]], {}, loc, helper))
         if base in self.views and through is not False:
             self.write_through(prim, base_expr.id, rest, at, out, sure=bool(through))
             return

@@ -41,7 +41,7 @@ declare_text(KEEPS_TEXT, operator.add, operator.mul, operator.mod, operator.sub,
 
 # Reports: they show text (and values) and return nothing to compute with; an exception raised
 # (`raise E(msg)`, a failed `assert x, msg`) is a report too.
-nondifferentiable(print, rt.raise_exception, rt.check_unpack, rt.check_list, warnings.warn, logging.debug, logging.info, logging.warning,
+nondifferentiable(print, rt.raise_exception, rt.check_unpack, rt.check_list, rt.check_slice_assign, warnings.warn, logging.debug, logging.info, logging.warning,
                   logging.error, logging.critical, logging.exception, logging.log, text=REPORTS)
 nondifferentiable(*(getattr(cls, name) for cls in (logging.Logger, logging.LoggerAdapter)
                     for name in ("debug", "info", "warning", "error", "critical", "exception", "log")),

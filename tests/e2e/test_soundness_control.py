@@ -802,3 +802,22 @@ def test_list_methods_of_what_is_no_list_raise_and_extend_works():
         grad(popped_from_an_item)(x)
     s = np.sum(x)  # sum of outer(x, x) = s^2
     np.testing.assert_allclose(grad(extended)(x), [2 * x[0] + 2 * s, 8 * x[1] + 2 * s, 2 * x[2] + 2 * s])
+
+
+def list_slice_shrunk(x):
+    items = [x[0], x[1], x[2]]
+    items[0:2] = [x[0] * 2]  # (the adjoint read the list as three items long: a crash)
+    return items[1]
+
+
+def list_slice_from_an_array(x):
+    items = [x[0], x[1], x[2]]
+    items[1:3] = x[1:3] * 2.0  # (Python iterates the array: a crash in the generated code)
+    return items[1] * items[2]
+
+
+def test_assignment_to_a_slice_of_a_list_of_another_length_is_refused():
+    from adjoint_compiler.errors import UnsupportedSyntaxError
+    for f in (list_slice_shrunk, list_slice_from_an_array):
+        with pytest.raises(UnsupportedSyntaxError, match="to a slice of a list of 3 items"):
+            grad(f)(np.array([1.0, 2.0, 3.0]))
