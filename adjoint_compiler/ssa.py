@@ -998,8 +998,7 @@ class SSABuilder:
             raise MutationError("can only write into an array or Buffer held in a variable", loc)
         if prim is ir.SETITEM and base.kind != "num" and not base.is_buffer and _is_slice(rest[0]):
             from . import runtime  # (`xs[i:j] = ys` of a list: followed only where it keeps the length)
-            helper = ir.Global(f"rt.{runtime.check_slice_assign.__name__}", runtime.check_slice_assign, runtime, ())
-            out.append(ir.Assign(None, runtime.check_slice_assign, [base, rest[0], rest[1]], {}, loc, helper))
+            self.run_check(runtime.check_slice_assign, [base, rest[0], rest[1]], at, out)
         if base in self.views and through is not False:
             self.write_through(prim, base_expr.id, rest, at, out, sure=bool(through))
             return
@@ -1157,8 +1156,13 @@ class SSABuilder:
                                "(Python raises AttributeError here)", self.loc(at))
         if kind != "seq" and isinstance(value, ir.Var):
             from . import runtime
-            helper = ir.Global(f"rt.{runtime.check_list.__name__}", runtime.check_list, runtime, ())
-            out.append(ir.Assign(None, runtime.check_list, [value, ir.Const(method)], {}, self.loc(at), helper))
+            self.run_check(runtime.check_list, [value, ir.Const(method)], at, out)
+
+    def run_check(self, helper, args: list, at, out: list) -> None:
+        """A call of the runtime `helper` that raises where Python would (no result, no gradient)."""
+        from . import runtime
+        callee = ir.Global(f"rt.{helper.__name__}", helper, runtime, ())
+        out.append(ir.Assign(None, helper, args, {}, self.loc(at), callee))
 
     def check_unpack(self, call: gast.Call, at, out: list) -> None:
         """`a, b = v` (normalize: `rt.check_unpack(v, 2)`, then `a = v[0]; b = v[1]`): where the
