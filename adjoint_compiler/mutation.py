@@ -44,12 +44,13 @@ _ZERO_D_MAKERS = (np.array, np.asarray, np.asanyarray, np.ascontiguousarray, np.
                   np.zeros_like, np.ones_like, np.empty_like, np.full_like, np.copy)
 
 
-def zero_d_arrays(fn: ir.Function, params: set) -> set:
+def zero_d_arrays(fn: ir.Function, params: set, ranks: dict | None = None) -> set:
     """The values that may be 0-d arrays (`params`, the arguments known to be, and what array
     constructors, copies, in-place updates, writes, `x[...]`, branches and loops make of them):
     a rank-0 value that is no number, which an in-place update changes for every name bound to
     it. Every other rank-0 value is an immutable number. A list, tuple or dict that may hold such
-    an array counts too (`out = [np.array(0.0)]`), and so do its items and copies."""
+    an array counts too (`out = [np.array(0.0)]`), and so do its items and copies. With `ranks`, a
+    value known to have one axis or more is none (nor is what it holds: `a[3]` of `np.zeros(4)`)."""
     out = set(params)
 
     def held_by(s) -> list:  # (what the result may be or hold: a container's items, an item read)
@@ -76,7 +77,7 @@ def zero_d_arrays(fn: ir.Function, params: set) -> set:
             elif isinstance(s, ir.Loop):
                 made += [p for p, i, n in zip(s.params, s.inits, s.nexts) if i in out or n in out]
             for v in made:
-                if v not in out:
+                if v not in out and not (ranks or {}).get(v):
                     out.add(v)
                     changed = True
     return out
@@ -380,7 +381,7 @@ def drop_number_checks(fn: ir.Function, ranks: dict, zero_d: set = frozenset()) 
     """Remove the `rt.check_update(a, a op e)` that ssa put after each `a op= e` where `a` is surely
     a number (rank 0 and no 0-d array, `zero_d_arrays`): Python rebinds a number, NumPy checks
     nothing."""
-    mutable = zero_d_arrays(fn, zero_d)
+    mutable = zero_d_arrays(fn, zero_d, ranks)
 
     def prune(block: list) -> None:
         block[:] = [s for s in block if not (isinstance(s, ir.Assign) and s.prim is ir.CHECK_UPDATE

@@ -762,6 +762,9 @@ class SSABuilder:
                 out[-1].item_of = holder  # `xs[i] op= v` on a list updates the item in place (mutation)
             if getattr(s, "in_place", False):
                 self.check_update(before, self.env.get(s.targets[0].id), s, out)
+            elif getattr(s, "item_update_of", None) and isinstance(s.value, gast.BinOp) \
+                    and isinstance(s.value.left, gast.Name):  # (`b[i] op= v`: `t = b[i]; t op v`)
+                self.check_update(self.env.get(s.value.left.id), self.env.get(s.targets[0].id), s, out)
         elif isinstance(s, gast.Expr) and isinstance(s.value, gast.Call) and isinstance(s.value.func, gast.Name) \
                 and s.value.func.id == SET_FIELD_NAME:
             self.set_field(s.value, s)

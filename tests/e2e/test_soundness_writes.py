@@ -902,6 +902,18 @@ def integers_updated_through_a_view(x):
     return np.sum(a * x)
 
 
+def slice_of_integers_updated(x):
+    a = np.arange(4)
+    a[0:2] += x[:2]  # (NumPy: cannot cast; the write cast the floats to integers)
+    return np.sum(a * x[0])
+
+
+def dict_item_updated(x):
+    d = {"a": np.zeros(3)}
+    d["a"] += x[:, None]
+    return np.sum(d["a"])
+
+
 def helper_widens(b, x):
     b -= np.ones((2, 3)) * x
     return b
@@ -912,7 +924,8 @@ def updated_by_a_helper(x):
 
 
 @pytest.mark.parametrize("f", [widened_by_an_update, integers_updated_by_floats,
-                               integers_updated_through_a_view, updated_by_a_helper])
+                               integers_updated_through_a_view, updated_by_a_helper, slice_of_integers_updated,
+                               dict_item_updated])
 def test_an_update_numpy_refuses_raises_as_numpy_does(f):
     x = np.array([0.5, 1.5, 2.5])
     with pytest.raises((TypeError, ValueError)):

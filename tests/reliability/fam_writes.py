@@ -414,10 +414,14 @@ def gen_update_numpy_refuses(ch) -> Case:
     term = ch.choice(["u", "u[:, None]", "u[None, :]", "u[:2, None] * u", "np.sum(u)", "u * 1j", "2",
                       "np.ones((2, 3)) * u"])
     op = ch.choice(["+=", "-=", "*=", "/=", "//="])
-    where = ch.choice(["plain", "loop", "view", "bound", "helper"])
+    where = ch.choice(["plain", "loop", "view", "bound", "helper", "slice", "item"])
     pre, target, post = [], "a", []
     if where == "view":
         pre, target = ["    v = a[...]"], "v"
+    elif where == "slice":
+        target = "a[...]"
+    elif where == "item":
+        pre, target, post = ["    d = {'k': a}"], "d['k']", ["    a = d['k']"]
     elif where == "bound":
         pre, post = ["    w = a.T"], ["    s = s + np.sum(w)"]
     if where == "loop":
