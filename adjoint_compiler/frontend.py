@@ -95,6 +95,7 @@ class Reading:
         self.sources: list = []
         self.lookups: list = []
         self.class_reads: list = []  # (class, name): a method or property found on a class
+        self.attr_reads: list = []  # (object, name): an attribute of a global object read at compile time
         self.guards: list = []  # the guards of gradients compiled for calls inside (nesting)
 
 
@@ -104,6 +105,16 @@ def note_class_read(cls, name: str) -> None:
     reading = getattr(_state, "reading", None)
     if reading is not None and isinstance(cls, type) and isinstance(name, str):
         reading.class_reads.append((cls, name))
+
+
+def note_attr_read(obj, name: str) -> None:
+    """Record that the compilation read `obj.name` of an object it reached from a global (inside an
+    inlined method too, where the object is `self`): the guard re-checks the object's class and
+    that `obj.name` is still what was read (or, for a method made anew at each read, that the
+    object's own `__dict__` does not shadow it)."""
+    reading = getattr(_state, "reading", None)
+    if reading is not None and isinstance(name, str):
+        reading.attr_reads.append((obj, name))
 
 
 _state = threading.local()

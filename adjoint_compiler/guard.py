@@ -7,6 +7,8 @@ of `(where, key, value)` that `holds()` compares by identity (`is`):
     the module dict entry of every global read         SCALE = 5.0          -> recompile
     the closure cell of every free variable read       nonlocal s; s = 3.0  -> recompile
     the attributes read through them (`cfg.scale`)     cfg.scale = 5.0      -> recompile
+    an inlined method's reads through `self`, and the class of its object
+                                                       m.op = g; m.__class__ = B; m.forward = h
     `__code__`, `__defaults__`, `__kwdefaults__` of the function and of every inlined one
     the contents of mutable containers read (lists, dicts, the kwdefaults dict)
     the rule table's generation (any `@adjoint` / `nondifferentiable` registration)
@@ -184,6 +186,22 @@ class _Builder:
             self.watch(value)
         return value
 
+    def object_attr(self, obj, name: str) -> None:
+        """Guard `obj.name` read at compile time from an object reached through a global: the
+        object's class (the methods inlined for it were its class's), and the value read, or, for
+        a method bound anew at each read, that the object's own `__dict__` does not shadow it."""
+        if _is_library(obj):
+            return
+        if not isinstance(obj, (type, types.ModuleType)):
+            if self.once("class", obj):
+                self.attrs.append((obj, "__class__", type(obj)))
+            if isinstance(inspect.getattr_static(type(obj), name, None), property):
+                return  # (its getter was inlined: `class_reads` guards it)
+        if self.attr(obj, name) is MISSING:
+            own = getattr(obj, "__dict__", None)
+            if isinstance(own, dict) and not isinstance(obj, type) and self.once("own", obj, name):
+                self.dicts.append((own, name, own.get(name, MISSING)))
+
     def function(self, func) -> None:
         if not self.once("func", func):
             return
@@ -231,6 +249,8 @@ def build(func, reading, generation) -> Guard:
             b.dicts.append((klass.__dict__, name, found))
             if found is not MISSING:
                 break
+    for obj, name in getattr(reading, "attr_reads", ()):
+        b.object_attr(obj, name)
     for source in reading.sources:
         for path in sorted(source.paths):
             root, *rest = path.split(".")
@@ -240,7 +260,8 @@ def build(func, reading, generation) -> Guard:
                     break
                 obj = b.attr(obj, attr)
     # (what the portable form reads of the reading: not the parsed sources it holds)
-    read = types.SimpleNamespace(functions=list(reading.functions), sources=[
+    read = types.SimpleNamespace(functions=list(reading.functions), attr_reads=[
+        (obj, name) for obj, name in getattr(reading, "attr_reads", ()) if not _is_library(obj)], sources=[
         types.SimpleNamespace(func=s.func, paths=s.paths) for s in reading.sources])
     return Guard(b.dicts, b.attrs, b.cells, b.snapshots, lambda: _portable(func, read, values))
 
@@ -293,6 +314,7 @@ def _portable(func, reading, values: dict):
     reached_by = {func: None}  # function -> the step whose value it is
     order = [func]
     steps: list = []
+    covered: set = set()  # (id(object), name) of the attributes the steps read again
     by_name: dict = {}
     read = set(reading.functions) | {func}
     sources = {}
@@ -327,6 +349,7 @@ def _portable(func, reading, values: dict):
                 for attr in rest:
                     if _is_library(obj):
                         break
+                    covered.add((id(obj), attr))
                     obj = getattr(obj, attr, MISSING)
                     if obj is MISSING:
                         break
@@ -337,8 +360,8 @@ def _portable(func, reading, values: dict):
                     parent = len(steps) - 1
                     reached(obj, parent)
         k += 1
-    if read - set(functions):
-        return None
+    if read - set(functions) or any((id(obj), name) not in covered for obj, name in reading.attr_reads):
+        return None  # (a function, or an attribute read through `self`, it cannot find again)
     for f, index in functions.items():
         digest = source_digest(f)
         defaults = fingerprint(f.__defaults__), fingerprint(f.__kwdefaults__)

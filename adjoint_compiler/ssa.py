@@ -209,6 +209,7 @@ class SSABuilder:
         if isinstance(e, gast.Attribute):
             base = self.operand(e.value)
             if isinstance(base, ir.Global):
+                frontend.note_attr_read(base.value, e.attr)
                 try:
                     return ir.Global(f"{base.path}.{e.attr}", getattr(base.value, e.attr), base.root_value,
                                      base.origin)

@@ -95,3 +95,46 @@ def test_unfingerprintable_values_make_the_entry_not_portable():
     assert guard.fingerprint((1.0, [2, "a"], {"k": np.ones(2)})) == guard.fingerprint((1.0, [2, "a"], {"k": np.zeros(2)}))
     assert guard.fingerprint(1.0) != guard.fingerprint(1)
     assert guard.fingerprint(np.ones(2)) != guard.fingerprint(np.ones(3))
+
+
+class Layer:
+    act = staticmethod(np.sin)
+
+    def __init__(self):
+        self.op = np.tanh
+
+    def forward(self, x):
+        return self.op(x)
+
+
+class OtherLayer(Layer):
+    def forward(self, x):
+        return x
+
+
+def test_reads_through_an_object_check_its_class_fields_and_own_dict(monkeypatch):
+    """What an inlined method read through `self` of a global object: the field's value, a
+    staticmethod found on the class, that no instance attribute shadows a method bound anew at
+    each read, and the object's class."""
+    layer = Layer()
+    with frontend.recording() as reading:
+        for name in ("op", "act", "forward"):
+            frontend.note_attr_read(layer, name)
+        frontend.note_attr_read(np, "sin")  # (a library's attributes are not guarded)
+    g = guard.build(f, reading, registry.GENERATION)
+    assert g.holds()
+    for change in (lambda: monkeypatch.setattr(layer, "op", np.cos),
+                   lambda: monkeypatch.setattr(Layer, "act", staticmethod(np.cos)),
+                   lambda: monkeypatch.setattr(layer, "forward", lambda x: x, raising=False),
+                   lambda: monkeypatch.setattr(layer, "__class__", OtherLayer)):
+        change()
+        assert not g.holds()
+        monkeypatch.undo()
+        assert g.holds()
+
+
+def test_an_attribute_read_through_self_is_not_portable():
+    with frontend.recording() as reading:
+        frontend.read_function(portable_f)
+        frontend.note_attr_read(Layer(), "op")
+    assert guard.build(portable_f, reading, registry.GENERATION).portable is None

@@ -150,6 +150,45 @@ def test_attribute_of_a_global_object_and_of_a_user_module(load):
     agrees(m.f, np.abs(V) + 0.5)
 
 
+
+def test_methods_of_a_global_object_inlined_then_the_object_changed(load):
+    """A method of a module-level object is inlined; whatever it read through `self` (a field, a
+    function or object held in a field, a staticmethod, the method itself, the object's class)
+    is re-checked, and the value of `value_and_grad` is the changed program's too."""
+    m = load("""
+        class Scale:
+            def __init__(self, w):
+                self.w = w
+            def __call__(self, x):
+                return x * self.w
+        class Wave:
+            def __call__(self, x):
+                return np.sin(x)
+        class Net:
+            act = staticmethod(np.tanh)
+            def __init__(self):
+                self.op = np.cos
+                self.layer = Scale(2.0)
+            def forward(self, x):
+                return np.sum(self.act(x) + self.op(x) + self.layer(x) ** 2)
+        class Other(Net):
+            def forward(self, x):
+                return np.sum(x ** 3)
+        net = Net()
+        def f(x):
+            return net.forward(x)
+    """)
+    x = np.abs(V) + 0.5
+    agrees(m.f, x)
+    for change in (lambda: setattr(m.net, "op", np.sin), lambda: setattr(m.net.layer, "w", -0.5),
+                   lambda: setattr(m.net, "layer", m.Wave()), lambda: setattr(m.Net, "act", staticmethod(np.exp)),
+                   lambda: setattr(m.net, "forward", lambda x: np.sum(x * 4.0)),
+                   lambda: setattr(m.net, "__class__", m.Other)):
+        change()
+        agrees(m.f, x)
+        value, _ = value_and_grad(m.f)(x)
+        assert value == m.f(x)
+
 # -- helpers and their code --------------------------------------------------------------------
 def test_helper_redefined_as_in_a_notebook(load, tmp_path):
     m = load("""

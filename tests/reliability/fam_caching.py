@@ -181,3 +181,32 @@ def gen_generated_names(ch) -> Case:
         name = ch.choice(["abs", "float", "len", "max", "tuple"])
         src = f"{name} = {ch.float(0.5, 2.0)}\nc = 1.5\n\ndef f(x):\n    return np.sum({expr} * {name})\n"
     return Case(src, [_arg(ch)], must_work=True)
+
+
+@family("caching")
+def gen_object_changed(ch) -> Case:
+    """A module-level object whose method the compiler inlines, then changed where the inlined
+    code read it: an instance attribute shadowing the method, the object's class reassigned, a
+    function or an object held in a field rebound (to another class's object), a class's
+    staticmethod or method replaced, a number in a field rebound."""
+    a, b = ch.choice(["x ** 2", "np.sin(x)", "x * 3.0 - 1.0"]), ch.choice(["np.tanh(x) * x", "np.exp(x / 2.0)", "x ** 3"])
+    w, w2 = ch.float(0.5, 2.0), ch.float(-2.0, 2.0)
+    classes = (f"def op_a(x):\n    return {a}\n\ndef op_b(x):\n    return {b}\n\n"
+               "class Scale:\n    def __init__(self, w):\n        self.w = w\n\n    def __call__(self, x):\n"
+               "        return x * self.w\n\n"
+               "class Wave:\n    def __call__(self, x):\n        return np.sin(x) * 2.0\n\n"
+               "class Model:\n    act = staticmethod(op_a)\n\n"
+               f"    def __init__(self):\n        self.op = op_a\n        self.layer = Scale({w})\n        self.w = {w}\n\n"
+               "    def forward(self, x):\n"
+               "        return np.sum(self.act(x) + self.op(x) * self.w + self.layer(x) ** 2)\n\n"
+               "    def other(self, x):\n        return np.sum(self.op(x) * x)\n\n"
+               "class Other(Model):\n    def forward(self, x):\n        return np.sum(op_b(x) * self.w)\n\n"
+               "m = Model()\n\n")
+    via = ch.choice(["direct", "helper"])
+    call = "m.forward(x)" if via == "direct" else "run(m, x)"
+    helper = "def run(model, x):\n    return model.forward(x)\n\n" if via == "helper" else ""
+    src = classes + helper + f"def f(x):\n    return {call} * 1.5\n"
+    then = ch.choice(["m.forward = m.other", "m.__class__ = Other", "m.op = op_b", "m.layer = Wave()",
+                      f"m.layer = Scale({w2})", "Model.act = staticmethod(op_b)",
+                      "Model.forward = Model.other", f"m.w = {w2}", f"m.layer.w = {w2}"])
+    return Case(src, [_arg(ch)], must_work=True, then=then)
