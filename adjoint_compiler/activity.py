@@ -40,6 +40,13 @@ class IndexOf:
     obj: object
 
 
+# The ndarray methods that change their receiver (normalize lowers them on a named array), and
+# the write to use for another receiver.
+_IN_PLACE_METHODS = {"fill": "`a[0] = v`", "sort": "`a[1:] = np.sort(a[1:], axis=-1)`",
+                     "partition": "`a[1:] = np.partition(a[1:], k)`", "put": "`b = a[1:]; b.put(ind, v)`",
+                     "resize": "`a = np.resize(a, shape)`", "itemset": "`a[i] = v`"}
+
+
 def _data(value) -> bool:
     from .buffer import Buffer
     return isinstance(value, (np.ndarray, np.generic, numbers.Number, list, tuple, dict, str, bytes, range,
@@ -134,6 +141,11 @@ def missing_rule_message(stmt) -> str:
                     "argument, a field of one, or a global; not an item of a list or a dict's `.items()`); "
                     "call the method on an argument, or compute the value with NumPy functions or a plain "
                     "Python function")
+        if name in _IN_PLACE_METHODS:
+            return (f"`.{name}()` changes its receiver in place, which is differentiated only on an array of the "
+                    f"function's own named by it (`a.{name}(...)`{', `a[i:j].fill(v)`' if name == 'fill' else ''}); "
+                    "here the receiver is another expression: write into the array instead "
+                    f"({_IN_PLACE_METHODS[name]})")
         return (f"the ndarray method `.{name}()` has no adjoint rule yet. Register a rule with "
                 f"`@adjoint(\"{name}\")` over `def _(result, a, *args): a_bar += ...` (the receiver "
                 f"comes first; the body accumulates `<arg>_bar` from `result_bar`); "

@@ -153,6 +153,7 @@ class Assign:
     rule: Any = None  # set by activity: the Rule from the registry
     bound: dict | None = None  # rule parameter -> operand
     in_place: bool = False  # `x op= e` rebinding `x` (Python may update an array in place)
+    extends: bool = False  # `xs += ys` of sequences: Python extends a list by any sequence (a tuple too)
     item_of: Var | None = None  # `xs[i] op= e` on a list `xs`: Python updates the item in place
     into_copy: bool = False  # a write `ssa` checked at run time not to go through a view
     complex: bool = False  # dtypes: differentiated under the complex convention (a complex operand or result)

@@ -396,6 +396,8 @@ class Normalizer(PythonLowering):
             right = self.atom(s.value, out)
             rebind = assign(s.target.id, gast.BinOp(left=name(s.target.id), op=s.op, right=right), s)
             rebind.in_place = True  # NumPy updates an array in place: ssa checks no other name shares it
+            # (a list `+=` a tuple, a range, ... extends it, where `xs + (a, b)` raises)
+            rebind.extends = isinstance(s.op, gast.Add) and not isinstance(s.value, (gast.List, gast.ListComp))
             out.append(rebind)
         elif isinstance(s, gast.Expr):
             if isinstance(s.value, gast.Constant):

@@ -86,6 +86,8 @@ def expression(stmt: ir.Assign) -> str:
         return f"{operand(args[0])} {BINOPS[p]} {operand(args[1])}"
     if isinstance(p, ir.Prim) and p.name in ("in", "not in"):
         return f"{operand(args[1])} {p.name} {operand(args[0])}"
+    if p is ir.CONCAT and stmt.extends:
+        return f"{rtcall.name(runtime.extended)}({operand(args[0])}, {operand(args[1])})"
     if p in (ir.CONCAT, ir.PLUS):
         return f"{operand(args[0])} + {operand(args[1])}"
     if p is ir.SQUARE:

@@ -382,6 +382,12 @@ def stack_rest(g):
     return None if g is None else g[1]
 
 
+def extended(x, y):
+    """`x += y` of a tuple or list `x` by a tuple or list `y`, as Python runs it: a list is
+    extended by the items of any sequence (`xs += (a, b)`), a tuple only by a tuple."""
+    return x + list(y) if isinstance(x, list) and not isinstance(y, list) else x + y
+
+
 def seq_head(g, y):
     """The gradient of `x` in `x + y` (tuples or lists): `g` without its last len(y) items.
     (It reads the short appended part, so a growing list is never kept on the tape.)"""

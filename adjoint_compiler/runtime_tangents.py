@@ -299,8 +299,9 @@ def item_tangent(t, args):
 
 
 def seq_concat(x, y):
-    """The tangent of `x + y` for tuples or lists: the tangents joined."""
-    return x + y
+    """The tangent of `x + y` for tuples or lists: the tangents joined (of `xs += (a, b)`,
+    a list extended by a tuple, a list)."""
+    return x + list(y) if isinstance(x, list) and not isinstance(y, list) else x + y
 
 
 def plus_tangent(x_dot, y_dot, z):

@@ -757,6 +757,7 @@ class SSABuilder:
             if (getattr(s, "in_place", False) or dict_item) and isinstance(self.env.get(s.targets[0].id), ir.Var) \
                     and out and isinstance(out[-1], ir.Assign) and out[-1].target is self.env[s.targets[0].id]:
                 out[-1].in_place = True
+                out[-1].extends = out[-1].prim is ir.CONCAT and getattr(s, "extends", False)
             holder = self.env.get(getattr(s, "item_update_of", None) or "")
             if isinstance(holder, ir.Var) and holder.kind != "num" and not holder.is_buffer and out \
                     and isinstance(out[-1], ir.Assign) and out[-1].target is self.env[s.targets[0].id]:

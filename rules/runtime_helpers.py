@@ -376,6 +376,17 @@ def sequence_items_dot(y, h, g):
     y_dot = rt.sequence_items(h_dot, g)
 
 
+@adjoint(rt.extended)
+def extended(z, x, y):  # (`xs += ys`: the adjoint of `xs + ys`)
+    x_bar += rt.seq_head(z_bar, y)
+    y_bar += rt.seq_tail(z_bar, y)
+
+
+@tangent(rt.extended)
+def extended_dot(z, x, y):
+    z_dot = rt.seq_concat(x_dot, y_dot)
+
+
 @adjoint(rt.seq_head)
 def seq_head(y, g, t):
     g_bar += rt.seq_place(y_bar, g, 0)

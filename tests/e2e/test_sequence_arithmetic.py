@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from adjoint_compiler import grad, jvp
-from adjoint_compiler.testing import check_grads
+from adjoint_compiler.testing import check_grads, check_jvp
 
 
 def sin_times_list(x):
@@ -253,3 +253,20 @@ def test_an_item_another_holder_sees_is_not_updated_in_place():
     for f, holder in ((zero_d_item_read_before, "`a`"), (item_placed_twice, "`z`"), (item_repeated, "")):
         with pytest.raises(MutationError, match=f"update of an item of the list `out`: {holder}"):
             grad(f)(np.array([0.7, -0.3]) if f is not zero_d_item_read_before else 0.7)
+
+
+def list_extended_by_tuples(x):
+    xs = [x[0]]
+    t = (x[1] * 2.0, x[2])
+    for _ in range(2):
+        xs += t  # a list `+=` any sequence extends it (`xs = xs + t` would raise)
+    xs += (np.sin(x[0]),)
+    ys = (x[0],)
+    ys += (x[1],)
+    return sum(v * v for v in xs) + ys[1] * ys[0]
+
+
+def test_a_list_updated_by_a_tuple_is_extended():
+    x = np.array([0.3, 0.5, 0.7])
+    check_grads(list_extended_by_tuples, x)
+    check_jvp(list_extended_by_tuples, x)

@@ -146,6 +146,10 @@ def m_spherical_jn(x): return np.sum(scipy.special.spherical_jn(1, x))
 def m_divmod(x): return np.sum(divmod(x, 2.0)[1])
 def m_ndarray_method(x): return np.sum(x.byteswap())
 def m_user_method(x): return np.sum(SCALER.apply(x))
+def m_fill_item(x):
+    a = np.outer(x, x)
+    a[0].fill(3.0)  # (of a vector, `a[0]` is a number, whose fill changes nothing)
+    return np.sum(a)
 def m_user_method_argument(x, s): return np.sum(s.apply(x))
 def m_user_class(x): return np.sum(Scaler(x).k)
 
@@ -164,6 +168,7 @@ MESSAGES = [
     (m_divmod, (V3,), "divmod(x, 2.0)", ["`divmod` is a Python builtin without an adjoint rule", "@adjoint(divmod)"]),
     (m_ndarray_method, (V3,), "x.byteswap()", ["the ndarray method `.byteswap()` has no adjoint rule",
                                                '@adjoint("byteswap")']),
+    (m_fill_item, (V3,), "a[0].fill(3.0)", ["`.fill()` changes its receiver in place", "`a[0] = v`"]),
 ]
 
 

@@ -179,3 +179,21 @@ def f(x):
     return np.sum(np.array(r) ** 2) + np.sum(x)
 """
     return Case(src, [np.array([ch.float(0.5, 1.5) for _ in range(3)])], may_raise=True)
+
+
+@family("containers")
+def gen_sequence_updated(ch):
+    """`r += e` and `r *= k` of a list or tuple `r` by a list, a tuple, a comprehension or a
+    slice, in a loop or not, with another name sharing `r` or not. Python extends a list in place
+    by any sequence (`xs += (a, b)`; `q` sharing it sees the items) and joins a tuple only with a
+    tuple (TypeError otherwise); the gradient must follow what ran, or the program refuse."""
+    receiver = ch.choice(["[x[0], x[1] * 2.0]", "(x[0], x[1] * 2.0)", "list(x[:2])", "[v * 1.0 for v in x[:2]]"])
+    update = ch.choice(["r += (x[2] * 3.0, x[0])", "r += [np.sin(x[1])]", "r += tuple(x[1:] * 0.5)",
+                        "r += [v * v for v in x[1:]]", "r += r[:1]", "r *= 2", "r += (x[2],) * 2"])
+    share = ch.coin()
+    loop = ch.coin()
+    body = f"    for _ in range(2):\n        {update}\n" if loop else f"    {update}\n"
+    read = ch.choice(["sum(v * v for v in {s})", "np.sum(np.sin(np.asarray({s})))", "{s}[-1] * {s}[0]"])
+    total = read.format(s="r") + (" + " + read.format(s="q") if share else "")
+    src = f"def f(x):\n    r = {receiver}\n" + ("    q = r\n" if share else "") + body + f"    return {total}\n"
+    return Case(src, [np.array([ch.float(0.5, 1.5) for _ in range(3)])], may_raise=True)
