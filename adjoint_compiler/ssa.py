@@ -897,6 +897,11 @@ class SSABuilder:
         (builder, name) of the arguments tracked for `build(track_arguments=True)` that hold the
         value: they follow the update. `shown`: how a message names the updated value."""
         old = self.env.get(name)
+        b = self
+        while b is not None:
+            if old in b.tuples:  # a tuple display: `t += (v,)` makes a new tuple, whoever holds `t`
+                return []
+            b = b.parent
         base = self.possible_objects(old)
         holders: list = []  # values other than `old` that may be its object
 
