@@ -108,6 +108,34 @@ def _may_skip_copy(stmt: ir.Assign) -> bool:
     return copy is not None and not (isinstance(copy, ir.Const) and copy.value is True)
 
 
+def _layout_free(stmt: ir.Assign) -> bool:
+    """Whether a reshape or ravel reads its operand in an order that does not depend on its memory
+    layout (no `order`, 'C' or 'F'): a write through the view is then followed by the same steps
+    applied to an array of positions (C-ordered). With 'A' or 'K' the view's slots follow the
+    operand's memory (`(B.T * 1.0).ravel('K')` is in Fortran order), which positions do not have."""
+    p = stmt.prim
+    if isinstance(p, ir.Method):
+        name, position = p.name, (1 if p.name == "ravel" else None)
+    elif isinstance(p, ir.Attr) or not _hashable(p):
+        return True
+    else:
+        name, position = {np.ravel: ("ravel", 1), np.reshape: ("reshape", 2)}.get(p, (None, None))
+    if name not in ("ravel", "reshape"):
+        return True
+    order = stmt.kwargs.get("order")
+    if order is None and position is not None and len(stmt.args) > position:  # (passed by position)
+        order = stmt.args[position]
+    return order is None or (isinstance(order, (ir.Const, ir.Global)) and order.value in ("C", "F", None))
+
+
+def _hashable(p) -> bool:
+    try:
+        hash(p)
+    except TypeError:
+        return False
+    return True
+
+
 def view_kind(stmt: ir.Assign) -> str | None:
     """'view' when the result is a view of the first operand whenever that is an array, 'maybe' when
     it may be a view of it or a copy (run-time layout, or a scalar element), else None."""
@@ -116,6 +144,8 @@ def view_kind(stmt: ir.Assign) -> str | None:
         return None
     if p is operator.getitem:
         return _getitem_kind(stmt.args[0], stmt.args[1])
+    if not _layout_free(stmt):
+        return None  # (`ravel(order='K')`: a view in memory order, whose slots it cannot follow)
     try:
         if p in VIEW_FUNCTIONS:
             return "view"

@@ -386,3 +386,23 @@ def test_the_gradient_of_a_masked_update_differentiates_again():
     x = np.array([0.7, -0.4, 1.3, 0.25, 0.9])
     c = np.where(x > 0, 2.0, 1.0)
     np.testing.assert_allclose(hessian(masked_update)(x), np.diag(6 * x * c ** 3), rtol=1e-10)
+
+
+def fortran_view_written(x, order):
+    B = x.reshape(3, 2).T * 1.0  # NumPy keeps the Fortran layout of `x.reshape(3, 2).T`
+    v = B.ravel(order)
+    v[1] = 0.0
+    return np.sum(B * np.arange(1.0, 7.0).reshape(2, 3)) + np.sum(v ** 2)
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_a_write_through_a_ravel_in_c_or_f_order(order):
+    check(lambda x: fortran_view_written(x, order), V)
+
+
+@pytest.mark.parametrize("order", ["K", "A"])
+def test_a_write_through_a_ravel_in_memory_order_is_refused(order):
+    """`ravel('K')` of a Fortran-ordered array is a view in memory order: `v[1]` is `B[1, 0]`.
+    The gradient wrote `B[0, 1]`, a wrong value and gradient."""
+    with pytest.raises(MutationError, match="may share memory"):
+        grad(lambda x: fortran_view_written(x, order))(V)

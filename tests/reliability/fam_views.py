@@ -366,3 +366,28 @@ def f(A):
     return np.sum(v ** 2) + {_result(ch, "B", "A")}
 """
     return Case(src, [arg], may_raise=not copied, must_work=copied)
+
+
+@family("views")
+def gen_view_in_another_order(ch):
+    """A write through `ravel` or `reshape` with an `order` (C, F, A, K), of an array in C order,
+    transposed, or Fortran-ordered by NumPy (`B.T * 1.0` keeps the layout), in each spelling. A
+    view in another order than C has its slots in that order (the memory's, for K): the gradient
+    wrote the base at the C-order slots."""
+    arg, rows, cols = _base(ch)
+    layout = ch.choice(["B", "B.T", "(B.T * 1.0)", "B[:, ::-1]"])
+    order, shaped = ch.choice(["'C'", "'F'", "'A'", "'K'"]), ch.choice(["'C'", "'F'", "'A'"])  # (reshape: no K)
+    n = rows * cols
+    view = ch.choice([f"{layout}.ravel({order})", f"{layout}.ravel(order={order})", f"np.ravel({layout}, {order})",
+                      f"{layout}.reshape({n}, order={shaped})", f"np.reshape({layout}, ({n},), order={shaped})",
+                      f"{layout}.reshape(-1, order={shaped})"])
+    write = ch.choice([f"v[{ch.int(0, n - 1)}] = np.sum(A) * 0.5", f"v[:2] {ch.choice(UPDATES)} 1.5",
+                       "v[...] = np.tanh(v)"])
+    src = f"""
+def f(A):
+    B = {ch.choice(COPIES).format(a="A")}
+    v = {view}
+    {write}
+    return np.sum(v ** 2) + {_result(ch, "B", "A")} + np.sum(B * np.arange({n}.0).reshape({rows}, {cols}))
+"""
+    return Case(src, [arg])
