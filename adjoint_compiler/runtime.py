@@ -22,6 +22,32 @@ import types as _types  # noqa: E402
 rule_globals = _types.SimpleNamespace()
 
 
+class _Unbound:
+    """What generated code binds a name to before a loop binds it, when nothing bound it before the
+    loop: any use of it (after a loop that ran no trips, where Python raises UnboundLocalError)
+    raises that error instead of reading a placeholder."""
+
+    def _refuse(self, *args, **kwargs):
+        raise UnboundLocalError("a name assigned only in a loop was read after the loop ran no trips")
+
+    for _name in ("__bool__", "__index__", "__int__", "__float__", "__complex__", "__array__", "__len__",
+                  "__iter__", "__getitem__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
+                  "__neg__", "__pos__", "__abs__", "__invert__", "__call__",
+                  *(f"__{k}{op}__" for op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow",
+                                               "matmul", "and", "or", "xor", "lshift", "rshift")
+                    for k in ("", "r"))):
+        locals()[_name] = _refuse
+    del _name
+    __hash__ = object.__hash__
+    __array_ufunc__ = None  # (NumPy defers to the reflected operator, which raises)
+
+    def __repr__(self) -> str:
+        return "rt.UNBOUND"
+
+
+UNBOUND = _Unbound()
+
+
 def describe(value) -> str:
     if isinstance(value, np.ndarray):
         return f"an array of shape {value.shape} and dtype {value.dtype}"
@@ -799,7 +825,7 @@ class ShapeOf:
 def shape_of(x):
     """What the backward pass keeps of `x` when it reads only its shape: a ShapeOf, but a list or
     tuple itself (the adjoints of its items read its length and its type)."""
-    if x is None or isinstance(x, (list, tuple, dict)) or _trees.record_fields(x) is not None:
+    if x is None or x is UNBOUND or isinstance(x, (list, tuple, dict)) or _trees.record_fields(x) is not None:
         return x
     return ShapeOf(x)
 

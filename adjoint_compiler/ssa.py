@@ -1572,13 +1572,15 @@ class SSABuilder:
         outside = self.reads_outside(s)
         exposed = _exposed(cond_nodes + body_nodes, {target_name} if is_for else set())
         written = _written(cond_nodes + body_nodes)
-        # (a name bound only on some paths of a trip, by an inner loop or one branch, and neither
-        # bound before nor read in the loop before it is bound, is unbound after the loop: a read
-        # there is refused, as Python could raise; `for i in ...` reused later needs no carried `i`)
-        surely = _certain(cond_nodes + body_nodes, set())
-        carried = [n for n in assigned if n != target_name and (
-            n in self.env or n in exposed or (n in outside and n in surely))]
-        carried += [n for n in written if n not in carried and n != target_name and n in self.env]
+        # (a name the loop binds that is bound before it or read elsewhere is carried, the target
+        # included; one bound before by nothing enters as `rt.UNBOUND`, which raises when read
+        # after no trip bound it)
+        carry_target = is_for and (target_name in outside or target_name in self.env)
+        if carry_target:
+            assigned.setdefault(target_name, None)
+        fresh_target = None if carry_target else target_name
+        carried = [n for n in assigned if n != fresh_target and (n in self.env or n in exposed or n in outside)]
+        carried += [n for n in written if n not in carried and n != fresh_target and n in self.env]
         if written or _updates_in_place(cond_nodes + body_nodes):
             # a write through a view (made in the loop, perhaps), or into a view's base: any array
             # may change (those that do not are no loop-carried values, below)
@@ -1591,7 +1593,7 @@ class SSABuilder:
                     self.env[f"{n} base"] = view.base
                     bound.add(id(view.base))
             header = set(_loads(s.iter)) if is_for else set()
-            carried += [n for n, v in self.env.items() if n not in carried and n != target_name and n not in header
+            carried += [n for n, v in self.env.items() if n not in carried and n != fresh_target and n not in header
                         and isinstance(v, ir.Var) and v.kind != "seq" and not n.startswith("__")]
             written = dict.fromkeys(list(written) + carried)
         before = self.env
@@ -1611,14 +1613,18 @@ class SSABuilder:
                                              "compile time and cannot be a loop-carried value: keep its "
                                              "arrays in variables of their own", self.loc(s))
         params = []
+        # (a name bound before by no statement holds `rt.UNBOUND` until a trip binds it: any use of
+        # it after a loop that ran no trips raises, as Python does)
+        from . import runtime
+        unbound = ir.Global("rt.UNBOUND", runtime.UNBOUND, runtime, ())
         for n in carried:
-            init = before.get(n, ir.Const(None))
+            init = before.get(n, unbound)
             params.append(self.version(n, init.kind if isinstance(init, ir.Var) else
                                        ("num" if _numeric(init) else "any")))
             params[-1].is_buffer = getattr(init, "is_buffer", False)
             if isinstance(init, ir.Var) and init.tree is not None and n not in assigned:
                 params[-1].tree = init.tree  # (a structure the loop does not rebind keeps its kind)
-        inits = [before.get(n, ir.Const(None)) for n in carried]
+        inits = [before.get(n, unbound) for n in carried]
 
         def bind(env, values):
             """Bind each carried name to `values`; a name the body only writes through also rebinds

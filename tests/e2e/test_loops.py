@@ -1107,20 +1107,49 @@ def last_inner_index(x):
     for k in range(3):
         for i in range(k):
             s = s + x[i]
-    return s * i  # (unbound in Python when no inner trip ran: refused here)
+    return s * i  # (unbound while no inner trip has run, then bound: 1 after the last)
 
 
-def test_a_loop_variable_bound_on_some_paths_and_bound_again_later_is_no_carried_value():
-    from adjoint_compiler.testing import check_grads
+def preset_index(x, n):
+    i = 0
+    for i in range(n):
+        x = x * 1.1
+    return x[i] ** 2  # (0 after a loop that ran no trips)
 
-    check_grads(lu_in_place, np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.3, 0.4, 2.0]]))
+
+def index_set_in_the_body(x, n):
+    s = 0.0
+    for j in range(n):
+        k = j + 1
+        s = s + x[j]
+    return s + np.sum(x[k])  # (Python raises after no trips; `x[None]` gave a number)
 
 
-def test_reading_it_after_the_loop_is_a_located_error():
-    from adjoint_compiler.errors import CompileError
+def test_a_name_a_loop_binds_is_read_after_it_with_its_last_value():
+    x = np.array([0.3, 0.5, 0.2, 0.7])
+    check(last_inner_index, x)
+    np.testing.assert_allclose(grad(last_inner_index)(x), [2.0, 1.0, 0.0, 0.0], rtol=1e-12)
+    for n in (0, 1, 3):
+        np.testing.assert_allclose(grad(preset_index)(x, n), fd_grad(lambda x: preset_index(x, n), x), atol=1e-6)
+    np.testing.assert_allclose(grad(index_set_in_the_body)(x, 2), [1.0, 1.0, 1.0, 0.0], rtol=1e-12)
 
-    with pytest.raises(CompileError, match="may be used before it is assigned"):
-        grad(last_inner_index)(np.array([0.3, 0.5, 0.2]))
+
+def last_inner_index_of(x, n):
+    s = 0.0
+    for k in range(n):
+        for i in range(k):
+            s = s + x[i]
+    return s * i
+
+
+@pytest.mark.parametrize("func", [last_inner_index_of, index_set_in_the_body])
+def test_reading_it_after_a_loop_that_ran_no_trips_raises_as_python_does(func):
+    x = np.array([0.3, 0.5, 0.2])
+    with pytest.raises(UnboundLocalError):
+        func(x, 0)
+    with pytest.raises(UnboundLocalError, match="read after the loop ran no trips"):
+        grad(func)(x, 0)
+    np.testing.assert_allclose(grad(func)(x, 2), fd_grad(lambda x: func(x, 2), x), atol=1e-6)
 
 
 def shifted_start(h0, v):

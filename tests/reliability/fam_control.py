@@ -453,3 +453,26 @@ def f(x):
     return s + sum(ys) * 0.5 + xs[0]
 """
     return Case(src, [np.array([ch.float(0.5, 1.5) for _ in range(3)])])
+
+
+@family("control")
+def gen_name_read_after_its_loop(ch):
+    """A name a loop binds (its target, a name assigned in the body or in one branch of it, or by an
+    inner loop) read after the loop, bound before it or not, by loops that may run no trips. Python
+    reads the last value bound, the value from before the loop, or raises UnboundLocalError: the
+    gradient must do the same (a read was refused, and a name bound in the body entered as None, so
+    `x[k]` after no trip read `x[None]`: a wrong number where Python raises)."""
+    n = ch.int(0, 3)
+    trips = ch.choice([str(n), "n", "len(x) - 3", "x.shape[0] // 2"])
+    pre = ch.choice(["", "    i = 1\n", "    k = 2\n", "    i = 0\n    k = 0\n"])
+    loop = ch.choice([f"    for i in range({trips}):\n", f"    for i, v in enumerate(x[:{trips}]):\n",
+                      f"    for j in range(2):\n        for i in range({trips}):\n"])
+    ind = "        " if loop.count("for") == 1 else "            "
+    body = ch.choice([f"{ind}s = s + x[i] * {ch.float(0.5, 1.5)}\n",
+                      f"{ind}k = i + 1\n{ind}s = s + np.sin(x[k])\n",
+                      f"{ind}if x[i] > 0.9:\n{ind}    k = i\n{ind}s = s + x[i] ** 2\n",
+                      f"{ind}s = s * 0.5 + x[i]\n"])
+    use = ch.choice(["x[i]", "x[k]", "x[i] * i", "np.sum(x[:i + 1])", "x[i + k]"])
+    src = f"def f(x, n):\n    s = 0.0\n{pre}{loop}{body}    return s + {use} ** 2\n"
+    x = np.array([ch.float(0.2, 0.7) if ch.coin(0.5) else ch.float(1.1, 1.5) for _ in range(6)])  # (none near 0.9)
+    return Case(src, [x, n], may_raise=True)
