@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 
 import gast
+import numpy as np
 
 from . import astwalk, rtcall
 from . import runtime as rt
@@ -382,6 +383,90 @@ def _scalar_gradients(items: list, facts: Facts, reads: dict) -> list:
     return out
 
 
+_NUMPY_WRITERS = (np.copyto, np.put, np.place, np.put_along_axis, np.fill_diagonal)  # (of their first argument)
+_UPDATING_METHODS = frozenset({"at", "put", "fill", "sort", "partition", "resize", "setfield", "itemset", "setflags",
+                               "byteswap"})  # (of their receiver: `np.add.at(a, ...)`'s first argument too)
+
+
+def _numpy_function(func):
+    """The NumPy function `np.<name>` a call's function node names, else None."""
+    if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and func.value.id == "np":
+        return getattr(np, func.attr, None)
+    return None
+
+
+def _updated_names(code: list) -> set:
+    """The names whose arrays some statement of `code` may write into: the targets of `op=`, the
+    arrays written through a subscript or attribute, the first argument of a helper that updates
+    it (`rt.add_at`, `rt.zero_slots`) or of a NumPy writer (`np.add.at`, `np.copyto`, `out=`), a
+    receiver of an updating method, every name a restore reads or writes, and every name copied
+    to another (`held = x_bar`: the array may be updated under the other name)."""
+    from .simplify import stores
+    out: set = set()
+    for item in code:
+        for stmt in _statements(item):
+            names = {n.id for n in astwalk.walk(stmt) if isinstance(n, gast.Name)}
+            if getattr(item, "restore", None) is not None:
+                out |= names
+                continue
+            rebound, written = stores(stmt)
+            out |= written
+            if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
+                out.add(stmt.target.id)
+            if isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Name):
+                out.add(stmt.value.id)
+            for call in (n for n in astwalk.walk(stmt) if isinstance(n, gast.Call)):
+                writer = rtcall.facts_of(call).updates or any(k.arg == "out" for k in call.keywords) \
+                    or any(_numpy_function(call.func) is f for f in _NUMPY_WRITERS) or (
+                        _helper(call) is None and isinstance(call.func, gast.Attribute)
+                        and call.func.attr in _UPDATING_METHODS)
+                if writer:
+                    out |= {n.id for a in call.args[:1] for n in astwalk.walk(a) if isinstance(n, gast.Name)}
+                    if isinstance(call.func, gast.Attribute):
+                        out |= {n.id for n in astwalk.walk(call.func.value) if isinstance(n, gast.Name)}
+    return out
+
+
+def _unit_products(code: list, facts: Facts, stored: dict, updated: set) -> list:
+    """`a = 1.0 * b` (or `b * 1.0`: the seed of `grad` folded in by `copies`) of a name `b` surely
+    bound to real floats is `a = b` when neither array is ever written into (`_updated_names`) and
+    `a` is bound once: the product only made a new array that nothing updates (1.0 * b is b in
+    every slot, nan and -0.0 included). A gradient handed back that is an argument is copied by
+    the entry point. `a += 1.0 * b` is `a += b`."""
+    out = []
+    for item in code:
+        if isinstance(item, BIf):
+            item = BIf(item.cond, _unit_products(item.body, facts, stored, updated),
+                       _unit_products(item.orelse, facts, stored, updated), item.loc)
+        elif isinstance(item, BLoop):
+            item = BLoop(item.loop, _unit_products(item.body, facts, stored, updated), item.loc)
+        elif isinstance(item, Code) and item.restore is None and isinstance(item.stmt, gast.Assign) \
+                and len(item.stmt.targets) == 1 and isinstance(item.stmt.targets[0], gast.Name):
+            name, value = item.stmt.targets[0].id, item.stmt.value
+            operand = _times_one(value)
+            if operand is not None and operand.id in facts.ranks and stored.get(name) == 1 \
+                    and not {name, operand.id} & updated:
+                item = Code(assign_stmt(name, operand), item.loc)
+        elif isinstance(item, Code) and item.restore is None and isinstance(item.stmt, gast.AugAssign) \
+                and isinstance(item.stmt.op, (gast.Add, gast.Sub)):
+            operand = _times_one(item.stmt.value)  # (`a += 1.0 * b` only reads the product)
+            if operand is not None and operand.id in facts.ranks:
+                item = Code(gast.AugAssign(target=item.stmt.target, op=item.stmt.op, value=operand), item.loc)
+        out.append(item)
+    return out
+
+
+def _times_one(e):
+    """`b` for `1.0 * b` or `b * 1.0` (`b` a name), else None."""
+    if not (isinstance(e, gast.BinOp) and isinstance(e.op, gast.Mult)):
+        return None
+    for one, other in ((e.left, e.right), (e.right, e.left)):
+        if isinstance(one, gast.Constant) and type(one.value) in (int, float) and one.value == 1 \
+                and isinstance(other, gast.Name):
+            return other
+    return None
+
+
 def ir_defined(stmt) -> list:
     from . import ir
     return ir.defined_by(stmt)
@@ -403,7 +488,14 @@ def rewrite(code: list, facts: Facts) -> list:
             for n in astwalk.walk(stmt):
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
                     reads[n.id] = reads.get(n.id, 0) + 1
-    return _rewrite(_scalar_gradients(code, facts, reads), facts)
+    code = _rewrite(_scalar_gradients(code, facts, reads), facts)
+    stored: dict = {}
+    for item in code:
+        for stmt in _statements(item):
+            for n in astwalk.walk(stmt):
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                    stored[n.id] = stored.get(n.id, 0) + 1
+    return _unit_products(code, facts, stored, _updated_names(code))
 
 
 def _rewrite(code: list, facts: Facts) -> list:

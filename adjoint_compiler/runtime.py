@@ -521,7 +521,7 @@ def seq_repeat_count_adjoint(g, x, n):
 
 
 # -- writes ------------------------------------------------------------------------------------
-copyto = _buffer.copyto  # generated code calls rt.copyto
+copyto = _facts.updates(_buffer.copyto)  # generated code calls rt.copyto
 
 
 def _data(b):
@@ -590,6 +590,7 @@ def _is_complex(v) -> bool:
     return type(v) is complex or getattr(getattr(v, "dtype", None), "kind", "") == "c"
 
 
+@_facts.updates
 def refill(b, value):
     """Put back every slot of an array or list (`b[...] = value`, `b[:] = value` for a list)."""
     if isinstance(b, list):
@@ -604,6 +605,7 @@ def save_slots(b, idx=Ellipsis):
     return value.copy() if isinstance(value, np.ndarray) else value
 
 
+@_facts.updates
 def copyto_items(b, items):
     """Fill `b`'s first len(items) slots in C order (the items of an iterator)."""
     data = _data(b)
@@ -728,6 +730,7 @@ def overfilled_adjoint(g, items):
 
 
 @_facts.fresh
+@_facts.updates
 def add_at(a, idx, g):
     """`a[idx] += g` in place (duplicate indices accumulate); `a` is an adjoint array nobody else
     holds. Returns `a`."""
@@ -793,6 +796,7 @@ def private(g):
 
 
 @_facts.fresh
+@_facts.updates
 def zero_slots(g, idx):
     """The overwritten slots of an adjoint array nobody else holds, zeroed in place. Returns `g`."""
     if isinstance(g, list):

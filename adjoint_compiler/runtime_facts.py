@@ -12,6 +12,7 @@ as decorators that set one attribute on the function and change nothing else:
                                  defaults to None, the argument may be left out
     @identity_when_alone         called with one argument, returns it (`rt.through_dtype(g)` is g)
     @numeric                     returns a number or an array, never a list or tuple
+    @updates                     writes into its first argument (in place)
 
 A pass resolves the call `rt.<attr>(...)` to the function object and asks `facts(function)`
 (see `rtcall.helper`); no pass names a helper in a string, so renaming a helper renames it
@@ -34,6 +35,7 @@ class Facts:
     dtype_optional: bool = False  # ... and that argument may be left out (its parameter defaults to None)
     identity_alone: bool = False  # with one argument, returns it unchanged
     numeric: bool = False  # returns a number or an array (never a list or a tuple)
+    updates: bool = False  # writes into its first argument
 
     def shape_position(self, position: int) -> bool:
         """Whether the argument at `position` is read only for its shape."""
@@ -85,6 +87,11 @@ def reads_only_dtype(position: int):
         optional = parameter.default is None
         return _record(function, dtype_only=position, dtype_optional=optional)
     return decorate
+
+
+def updates(function):
+    """The helper writes into its first argument (the generated code's in-place updates)."""
+    return _record(function, updates=True)
 
 
 def identity_when_alone(function):

@@ -175,3 +175,42 @@ def test_a_chain_of_numbers_is_its_branches_inline():
             inline = g * (2.0 * x) if g else g * 0.0
             helper = rt.chain(g, 2.0 * x)
         np.testing.assert_equal(inline, helper)
+
+
+def test_a_product_by_one_that_nothing_updates_is_its_operand():
+    assert rewritten("a = 1.0 * b", "v = a[::2].sum()") == ["a = b", "v = a[::2].sum()"]
+    assert rewritten("a = b * 1", "c = a * m") == ["a = b", "c = a * m"]
+    assert rewritten("x += 1.0 * b", "y -= b * 1.0") == ["x += b", "y -= b"]
+
+
+def test_a_product_by_one_stays_where_an_array_may_be_updated():
+    keep = [("a = 1.0 * b", "a += m"),  # the new array is updated in place
+            ("a = 1.0 * b", "a[0] = 0.0"),
+            ("a = 1.0 * b", "a = rt.zero_slots(a, k)"),
+            ("a = 1.0 * b", "c = a", "c += m"),  # (updated under another name)
+            ("a = 1.0 * b", "b[1] += g"),  # the operand changes later
+            ("a = 1.0 * b", "np.copyto(b, m)"),
+            ("a = 1.0 * b", "np.add.at(a, k, g)"),
+            ("a = 1.0 * b", "a.fill(0.0)"),
+            ("a = 1.0 * x",),  # x: not known to hold floats (1.0 * an integer array makes floats)
+            ("a = 2.0 * b",)]
+    for lines in keep:
+        assert rewritten(*lines)[0] == lines[0], lines
+
+
+def weighted(x, w):
+    return np.sum(w * np.sin(x)) + np.sum(x * w)
+
+
+def test_a_weighted_sum_reads_its_weights_without_copying_them():
+    x, w = np.linspace(0.1, 1.0, 4), np.linspace(-1.0, 2.0, 4)
+    source = adjoint_source(weighted, args=(x, w))
+    assert "sin_x_bar = w\n" in source and "x_bar = 1.0 * w\n" in source  # (x_bar is updated in place)
+    w_before = w.copy()
+    g = grad(weighted)(x, w)
+    np.testing.assert_allclose(g, w * np.cos(x) + w, rtol=1e-12)  # (by hand)
+    g[:] = 0.0
+    np.testing.assert_array_equal(w, w_before)  # (the gradient is no view of `w`)
+    g = grad(lambda x, w: np.sum(x * w))(x, w)
+    assert not np.shares_memory(g, w)
+    np.testing.assert_array_equal(g, w)

@@ -143,3 +143,29 @@ def gen_nested_loop_update(ch) -> Case:
            f"    return np.sum(y ** 2){' + np.sum(w)' if hold else ''}\n")
     return Case(src, [_vec(ch, ch.int(2, 4)), ch.float(0.5, 1.2)],
                 must_work=start != "y" and not hold and back != "y += z")
+
+
+@family("aliasing")
+def gen_weighted_sums(ch) -> Case:
+    """A loss that weights a sum by an array (`np.sum(w * e)`, `(e * w).sum()`, `w @ e`, a
+    weight made in the function, a weight written into after it is read, a weighted sum in a loop
+    or twice). The adjoint of `e` is then the weight itself (`1.0 * w` without the product): the
+    gradient handed back must not be the argument's array or change with a later write, and a
+    gradient updated in place must be a new array (`x_bar += ...` into `w` would change the input)."""
+    n = ch.int(3, 5)
+    weight = ch.choice(["w", "w", "v", "w[::-1]", "w.T"])
+    term = ch.choice(["np.sin(x)", "x", "x * x", "np.exp(x) * 0.5", "x[::-1]", "b"])
+    total = ch.choice(["np.sum({w} * {e})", "({e} * {w}).sum()", "{w} @ {e}", "np.dot({e}, {w})",
+                       "np.sum({w} * {e}) + np.sum({e} * {w})"]).format(w=weight, e=term)
+    lines = ["def f(x, w):", "    v = np.tanh(w) + x", "    b = x * 2.0"]
+    if ch.coin(0.5):
+        lines += ["    s = 0.0", f"    for k in range({ch.int(1, 3)}):", f"        s = s + {total}"]
+    else:
+        lines.append(f"    s = {total}")
+    after = ch.choice(["", "    v[0] = x[1] * 3.0", "    b[1:] = w[:-1]", "    v += x", "    b *= 2.0",
+                       "    w2 = w.copy()\n    w2[0] = 5.0\n    s = s + np.sum(w2 * x)"])
+    if after:
+        lines.append(after)
+    lines.append(f"    return s + {ch.choice(['0.0', 'np.sum(v * b)', 'np.sum(x ** 2)', 'np.sum(w * w)'])}")
+    src = "\n".join(lines) + "\n"
+    return Case(src, [_vec(ch, n), _vec(ch, n)], wrt=ch.choice([0, 1]))
