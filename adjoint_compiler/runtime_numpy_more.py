@@ -885,18 +885,25 @@ def other_axes(a, axis) -> tuple:
 
 def average_adjoint(g, a, y, axis=None, weights=None, returned=False, keepdims=False):
     """The gradients `(a_bar, weights_bar)` in `y = np.average(a, axis, weights)`:
-    y = sum(w a) / sum(w), so a_bar = g w / sum(w), w_bar = g (a - y) / sum(w)."""
+    y = sum(w a) / sum(w), so a_bar = g w / sum(w), w_bar = g (a - y) / sum(w). With
+    `returned`, `y` is (average, sum of the weights) and `g` their pair of gradients (None for an
+    unused one): the sum passes its gradient to every weight it adds."""
     rr = _rr()
+    g_sum = None
     if returned:
-        raise NotImplementedError("np.average(returned=True): no gradient (use the average alone)")
+        (g, g_sum), y = g, y[0]
     a, w = _average_weights(a, axis, weights)
     total = np.sum(w, axis=axis, keepdims=True)
-    ge = rr._expand(np.asarray(g, dtype=float), a, axis, keepdims) if a.ndim else np.asarray(g)
+    ge = np.zeros(a.shape) if g is None else \
+        rr._expand(np.asarray(g, dtype=float), a, axis, keepdims) if a.ndim else np.asarray(g)
     ye = rr._expand(np.asarray(y, dtype=float), a, axis, keepdims) if a.ndim else np.asarray(y)
     a_bar = _scalar(np.asarray(ge * w / total))
     if weights is None:
         return a_bar, None
     w_full = ge * (a - ye) / total
+    if g_sum is not None:  # (the sum has the average's shape: expanded as its gradient is)
+        w_full = w_full + (rr._expand(np.asarray(g_sum, dtype=float), a, axis, keepdims) if a.ndim
+                           else np.asarray(g_sum, dtype=float))
     wt = np.asarray(weights)
     if wt.shape != a.shape:
         ax = int(axis) % a.ndim
@@ -905,18 +912,23 @@ def average_adjoint(g, a, y, axis=None, weights=None, returned=False, keepdims=F
 
 
 def average_tangent(a_t, w_t, a, y, axis=None, weights=None, returned=False, keepdims=False):
-    """The tangent of `y = np.average(a, axis, weights)`."""
+    """The tangent of `y = np.average(a, axis, weights)` (with `returned`, of the pair (average,
+    sum of the weights))."""
     rr = _rr()
     if returned:
-        raise NotImplementedError("np.average(returned=True): no tangent (use the average alone)")
+        y = y[0]
     a, w = _average_weights(a, axis, weights)
     total = np.sum(w, axis=axis, keepdims=keepdims)
     ta = np.broadcast_to(np.asarray(_zero_or(a_t), dtype=float), a.shape)
     out = np.sum(w * ta, axis=axis, keepdims=keepdims) / total
+    sum_t = np.zeros(np.shape(out))
     if weights is not None and w_t is not None:
         _, tw = _average_weights(a, axis, np.broadcast_to(np.asarray(w_t, dtype=float), np.shape(weights)))
         ye = rr._expand(np.asarray(y, dtype=float), a, axis, keepdims) if a.ndim else np.asarray(y)
         out = out + np.sum(tw * (a - ye), axis=axis, keepdims=keepdims) / total
+        sum_t = np.broadcast_to(np.sum(tw, axis=axis, keepdims=keepdims), np.shape(out))
+    if returned:
+        return _scalar(np.asarray(out)), _scalar(np.array(sum_t))
     return _scalar(np.asarray(out))
 
 

@@ -67,7 +67,15 @@ def ptp_adjoint(g, a, axis=None, keepdims=False):
 
 @differentiate_as(rt.average_adjoint)
 def average_adjoint(g, a, y, axis=None, weights=None, returned=False, keepdims=False):
-    """y = sum(w a) / sum(w): a_bar = g w / sum(w), w_bar = g (a - y) / sum(w)."""
+    """y = sum(w a) / sum(w): a_bar = g w / sum(w), w_bar = g (a - y) / sum(w); with `returned`,
+    y and g are pairs (the average's, the sum of the weights'), and the sum adds g_sum to w_bar."""
+    g_sum = None
+    if returned:
+        g_sum = g[1]
+        g = g[0]
+        y = y[0]
+    if g is None:
+        g = np.zeros(np.shape(y))
     ge = rt.expand_reduced(g, a, axis, keepdims)
     if weights is None:
         return ge / rt.reduced_size(a, axis), None
@@ -77,6 +85,8 @@ def average_adjoint(g, a, y, axis=None, weights=None, returned=False, keepdims=F
     total = np.sum(w, axis=axis, keepdims=True)
     a_bar = ge * w / total
     w_bar = ge * (a - rt.expand_reduced(y, a, axis, keepdims)) / total
+    if g_sum is not None:
+        w_bar = w_bar + rt.expand_reduced(g_sum, a, axis, keepdims)
     if np.shape(weights) != np.shape(a):
         w_bar = np.sum(w_bar, axis=rt.other_axes(a, axis))
     return a_bar, w_bar

@@ -468,6 +468,9 @@ def gen_helper_second(ch) -> Case:
             weights = ch.choice([f", weights=w.ravel()[:{along}]", f", weights=x.ravel()[:{along}] ** 2 + 0.5"])
         keep = ch.choice(["", ", keepdims=True"]) if axis != "None" else ""
         expr = f"np.average(np.sin(x), axis={axis}{weights}{keep})"
+        if weights and ch.coin(0.3):  # (the pair: the average and the sum of the weights)
+            pair = f"np.average(np.sin(x), axis={axis}{weights}{keep}, returned=True)"
+            expr = f"{pair}[0] * {pair}[1] + np.cos({pair}[1])"
     elif op == "quantile":
         q = ch.choice(["0.3", "0.5", "[0.2, 0.75]", "np.array([0.1, 0.5, 0.9])"])
         keep = ch.choice(["", ", keepdims=True"])

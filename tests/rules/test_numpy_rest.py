@@ -650,6 +650,19 @@ def average_and_weight_sum(a, w):
     return m * s
 
 
-def test_average_returned_is_a_pair_refused_where_differentiated():
-    with pytest.raises(NotImplementedError, match="returned=True"):
-        grad(average_and_weight_sum, wrt=(0, 1))(np.array([1.0, 2.0, 3.0]), np.array([0.5, 1.0, 2.0]))
+def average_rows_and_sums(a, w):
+    m, s = np.average(a, axis=1, weights=w, returned=True)
+    return np.sum(m * s) + np.sum(np.sin(s))
+
+
+def average_plain_pair(a, w):
+    m, s = np.average(a * w, axis=0, returned=True)  # (the sum of no weights: a count, constant)
+    return np.sum(m * s)
+
+
+@pytest.mark.parametrize("f, shapes", [(average_and_weight_sum, ((3,), (3,))),
+                                       (average_rows_and_sums, ((2, 3), (3,))),
+                                       (average_plain_pair, ((2, 3), (2, 3)))])
+def test_average_returned_differentiates_the_average_and_the_sum_of_the_weights(f, shapes):
+    a, w = rng.standard_normal(shapes[0]), rng.uniform(0.5, 2.0, shapes[1])
+    both(f, a, w, wrt=(0, 1))
