@@ -21,7 +21,7 @@ import gast
 import numpy as np
 
 from . import aliasing, astwalk, fence, frontend, ir, mutation, registry, runtime_facts, trees
-from .errors import CompileError, MissingRuleError, MutationError, UnsupportedSyntaxError
+from .errors import AdjointCompilerError, CompileError, MissingRuleError, MutationError, UnsupportedSyntaxError
 from .frontend import Source, SourceError, is_library_module
 from .functions import (
     Closure,
@@ -135,6 +135,19 @@ class SSABuilder:
             raise CompileError(f"the recursive call to `{name}` cannot be differentiated; write the "
                                "recursion as a loop", self.loc(at))
         func = registry.twin_of(func)
+        if not twinned and _runtime_helper(func):
+            try:  # (a helper of a gradient read back as source, differentiated again: `hvp`)
+                return self.inline_source(func, name, args, kwargs, at, out, twinned)
+            except AdjointCompilerError as exc:
+                first = str(exc).splitlines()[0]
+                raise MissingRuleError(f"`{name}`, which the generated gradient calls, has no rule for "
+                                       f"differentiating it again, and its code cannot be differentiated "
+                                       f"({first}): this derivative of a derivative is not supported",
+                                       self.loc(at)) from None
+        return self.inline_source(func, name, args, kwargs, at, out, twinned)
+
+    def inline_source(self, func, name: str, args: list, kwargs: dict, at, out: list, twinned: bool):
+        """Splice the IR of `func`, compiled from its source, in place of a call; returns its result."""
         try:
             source = frontend.read_function(func)
         except SourceError as exc:
@@ -154,8 +167,9 @@ class SSABuilder:
         sub = SSABuilder(source, self.namer, normalized, own,
                          self.inlining | {frontend._unwrap(self.source.func)})
         sub.parent = self
-        # a twin's statements are located at the user's call (its errors name the user's line)
-        sub.call_loc = self.call_loc or (self.loc(at) if twinned else None)
+        # a twin's statements are located at the user's call (its errors name the user's line), a
+        # runtime helper's at the generated gradient's line that calls it
+        sub.call_loc = self.call_loc or (self.loc(at) if twinned or _runtime_helper(func) else None)
         sub.inlined = self.inlined
         sub.shared_updates = self.shared_updates
         sub.views, sub.view_uses = self.views, self.view_uses
@@ -2525,6 +2539,12 @@ def _class_of(op):
             and trees.record_fields(op.value) is not None:
         return type(op.value)
     return None
+
+
+def _runtime_helper(func) -> bool:
+    """Whether `func` is one of the compiler's own runtime helpers (which generated code calls)."""
+    module = func.__module__ or ""
+    return module.startswith("adjoint_compiler.") and module != "adjoint_compiler.generated"
 
 
 def _user_method(value) -> bool:

@@ -273,3 +273,19 @@ def test_starred_unpacking_of_rows():
         top, *others = x
         return np.sum(top ** 2 * others[0])
     check_second_order(f, X2)
+
+
+def logabsdet(a):
+    return np.linalg.slogdet(a).logabsdet
+
+
+def test_a_helper_without_a_second_order_rule_is_refused_at_the_gradient_line_that_calls_it():
+    """`rt.field_adjoint` (the gradient of a named tuple's field) has no rule and its code is not in
+    the compiler's subset: the refusal names it and points at the generated gradient, not into the
+    compiler's runtime module."""
+    from adjoint_compiler import MissingRuleError
+
+    a = 2.0 * np.eye(2) + np.array([[0.1, 0.4], [-0.2, 0.3]])
+    with pytest.raises(MissingRuleError, match=r"rt\.field_adjoint.*differentiating it again") as info:
+        hessian(logabsdet)(a)
+    assert 'File "<adjoint_compiler' in str(info.value)  # (the generated gradient's line)
