@@ -29,6 +29,7 @@ import numpy as np
 from . import (
     activity,
     astwalk,
+    clamps,
     codegen,
     composite,
     copies,
@@ -359,6 +360,11 @@ def _cse(c: Context) -> None:
     cse.eliminate(c.fn)
 
 
+def _clamps(c: Context) -> None:
+    """`np.where(x > c, x, c)` computed as the clamp it is (np.fmax), its rules kept."""
+    clamps.rewrite(c.fn)
+
+
 def _globals(c: Context) -> None:
     """The generated module's namespace: each global the IR reads (clashing names renamed)."""
     c.namespace = bind_globals(c.fn, c.namer, c.origins)  # before any code is printed: it may rename
@@ -567,6 +573,7 @@ PASSES = (
     Pass("mutation", _mutation, _show_mutation, ("func", "fn", "classes", "ndims"), ("views", "changed_defaults")),
     Pass("hoist", _hoist, _ir, ("fn", "classes"), ("fn",)),
     Pass("cse", _cse, _ir, ("fn",), ("fn",)),
+    Pass("clamps", _clamps, _ir, ("fn",), ("fn",)),
     Pass("globals", _globals, _show_globals, ("fn",), ("namespace", "origins")),
     Pass("stacks", _stacks, _ir, ("fn", "mode", "differentiable"), ("fn",)),
     Pass("rules", _rules, _show_rules, ("fn", "real"), ("fn",)),

@@ -590,6 +590,32 @@ def _is_complex(v) -> bool:
     return type(v) is complex or getattr(getattr(v, "dtype", None), "kind", "") == "c"
 
 
+@_facts.fresh
+def where_above(condition, x, c):
+    """`np.where(condition, x, c)` where `condition` is `x > c` and `c` a number (clamps.py):
+    `np.fmax(c, x)`, five times faster on a condition that varies from element to element. The
+    same values: a nan in `x` fails `x > c` and fmax gives `c` for it; a tie gives `c`, equal to
+    `x`, but of either sign when `c` is 0, so a zero result is made +0.0 (`x > 0` never selects a
+    zero of `x`)."""
+    return _clamp(np.fmax, condition, x, c)
+
+
+@_facts.fresh
+def where_below(condition, x, c):
+    """`np.where(condition, x, c)` where `condition` is `x < c` and `c` a number: `np.fmin(c, x)`
+    (as `where_above`)."""
+    return _clamp(np.fmin, condition, x, c)
+
+
+def _clamp(clamp, condition, x, c):
+    if not (type(x) is np.ndarray and x.ndim and x.dtype.kind in "fi"):
+        return np.where(condition, x, c)  # (a number, a list, complex or object values: as written)
+    out = clamp(c, x)
+    if c == 0 and out.dtype.kind == "f":
+        out += 0.0  # (-0.0 + 0.0 is +0.0; every other value is unchanged)
+    return out
+
+
 @_facts.updates
 def refill(b, value):
     """Put back every slot of an array or list (`b[...] = value`, `b[:] = value` for a list)."""

@@ -438,7 +438,7 @@ def inner_right(g, a, b):
 
 
 @functools.lru_cache(maxsize=512)
-def _einsum_spec(subscripts: str, ndims: tuple) -> tuple:
+def einsum_spec(subscripts: str, ndims: tuple) -> tuple:
     """(input subscripts, output subscript) with every `...` spelled out as letters."""
     spec = subscripts.replace(" ", "")
     lhs, out = spec.split("->") if "->" in spec else (spec, None)
@@ -523,7 +523,7 @@ def einsum(*args, **kwargs):
     a, b = np.asarray(args[1]), np.asarray(args[2])
     if a.dtype == object or b.dtype == object:
         return np.einsum(*args)
-    (ta, tb), out = _einsum_spec(args[0], (a.ndim, b.ndim))
+    (ta, tb), out = einsum_spec(args[0], (a.ndim, b.ndim))
     return _contract([ta, tb], [a, b], out)
 
 
@@ -654,7 +654,7 @@ class _EinsumGradients:
             self.position = {2 * k: k for k in range(len(operands))}
         self.g = g
         self.operands = [np.asarray(o) for o in operands]
-        self.inputs, self.output = _einsum_spec(subscripts, tuple(o.ndim for o in self.operands))
+        self.inputs, self.output = einsum_spec(subscripts, tuple(o.ndim for o in self.operands))
 
     def __getitem__(self, i):
         i = self.position[i]

@@ -102,6 +102,34 @@ def split_dims(pattern: tuple, ranks: list) -> list | None:
     return out if at == len(pattern) else None
 
 
+def _einsum_letters(s: ir.Assign, ranks: list):
+    """(the operands' subscripts, the output's) of `np.einsum` with constant subscripts and
+    operands of known ranks (`ranks`: the arguments', the subscripts' first), else None."""
+    if s.prim not in (np.einsum, rt.einsum) or s.kwargs or len(s.args) < 2 or not isinstance(s.args[0], ir.Const) \
+            or not isinstance(s.args[0].value, str) or None in ranks[1:]:
+        return None
+    try:
+        inputs, out = rt.einsum_spec(s.args[0].value, tuple(ranks[1:]))
+    except ValueError:
+        return None
+    if any(len(t) != r or len(set(t)) != len(t) for t, r in zip(inputs, ranks[1:])) or len(set(out)) != len(out) \
+            or not set(out) <= set("".join(inputs)):
+        return None  # (a repeated letter takes a diagonal; a malformed one raises in NumPy)
+    return inputs, out
+
+
+def _einsum_dims(letters: tuple, tokens: list):
+    """The Dims of an einsum's result (`_einsum_letters`) from its operands' Dims (0 for a
+    number), or None where one letter names axes not known equal."""
+    inputs, out = letters
+    ids: dict = {}
+    for term, token in zip(inputs, tokens):
+        for c, axis in zip(term, token.ids if isinstance(token, Dims) else ()):
+            if ids.setdefault(c, axis) != axis:
+                return None
+    return _token(tuple(ids[c] for c in out))
+
+
 def _token(ids: tuple):
     return Dims(ids) if ids else 0
 
@@ -235,6 +263,9 @@ class Shapes:
             return 1
         if p in JOINING:
             return self.joined_rank(s)
+        letters = _einsum_letters(s, ranks)
+        if letters is not None:
+            return len(letters[1])
         if p is operator.getitem and ranks[0] is not None:
             return self.indexed_rank(s.args[1], ranks[0])
         if inserted_axis(s, ranks[0] if ranks else None) is not None:
@@ -397,6 +428,10 @@ class Shapes:
                 return _token(first.ids[len(parts):])
             return None
         tokens = [self.of(a) for a in args]
+        letters = _einsum_letters(s, [None if t is None else len(t.ids) if isinstance(t, Dims) else 0
+                                      for t in tokens])
+        if letters is not None:
+            return _einsum_dims(letters, tokens[1:])
         operands = [t for t in tokens if t != 0]
         if not operands or not all(isinstance(t, Dims) for t in operands) or s.kwargs and p not in REDUCTIONS \
                 and not isinstance(p, ir.Method):

@@ -403,6 +403,10 @@ def where_dot(z, condition, x=None, y=None):
     z_dot = np.where(condition, x_dot, y_dot)
 
 
+alias(rt.where_above, np.where)  # (`np.where(x > c, x, c)` computed as the clamp: clamps.py)
+alias(rt.where_below, np.where)
+
+
 @adjoint(np.clip)
 def clip(y, a, a_min=None, a_max=None, *, min=None, max=None):  # NumPy 2.1 also spells the bounds min=, max=
     a_bar += rt.unbroadcast(y_bar * rt.clip_inside(a, a_min, a_max, min=min, max=max), a)

@@ -60,3 +60,28 @@ def self_target(ch) -> Case:
     src = f"def f(x):\n    s = {start}\n    {step}\n    return {read}\n"
     rng = np.random.default_rng(ch.int(0, 10 ** 6))
     return Case(src, [rng.uniform(-1.5, 1.5, n)])
+
+
+@family("expressions")
+def gen_selection_by_comparison(ch) -> Case:
+    """`np.where(<comparison>, a, b)` where the comparison may read the selected array and the
+    other branch's number (a ReLU `np.where(a > 0, a, 0.0)`, a clip `np.where(a < 1, a, 1)`, either
+    way round, strict or not, the other number, the other array, the branches swapped, the array
+    written between the comparison and the selection), in float64 or float32 (`clamps` computes
+    some as np.fmax / np.fmin: the values and np.where's gradient must stay)."""
+    c = ch.choice(["0", "0.0", "0.5", "-1.0", "1"])
+    other = ch.choice([c, c, "0.25", "b"])
+    test = ch.choice(["{a} > {c}", "{c} < {a}", "{a} < {c}", "{c} > {a}", "{a} >= {c}", "{a} <= {c}"])
+    branches = ch.choice(["{a}, {o}", "{a}, {o}", "{o}, {a}"])
+    source = ch.choice(["x", "np.sin(x) * 2.0", "x * w", "x[::-1]"])
+    lines = ["def f(x, w):", "    b = w * 0.5", f"    a = {source}", "    m = " + test.format(a="a", c=c)]
+    if ch.coin(0.2):
+        lines.append("    a[0] = 3.0" if source != "x" else "    a = a * 1.0")
+    lines.append("    h = np.where(m, " + branches.format(a="a", o=other) + ")")
+    lines.append(f"    return np.sum({ch.choice(['h ** 2', 'h * w', 'np.tanh(h)', 'h'])})")
+    rng = np.random.default_rng(ch.int(0, 10 ** 6))
+    x = rng.choice([-1.3, -0.6, 0.2, 0.8, 1.4, 0.35, -0.2], 5) + rng.uniform(-0.05, 0.05, 5)  # (no ties)
+    w = rng.uniform(0.5, 1.5, 5)
+    if ch.coin(0.2):
+        x, w = x.astype(np.float32), w.astype(np.float32)
+    return Case("\n".join(lines) + "\n", [x, w], wrt=ch.choice([0, 1]))
