@@ -428,8 +428,7 @@ class Shapes:
                 return _token(first.ids[len(parts):])
             return None
         tokens = [self.of(a) for a in args]
-        letters = _einsum_letters(s, [None if t is None else len(t.ids) if isinstance(t, Dims) else 0
-                                      for t in tokens])
+        letters = _einsum_letters(s, [len(t.ids) if isinstance(t, Dims) else 0 if t == 0 else None for t in tokens])
         if letters is not None:
             return _einsum_dims(letters, tokens[1:])
         operands = [t for t in tokens if t != 0]

@@ -170,3 +170,32 @@ def test_forward_mode_in_every_pattern_of_lengths():
         value, tangent = jvp(shifted_sum, (a, k), (da, None))
         np.testing.assert_allclose(value, shifted_sum(a, k), rtol=1e-12)
         np.testing.assert_allclose(tangent, 2.0 * np.sum(np.broadcast_to(da, (3, 4))), rtol=1e-12)
+
+
+def einsums(A, B, v, w):
+    C = np.einsum("ij,jk->ik", A, B)
+    u = np.einsum("ij,j", A, v) * w  # (the implicit output: `i`)
+    t = np.einsum("ij->ji", C)
+    return np.einsum("i,i->", u, u) + np.sum(np.einsum("ki,kj->ij", t, t) * B[:3, :]) + np.sum(t.T * C)
+
+
+def test_einsum_results_have_the_axes_their_subscripts_name():
+    A, B, v, w = np.zeros((3, 4)), np.zeros((4, 3)), np.zeros(4), np.zeros(3)
+    facts = notes(einsums, (A, B, v, w), ("f2", "f2", "f1", "f1"))
+    assert facts["C = rt.einsum('ij,jk->ik', A, B)"] == "C: shape (d2, d2)"
+    assert facts["einsum_c = rt.einsum('ij,j', A, v)"] == "einsum_c: shape (d2,)"
+    assert facts["einsum_c_2 = rt.einsum('i,i->', u, u)"] == ""  # (a number: no axes)
+    assert facts["t = rt.einsum('ij->ji', C)"] == "t: shape (d2, d2)"
+    assert adjoint_source(einsums, args=(A, B, v, w)).count("rt.unbroadcast") == 0
+    rng = np.random.default_rng(3)
+    check_grads(einsums, rng.standard_normal((3, 4)), rng.standard_normal((4, 3)), rng.standard_normal(4),
+                rng.standard_normal(3))
+
+
+def repeated_letter(A, v):
+    return np.sum(np.einsum("ii,i->i", A, v))  # (a diagonal: no shape claimed)
+
+
+def test_einsum_with_a_repeated_letter_claims_no_shape():
+    facts = notes(repeated_letter, (np.zeros((3, 3)), np.zeros(3)), ("f2", "f1"))
+    assert all("shape" not in f for k, f in facts.items() if "einsum" in k)
