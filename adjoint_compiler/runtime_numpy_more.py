@@ -978,7 +978,77 @@ def convolve_adjoint(g, a, v, mode="full"):
     return np.correlate(full, v, "valid"), np.correlate(full, a, "valid")
 
 
-__all__ += ["convolve_adjoint"]
+def correlate_adjoint(g, a, v, mode="valid"):
+    """The gradients `(a_bar, v_bar)` in `np.correlate(a, v, mode)`, which is
+    `np.convolve(a, v[::-1], mode)`, or, for a shorter `a` (NumPy swaps the operands),
+    `np.convolve(v, a[::-1], mode)[::-1]`."""
+    a, v = np.ravel(np.asarray(a, dtype=float)), np.ravel(np.asarray(v, dtype=float))
+    if a.size >= v.size:
+        a_bar, v_flipped_bar = convolve_adjoint(g, a, v[::-1], mode)
+        return a_bar, v_flipped_bar[::-1]
+    v_bar, a_flipped_bar = convolve_adjoint(np.ravel(np.asarray(g, dtype=float))[::-1], v, a[::-1], mode)
+    return a_flipped_bar[::-1], v_bar
+
+
+__all__ += ["convolve_adjoint", "correlate_adjoint"]
+
+
+def _running_sources(a, y, axis):
+    """For `y = np.maximum.accumulate(a, axis)` (or minimum), with `axis` moved first: the index
+    along it of the entry each y takes its value from (where the running extremum last changed:
+    a tie with the running value keeps the earlier entry), and the other axes' indices."""
+    am, ym = np.moveaxis(np.asarray(a), axis, 0), np.moveaxis(np.asarray(y), axis, 0)
+    n = am.shape[0]
+    changed = np.ones(am.shape, dtype=bool)
+    changed[1:] = ym[1:] != ym[:-1]
+    position = np.arange(n).reshape((n,) + (1,) * (am.ndim - 1))
+    source = np.maximum.accumulate(np.where(changed, position, 0), axis=0)
+    return (source,) + tuple(np.indices(am.shape)[1:])
+
+
+def accumulated_extremum_adjoint(g, a, y, axis=0):
+    """The gradient of `a` in `y = np.maximum.accumulate(a, axis)` (or minimum): each entry of `y`
+    passes its gradient to the entry of `a` it holds (the first of tied ones)."""
+    where = _running_sources(a, y, axis)
+    out = np.zeros(np.shape(where[0]))
+    np.add.at(out, where, np.moveaxis(np.broadcast_to(np.asarray(g, dtype=float), np.shape(y)), axis, 0))
+    return np.moveaxis(out, 0, axis)
+
+
+def accumulated_extremum_tangent(t, a, y, axis=0):
+    """The tangent of `y = np.maximum.accumulate(a, axis)` (or minimum): each entry's source's."""
+    if t is None:
+        return np.zeros(np.shape(y))
+    tm = np.moveaxis(np.broadcast_to(np.asarray(t, dtype=float), np.shape(a)), axis, 0)
+    return np.moveaxis(tm[_running_sources(a, y, axis)], 0, axis)
+
+
+def product_items_adjoint(g, iterable, start=1):
+    """The gradients of the items of `math.prod(iterable, start=start)`: each item's is `g` times
+    the product of `start` and the other items (no division: zeros are fine)."""
+    items = list(iterable)
+    out = []
+    for k in range(len(items)):
+        others = start
+        for j, v in enumerate(items):
+            if j != k:
+                others = others * v
+        out.append(g * others)
+    return out
+
+
+def product_items_tangent(tangents, iterable, start=1):
+    """The tangent of `math.prod(iterable, start=start)`: each item's tangent times the product of
+    `start` and the other items, summed."""
+    total = 0.0
+    for t, part in zip(tangents, product_items_adjoint(1.0, iterable, start)):
+        if t is not None:
+            total = total + t * part
+    return total
+
+
+__all__ += ["accumulated_extremum_adjoint", "accumulated_extremum_tangent", "product_items_adjoint",
+            "product_items_tangent"]
 
 
 def _geom_fractions(y, num, endpoint, axis):

@@ -1,4 +1,5 @@
 """Python operators and the scalar builtins. Every binary rule undoes broadcasting."""
+import math
 import operator
 
 import numpy as np
@@ -148,6 +149,26 @@ def builtin_sum(y, iterable, start=0):
 @tangent(sum)
 def builtin_sum_dot(y, iterable, start=0):
     y_dot = rt.broadcast_tangent(sum(iterable_dot) + start_dot, y)
+
+
+@adjoint(math.fsum)
+def fsum(y, iterable):
+    iterable_bar += rt.sum_items_adjoint(y_bar, iterable)
+
+
+@tangent(math.fsum)
+def fsum_dot(y, iterable):
+    y_dot = math.fsum(iterable_dot)
+
+
+@adjoint(math.prod)
+def math_prod(y, iterable, *, start=1):
+    iterable_bar += rt.product_items_adjoint(y_bar, iterable, start)
+
+
+@tangent(math.prod)
+def math_prod_dot(y, iterable, *, start=1):
+    y_dot = rt.product_items_tangent(iterable_dot, iterable, start)
 
 
 @adjoint(max, min)

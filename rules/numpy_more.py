@@ -10,6 +10,8 @@ no gradient from `nansum`/`nanmean`, and the entries `nan_to_num` replaces none 
 replacement values get theirs). `overwrite_input=True`, `copy=False` and `out=` arrays are writes
 and are refused.
 """
+import math
+
 import numpy as np
 
 from adjoint_compiler import runtime as rt
@@ -774,12 +776,12 @@ def vander_dot(y, x, N=None, increasing=False):
     y_dot = np.expand_dims(x_dot, -1) * rt.vander_derivative(x, N, increasing)
 
 
-@adjoint(np.copysign)
+@adjoint(np.copysign, math.copysign)
 def copysign(y, x1, x2):
     x1_bar += rt.unbroadcast(y_bar * rt.copysign_derivative(x1, x2), x1)
 
 
-@tangent(np.copysign)
+@tangent(np.copysign, math.copysign)
 def copysign_dot(y, x1, x2):
     y_dot = x1_dot * rt.copysign_derivative(x1, x2)
 
@@ -806,6 +808,18 @@ def convolve_dot(y, a, v, mode="full"):
     y_dot = np.convolve(a_dot, v, mode) + np.convolve(a, v_dot, mode)
 
 
+@adjoint(np.correlate)
+def correlate(y, a, v, mode="valid"):
+    parts = rt.correlate_adjoint(y_bar, a, v, mode)
+    a_bar += np.reshape(parts[0], np.shape(a))
+    v_bar += np.reshape(parts[1], np.shape(v))
+
+
+@tangent(np.correlate)
+def correlate_dot(y, a, v, mode="valid"):
+    y_dot = np.correlate(a_dot, v, mode) + np.correlate(a, v_dot, mode)
+
+
 # the reductions and accumulations of ufuncs: np.add.reduce(a) is np.sum(a, axis=0), ...
 @adjoint(np.add.reduce)
 def add_reduce(y, a, axis=0, dtype=None, out=None, *, keepdims=False):
@@ -825,6 +839,40 @@ def multiply_reduce(y, a, axis=0, dtype=None, out=None, *, keepdims=False):
 @tangent(np.multiply.reduce)
 def multiply_reduce_dot(y, a, axis=0, dtype=None, out=None, *, keepdims=False):
     y_dot = rt.through_dtype(rt.prod_tangent(a_dot, a, y, axis, keepdims), dtype=dtype)
+
+
+FRESH_FUNCTIONS.update({np.maximum.accumulate, np.minimum.accumulate, np.modf, np.divmod})
+
+
+@adjoint(np.maximum.accumulate, np.minimum.accumulate)  # (the running maximum and minimum)
+def maximum_accumulate(y, array, axis=0, dtype=None, out=None):
+    array_bar += rt.accumulated_extremum_adjoint(rt.through_dtype(y_bar, dtype=dtype), array, y, axis)
+
+
+@tangent(np.maximum.accumulate, np.minimum.accumulate)
+def maximum_accumulate_dot(y, array, axis=0, dtype=None, out=None):
+    y_dot = rt.through_dtype(rt.accumulated_extremum_tangent(array_dot, array, y, axis), dtype=dtype)
+
+
+@adjoint(np.modf)  # (the fractional part, the integral part: only the first varies)
+def modf(y, x):
+    x_bar += rt.unbroadcast(rt.item(y_bar, 0, y[0]), x)
+
+
+@tangent(np.modf)
+def modf_dot(y, x):
+    y_dot = (rt.broadcast_tangent(x_dot, y[0]), np.zeros(np.shape(y[1])))
+
+
+@adjoint(np.divmod, divmod)  # (x // y, x % y): the quotient is integral, the remainder x - y (x // y)
+def divmod_(z, x, y):
+    x_bar += rt.unbroadcast(rt.item(z_bar, 1, z[1]), x)
+    y_bar += rt.unbroadcast(-rt.item(z_bar, 1, z[1]) * z[0], y)
+
+
+@tangent(np.divmod, divmod)
+def divmod_dot(z, x, y):
+    z_dot = (z[0] * 0.0, rt.broadcast_tangent(x_dot - y_dot * z[0], z[1]))
 
 
 @adjoint(np.maximum.reduce, np.minimum.reduce)

@@ -58,6 +58,19 @@ def convolve_adjoint(g, a, v, mode="full"):
     return np.convolve(full, np.flip(v), "valid"), np.convolve(full, np.flip(a), "valid")
 
 
+@differentiate_as(rt.correlate_adjoint)
+def correlate_adjoint(g, a, v, mode="valid"):
+    """A correlation is a convolution with `v` flipped (with `a` flipped and the result reversed
+    when `a` is the shorter: NumPy swaps them)."""
+    a = np.ravel(a) * 1.0
+    v = np.ravel(v) * 1.0
+    if np.size(a) >= np.size(v):
+        parts = rt.convolve_adjoint(g, a, np.flip(v), mode)
+        return parts[0], np.flip(parts[1])
+    parts = rt.convolve_adjoint(np.flip(np.ravel(g)), v, np.flip(a), mode)
+    return np.flip(parts[1]), parts[0]
+
+
 @differentiate_as(rt.ptp_adjoint)
 def ptp_adjoint(g, a, axis=None, keepdims=False):
     hi = np.max(a, axis=axis, keepdims=keepdims)

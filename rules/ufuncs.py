@@ -369,13 +369,13 @@ def absolute_dot(y, x):
     y_dot = x_dot * np.sign(x)
 
 
-@adjoint(np.fmod)
+@adjoint(np.fmod, math.fmod)
 def fmod(z, x, y):
     x_bar += rt.unbroadcast(z_bar, x)
     y_bar += rt.unbroadcast(-z_bar * np.trunc(x / y), y)
 
 
-@tangent(np.fmod)
+@tangent(np.fmod, math.fmod)
 def fmod_dot(z, x, y):
     z_dot = rt.broadcast_tangent(x_dot - y_dot * np.trunc(x / y), z)
 

@@ -143,7 +143,7 @@ SCALER = Scaler(2.0)
 
 def m_unwrap(x): return np.sum(np.unwrap(x)) * 2.0
 def m_spherical_jn(x): return np.sum(scipy.special.spherical_jn(1, x))
-def m_divmod(x): return np.sum(divmod(x, 2.0)[1])
+def m_bytes(x): return np.sum(np.frombuffer(bytes(x)))
 def m_ndarray_method(x): return np.sum(x.byteswap())
 def m_user_method(x): return np.sum(SCALER.apply(x))
 def m_fill_item(x):
@@ -165,7 +165,7 @@ MESSAGES = [
                                          "@adjoint(np.unwrap)", "def _(result, p", "p_bar +="]),
     (m_spherical_jn, (V3,), "spherical_jn(1, x)", ["`scipy.special.spherical_jn` is a library function",
                                                      "@adjoint(scipy.special.spherical_jn)"]),
-    (m_divmod, (V3,), "divmod(x, 2.0)", ["`divmod` is a Python builtin without an adjoint rule", "@adjoint(divmod)"]),
+    (m_bytes, (V3,), "bytes(x)", ["`bytes` is a Python builtin without an adjoint rule", "@adjoint(bytes)"]),
     (m_ndarray_method, (V3,), "x.byteswap()", ["the ndarray method `.byteswap()` has no adjoint rule",
                                                '@adjoint("byteswap")']),
     (m_fill_item, (V3,), "a[0].fill(3.0)", ["`.fill()` changes its receiver in place", "`a[0] = v`"]),

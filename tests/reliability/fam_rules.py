@@ -453,7 +453,7 @@ def gen_helper_second(ch) -> Case:
                             "np.sin(x[1:4])"])
         mode = ch.choice(["", ", 'full'", ", 'same'", ", 'valid'", ", mode='same'", ", mode='valid'"])
         first, second = ("x", kernel) if ch.coin() else (kernel, "x")
-        expr = f"np.convolve({first}, {second}{mode})"
+        expr = f"np.{ch.choice(['convolve', 'convolve', 'correlate'])}({first}, {second}{mode})"
     elif op == "ufunc_at":
         name = ch.choice(["multiply", "maximum", "minimum"])
         idx = ch.choice(["[0, 0, 2]", "[2, 1, 2]", "np.array([1, 1, 1])", "[0, 1, 2]"])

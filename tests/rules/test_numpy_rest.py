@@ -666,3 +666,40 @@ def average_plain_pair(a, w):
 def test_average_returned_differentiates_the_average_and_the_sum_of_the_weights(f, shapes):
     a, w = rng.standard_normal(shapes[0]), rng.uniform(0.5, 2.0, shapes[1])
     both(f, a, w, wrt=(0, 1))
+
+# -- correlate, running extrema, modf, divmod, and math's fsum, prod, copysign, fmod ------------------
+def correlate_valid(a, v): return S(np.correlate(a, v))
+def correlate_same(a, v): return S(np.correlate(a, v, "same"))
+def correlate_full(a, v): return S(np.correlate(a, v, mode="full"))
+def running_max(a): return S(np.maximum.accumulate(a, axis=1))
+def running_min(a): return S(np.minimum.accumulate(a))
+def modf_parts(a):
+    frac, whole = np.modf(a * 3.0)
+    return S(frac) + np.sum(whole)
+def divmod_parts(a):
+    q, r = np.divmod(a * 3.0, 1.3)
+    return S(r * q)
+def builtin_divmod(a):
+    q, r = divmod(a[0, 0] * 3.0, a[1, 1] + 2.0)
+    return r ** 2 + q
+def math_functions(a):
+    return math.fsum([a[0, 0], a[0, 1] * 2.0]) * math.prod([a[1, 0], a[1, 1]], start=2.0) \
+        + math.copysign(a[0, 2], a[1, 2]) + math.fmod(a[0, 3] * 5.0, 1.5)
+
+
+@pytest.mark.parametrize("f", [correlate_valid, correlate_same, correlate_full])
+@pytest.mark.parametrize("n, m", [(5, 3), (2, 4), (4, 4), (1, 3)])
+def test_correlate(f, n, m):
+    both(f, rng.standard_normal(n), rng.standard_normal(m), wrt=(0, 1))
+
+
+@pytest.mark.parametrize("f", [running_max, running_min, modf_parts, divmod_parts, builtin_divmod, math_functions])
+def test_running_extrema_parts_and_math(f):
+    a = rng.standard_normal((2, 4))
+    a = np.where(np.abs(a) < 0.05, 0.3, a)
+    both(f, a)
+
+
+def test_a_running_maximum_passes_a_tie_to_the_entry_first_holding_it():
+    g = grad(lambda a: np.sum(np.maximum.accumulate(a) * np.array([1.0, 2.0, 3.0, 4.0])))(np.array([1.0, 3.0, 3.0, 2.0]))
+    np.testing.assert_array_equal(g, [1.0, 9.0, 0.0, 0.0])
