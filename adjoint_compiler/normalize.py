@@ -559,11 +559,11 @@ class Normalizer(PythonLowering):
         """The in-place library calls on a local array, as a write of their pure form (they return
         None): `a.sort(...)` is `a[...] = rt.sorted_copy(a, ...)`, likewise `a.partition(kth)`,
         `a.put(ind, v)` and `np.put(a, ind, v)`, `np.add.at(a, idx, v)`, `np.subtract.at(a, idx, v)`,
-        `np.fill_diagonal(a, v)`."""
+        `np.fill_diagonal(a, v)`, `np.put_along_axis(a, idx, v, axis)`, `np.putmask(a, mask, v)`."""
         import numpy as np
 
-        from .python_lowering import (ADDED_AT, DIAGONAL_FILLED, PARTITIONED_COPY, PUT_COPY, SORTED_COPY,
-                                      SUBTRACTED_AT, UFUNC_AT_COPY)
+        from .python_lowering import (ADDED_AT, DIAGONAL_FILLED, PARTITIONED_COPY, PUT_ALONG_AXIS_COPY, PUT_COPY,
+                                      PUTMASK_COPY, SORTED_COPY, SUBTRACTED_AT, UFUNC_AT_COPY)
         f = e.func
         prefix = []  # the ufunc's name, for rt.ufunc_at_copy
         if any(isinstance(a, gast.Starred) for a in e.args) or any(k.arg is None for k in e.keywords):
@@ -575,7 +575,8 @@ class Normalizer(PythonLowering):
             marker, base = methods[f.attr], f.value
         else:
             callee = self.callee_value(f)
-            found = {id(np.put): PUT_COPY, id(np.fill_diagonal): DIAGONAL_FILLED}
+            found = {id(np.put): PUT_COPY, id(np.fill_diagonal): DIAGONAL_FILLED,
+                     id(np.put_along_axis): PUT_ALONG_AXIS_COPY, id(np.putmask): PUTMASK_COPY}
             try:
                 if callee == np.add.at:
                     found[id(callee)] = ADDED_AT

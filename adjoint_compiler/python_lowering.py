@@ -45,6 +45,8 @@ ADDED_AT = "__added_at__"  # np.add.at(a, i, v) is a[...] = rt.added_at(a, i, v)
 SUBTRACTED_AT = "__subtracted_at__"
 PUT_COPY = "__put_copy__"  # np.put(a, i, v) is a[...] = rt.put_copy(a, i, v)
 DIAGONAL_FILLED = "__diagonal_filled__"  # np.fill_diagonal(a, v) is a[...] = rt.diagonal_filled(a, v)
+PUT_ALONG_AXIS_COPY = "__put_along_axis_copy__"  # np.put_along_axis(a, i, v, axis): a[...] = rt.put_along_axis_copy(...)
+PUTMASK_COPY = "__putmask_copy__"  # np.putmask(a, m, v) is a[...] = rt.putmask_copy(a, m, v)
 UFUNC_AT_COPY = "__ufunc_at_copy__"  # np.maximum.at(a, i, v) is a[...] = rt.ufunc_at_copy('maximum', a, i, v)
 VECTORIZE_ITEMS = "__vectorize_items__"  # np.vectorize(f)(x): [f(v) for v in rt.vectorize_items(x)]
 VECTORIZE_RESULT = "__vectorize_result__"
@@ -63,6 +65,7 @@ def runtime_markers() -> dict:
             WHERE_REDUCE: runtime.where_reduce, SORTED_COPY: runtime.sorted_copy,
             PARTITIONED_COPY: runtime.partitioned_copy, ADDED_AT: runtime.added_at,
             SUBTRACTED_AT: runtime.subtracted_at, PUT_COPY: runtime.put_copy, DIAGONAL_FILLED: runtime.diagonal_filled,
+            PUT_ALONG_AXIS_COPY: runtime.put_along_axis_copy, PUTMASK_COPY: runtime.putmask_copy,
             VECTORIZE_ITEMS: runtime.vectorize_items, VECTORIZE_RESULT: runtime.vectorize_result,
             PIECEWISE_ZEROS: runtime.piecewise_zeros, PIECEWISE_MASK: runtime.piecewise_mask,
             PIECEWISE_OTHERWISE: runtime.piecewise_otherwise, UFUNC_AT_COPY: runtime.ufunc_at_copy,

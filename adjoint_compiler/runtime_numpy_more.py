@@ -9,6 +9,8 @@ Re-exported by `runtime` as `rt.*`; adjoint helpers end in `_adjoint`, tangent o
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import runtime_facts as _facts
@@ -576,7 +578,73 @@ def put_adjoint(g, a, ind, v, mode="raise"):
     return _scalar(a_bar.reshape(a.shape)), _scalar(v_bar.reshape(vv.shape))
 
 
+@_facts.fresh
+def put_along_axis_copy(arr, indices, values, axis):
+    """A copy of `arr` after `np.put_along_axis(arr, indices, values, axis)`."""
+    out = np.array(arr, copy=True)
+    np.put_along_axis(out, indices, values, axis)
+    return out
+
+
+def put_along_axis_adjoint(g, arr, indices, values, axis):
+    """The gradients `(arr_bar, values_bar)` in `np.put_along_axis(arr, indices, values, axis)`: the
+    slots written pass nothing to `arr`; each passes its gradient to the write it holds (the last
+    of the writes to one slot), summed back to `values`' shape."""
+    from .runtime import unbroadcast
+
+    arr = np.asarray(arr)
+    shape = arr.shape
+    gf = np.broadcast_to(np.asarray(g, dtype=float), shape)
+    if axis is None:  # (NumPy writes into the flattened array)
+        arr, gf, axis = arr.ravel(), gf.ravel(), 0
+    idx = np.asarray(indices)
+    ax = int(axis) % arr.ndim
+    writes = np.broadcast_shapes(idx.shape, tuple(1 if k == ax else n for k, n in enumerate(arr.shape)))
+    marker = np.full(arr.shape, -1, dtype=np.intp)
+    np.put_along_axis(marker, indices, np.arange(math.prod(writes)).reshape(writes), axis)
+    held = marker >= 0
+    arr_bar = np.where(held, 0.0, gf)
+    write_bar = np.zeros(math.prod(writes))
+    write_bar[marker[held]] = gf[held]
+    return arr_bar.reshape(shape), _scalar(unbroadcast(write_bar.reshape(writes), values))
+
+
+@_facts.fresh
+def putmask_copy(a, mask, values):
+    """A copy of `a` after `np.putmask(a, mask, values)`."""
+    out = np.array(a, copy=True)
+    np.putmask(out, mask, values)
+    return out
+
+
+def putmask_adjoint(g, a, mask, values):
+    """The gradients `(a_bar, values_bar)` in `np.putmask(a, mask, values)`, which sets
+    `a.flat[n] = values.flat[n % values.size]` where `mask.flat[n]`."""
+    a = np.asarray(a)
+    m = np.broadcast_to(np.asarray(mask, dtype=bool), a.shape)
+    gf = np.broadcast_to(np.asarray(g, dtype=float), a.shape)
+    vv = np.asarray(values)
+    v_bar = np.zeros(vv.size)
+    if vv.size:
+        np.add.at(v_bar, np.flatnonzero(m) % vv.size, gf[m])
+    return np.where(m, 0.0, gf), _scalar(v_bar.reshape(vv.shape))
+
+
+def outer_sums(g, a, b):
+    """The gradients `(a_bar, b_bar)` in `np.add.outer(a, b)` (`a`'s axes first, then `b`'s): the
+    sums of `g` over the other operand's axes."""
+    g = np.asarray(g, dtype=float)
+    na, nb = np.ndim(a), np.ndim(b)
+    g = np.broadcast_to(g, np.shape(a) + np.shape(b))
+    return _scalar(np.sum(g, axis=tuple(range(na, na + nb)))), _scalar(np.sum(g, axis=tuple(range(na))))
+
+
 __all__ = [
+    "outer_sums",
+    "put_along_axis_adjoint",
+    "put_along_axis_copy",
+    "putmask_adjoint",
+    "putmask_copy",
     "added_at",
     "at_adjoint",
     "choose_adjoint",

@@ -56,6 +56,30 @@ def multiply_outer_dot(c, a, b):
     c_dot = np.multiply.outer(a_dot, b) + np.multiply.outer(a, b_dot)
 
 
+@adjoint(np.add.outer)
+def add_outer(c, a, b):
+    parts = rt.outer_sums(c_bar, a, b)
+    a_bar += parts[0]
+    b_bar += parts[1]
+
+
+@tangent(np.add.outer)
+def add_outer_dot(c, a, b):
+    c_dot = np.add.outer(a_dot, b_dot)
+
+
+@adjoint(np.subtract.outer)
+def subtract_outer(c, a, b):
+    parts = rt.outer_sums(c_bar, a, b)
+    a_bar += parts[0]
+    b_bar += -parts[1]
+
+
+@tangent(np.subtract.outer)
+def subtract_outer_dot(c, a, b):
+    c_dot = np.subtract.outer(a_dot, b_dot)
+
+
 @adjoint(np.tensordot)
 def tensordot(c, a, b, axes=2):
     a_bar += rt.tensordot_left(c_bar, a, b, axes)

@@ -512,6 +512,30 @@ def put_copy_dot(y, a, ind, v, mode="raise"):
     y_dot = rt.put_copy(a_dot, ind, v_dot, mode)
 
 
+@adjoint(rt.put_along_axis_copy)
+def put_along_axis_copy(y, arr, indices, values, axis):
+    parts = rt.put_along_axis_adjoint(y_bar, arr, indices, values, axis)
+    arr_bar += parts[0]
+    values_bar += parts[1]
+
+
+@tangent(rt.put_along_axis_copy)
+def put_along_axis_copy_dot(y, arr, indices, values, axis):
+    y_dot = rt.put_along_axis_copy(arr_dot, indices, values_dot, axis)
+
+
+@adjoint(rt.putmask_copy)
+def putmask_copy(y, a, mask, values):
+    parts = rt.putmask_adjoint(y_bar, a, mask, values)
+    a_bar += parts[0]
+    values_bar += parts[1]
+
+
+@tangent(rt.putmask_copy)
+def putmask_copy_dot(y, a, mask, values):
+    y_dot = rt.putmask_copy(a_dot, mask, values_dot)
+
+
 @adjoint(rt.diagonal_filled)
 def diagonal_filled(y, a, val, wrap=False):
     parts = rt.fill_diagonal_adjoint(y_bar, a, val, wrap)
@@ -841,7 +865,8 @@ def multiply_reduce_dot(y, a, axis=0, dtype=None, out=None, *, keepdims=False):
     y_dot = rt.through_dtype(rt.prod_tangent(a_dot, a, y, axis, keepdims), dtype=dtype)
 
 
-FRESH_FUNCTIONS.update({np.maximum.accumulate, np.minimum.accumulate, np.modf, np.divmod})
+FRESH_FUNCTIONS.update({np.maximum.accumulate, np.minimum.accumulate, np.modf, np.divmod, np.add.outer,
+                        np.subtract.outer, np.multiply.outer})
 
 
 @adjoint(np.maximum.accumulate, np.minimum.accumulate)  # (the running maximum and minimum)

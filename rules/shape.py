@@ -218,12 +218,12 @@ def astype_dot(y, a, dtype):
     y_dot = rt.cast_tangent(a_dot, y)
 
 
-@adjoint(np.array, np.asarray, np.asanyarray, np.ascontiguousarray)
+@adjoint(np.array, np.asarray, np.asanyarray, np.ascontiguousarray, np.asfortranarray)
 def array(y, object, dtype=None, *, ndmin=0):
     object_bar += rt.array_adjoint(y_bar, object, y, ndmin=ndmin)
 
 
-@tangent(np.array, np.asarray, np.asanyarray, np.ascontiguousarray)
+@tangent(np.array, np.asarray, np.asanyarray, np.ascontiguousarray, np.asfortranarray)
 def array_dot(y, object, dtype=None, *, ndmin=0):
     y_dot = rt.array_tangent(object_dot, y)
 

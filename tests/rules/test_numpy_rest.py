@@ -703,3 +703,33 @@ def test_running_extrema_parts_and_math(f):
 def test_a_running_maximum_passes_a_tie_to_the_entry_first_holding_it():
     g = grad(lambda a: np.sum(np.maximum.accumulate(a) * np.array([1.0, 2.0, 3.0, 4.0])))(np.array([1.0, 3.0, 3.0, 2.0]))
     np.testing.assert_array_equal(g, [1.0, 9.0, 0.0, 0.0])
+
+
+# -- np.put_along_axis, np.putmask (writes of their pure forms), ufunc.outer, np.asfortranarray ---------
+def put_along_rows(a, v):
+    b = a * 1.0
+    np.put_along_axis(b, np.array([[0], [2]]), v[:2, None] * 2.0, axis=1)
+    return S(b)
+
+
+def put_along_flat(a, v):
+    b = np.sin(a)
+    np.put_along_axis(b, np.array([1, 1, 5]), v[:3] * 3.0, None)  # (a repeated slot: the last write wins)
+    return S(b)
+
+
+def putmask_cycled(a, v):
+    b = a * 2.0
+    np.putmask(b, a > 0.2, v[:3] ** 2)  # (values repeat by flat position)
+    return S(b)
+
+
+def outer_sums_and_differences(a, v):
+    return S(np.subtract.outer(a[0], v) + np.add.outer(v, a[1]).T[:, :, None].sum()) + S(np.asfortranarray(a))
+
+
+@pytest.mark.parametrize("f", [put_along_rows, put_along_flat, putmask_cycled, outer_sums_and_differences])
+def test_in_place_puts_and_outer_products(f):
+    a = rng.standard_normal((2, 4))
+    a = np.where(np.abs(a - 0.2) < 0.05, 0.5, a)
+    both(f, a, rng.standard_normal(4), wrt=(0, 1))
