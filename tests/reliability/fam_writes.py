@@ -457,3 +457,36 @@ def f(u):
     return {read}
 """
     return Case(src, [np.array([ch.float(-1.0, 1.0) for _ in range(3)])])
+
+
+@family("in_place_calls")
+def gen_in_place_library_call(ch) -> Case:
+    """A library call that writes into its first argument (`np.put`, `np.put_along_axis`,
+    `np.putmask`, `np.fill_diagonal`, `np.add.at`, `np.copyto`, `a.sort()`, `a.fill(v)`) on an
+    array the function made, maybe a view of it, with repeated indices, values to repeat or
+    broadcast, inside a loop; the array and a value read before the write are read after it
+    (the write must be followed: the old slots pass nothing, the new ones pass to the values)."""
+    shape = ch.choice([(3, 4), (4, 4), (2, 5)])
+    n = shape[0] * shape[1]
+    v = ch.choice(["w[:3] * 2.0", "np.sin(w[:3])", "w[0] * 1.5", "w[1:4] ** 2"])  # (three values or one)
+    one = ch.choice(["w[0] * 2.0", "np.sin(w[1])", "w[2] ** 2"])
+    call = ch.choice([
+        f"np.put(b, [{ch.int(0, n - 1)}, {ch.int(0, n - 1)}, {ch.int(0, n - 1)}], {v})",
+        f"np.put_along_axis(b, np.array([[{ch.int(0, shape[1] - 1)}]] * {shape[0]}), {one} * np.ones(({shape[0]}, 1)), axis=1)",
+        f"np.put_along_axis(b, np.array([{ch.int(0, n - 1)}, {ch.int(0, n - 1)}]), {one} * np.ones(2), None)",
+        f"np.putmask(b, b > {ch.float(-0.5, 0.5):.2f}, {v})",
+        f"np.fill_diagonal(b, {v})",
+        f"np.add.at(b, ([0, 1, 1], [{ch.int(0, shape[1] - 1)}, 0, 0]), {v})",
+        f"np.copyto(b, {one} * np.ones(({shape[1]},)), where=b > 0.0)",
+        "b.sort(axis=1)",
+        f"b[1:2].fill({one})"])
+    lines = ["def f(x, w):", f"    b = np.sin(x) * {ch.float(0.5, 1.5):.2f}", "    before = b[0, 0] * 2.0"]
+    if ch.coin(0.3):
+        lines += ["    for k in range(2):", f"        {call}", "        b = b * 1.1"]
+    else:
+        lines.append(f"    {call}")
+    lines.append(f"    return np.sum(b * np.arange({float(n)}).reshape({shape})) + before * np.sum(x)")
+    rng = np.random.default_rng(ch.int(0, 10 ** 6))
+    x = rng.uniform(-1.5, 1.5, shape)
+    x = np.where(np.abs(np.sin(x) * 1.5) < 0.6, x + 0.3, x)  # (comparisons not at the finite differences' scale)
+    return Case("\n".join(lines) + "\n", [x, rng.uniform(0.3, 1.2, 5)], wrt=ch.choice([0, 1]), must_work=True)
