@@ -1301,6 +1301,34 @@ class SSABuilder:
                     builder.env[k] = new
             builder = builder.parent
 
+    def named_field(self, e):
+        """For `getattr(obj, "name"[, default])` or `hasattr(obj, "name")` of an object made here
+        or a structure of known kind, with a constant name: the expression it stands for, `obj.name`,
+        the default, or the answer (`True`/`False`), decided here as Python decides it at run time
+        (the fields an object made here has, a structure's fields, its class's attributes); else None."""
+        if not (isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and not e.keywords
+                and e.func.id not in self.env and e.func.id not in self.locals and len(e.args) in (2, 3)
+                and isinstance(e.args[0], gast.Name) and isinstance(e.args[1], gast.Constant)
+                and isinstance(e.args[1].value, str)):
+            return None
+        builtin = self.source.lookup(e.func.id)[1]
+        if not (builtin is getattr or (builtin is hasattr and len(e.args) == 2)):
+            return None
+        obj, field = self.env_value(e.args[0].id), e.args[1].value
+        if isinstance(obj, _Object):
+            cls, has = obj.cls, field in obj.items
+        elif isinstance(obj, ir.Var) and obj.tree is not None and obj.tree[1] not in ("dict", "seq"):
+            cls, has = obj.tree[2], trees.child_kind(obj.tree, field) is not None
+        else:
+            return None
+        frontend.note_class_read(cls, field)
+        has = has or inspect.getattr_static(cls, field, _MISSING_FIELD) is not _MISSING_FIELD
+        if builtin is hasattr:
+            return gast.Constant(value=has, kind=None)
+        if has or len(e.args) == 2:  # (a missing field without a default: AttributeError, at `obj.name`)
+            return gast.copy_location(gast.Attribute(value=e.args[0], attr=field, ctx=gast.Load()), e)
+        return e.args[2]
+
     def assign(self, name: str, value, at, out: list) -> None:
         self.pending_tree = None  # (set by `construct` for this statement's target)
         if isinstance(value, FunctionNode):  # `def g(...)` / `g = lambda ...`: a compile-time value
@@ -1336,6 +1364,10 @@ class SSABuilder:
             if made is not None:  # `super()` in a method: its class and object known here
                 self.env[name] = made
                 return
+        field = self.named_field(value)
+        if field is not None:  # `getattr(obj, "name", default)`, `hasattr(obj, "name")`
+            self.assign(name, field, at, out)
+            return
         static = self.static_field(value)
         if static is not None:  # a function a structure holds (`f = self.activation`)
             self.env[name] = static
@@ -2570,6 +2602,7 @@ def _nothing():
 
 
 _OBJECT_INIT = _nothing
+_MISSING_FIELD = object()
 
 
 class _Object(FunctionValue):

@@ -443,3 +443,29 @@ def test_super_in_methods_and_init():
     g = check_tree(uses_super, layer, rand(3))
     assert type(g) is AffineTanh
     check_grads(makes_with_super, rand(3, 3), rand(3), rand(3), wrt=(0, 1, 2))
+
+
+class WithOptionalBias:
+    scale = 3.0
+
+    def __init__(self, w):
+        self.w = w
+
+
+def optional_fields(x):
+    m = WithOptionalBias(x * 2.0)
+    b = getattr(m, "bias", None)
+    s = np.sum(getattr(m, "w") ** 2) * getattr(m, "scale", 1.0)
+    if b is not None:
+        s = s + b
+    if hasattr(m, "w") and not hasattr(m, "bias"):
+        s = s * 2.0
+    return s
+
+
+def test_getattr_with_a_default_and_hasattr_are_decided_as_python_decides_them():
+    from adjoint_compiler.testing import check_grads
+
+    x = np.array([0.5, 1.0, -0.3])
+    check_grads(optional_fields, x)
+    np.testing.assert_allclose(grad(optional_fields)(x), 48.0 * x, rtol=1e-12)  # (by hand: 6 * 4 x**2)
