@@ -69,6 +69,10 @@ class SSABuilder:
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                 self.locals.add(node.id)
         self.load_counts = _loads(normalized)
+        # the names read only by a loop over them (unrolled if they hold functions or objects made
+        # here), at constant indices, by `len` or an unpacking: a display of objects they name stays
+        # a compile-time sequence (one that may escape is built at run time)
+        self.iterated = _read_statically(normalized)
         self.own = own  # for an inlined function: the names its normalize pass introduced
         self.parent = None  # the builder of the calling function, for an inlined one
         self.changeable_defaults: set = set()  # the parameters whose default is an array, list or dict
@@ -283,69 +287,85 @@ class SSABuilder:
             base = self.operand(e.value)
             return self.attribute(base, e.attr) or (ir.Attr(e.attr), [base], {}, None)
         if isinstance(e, gast.Call):
-            args = [self.operand(a, allow_function=True) for a in e.args]
-            kwargs = {kw.arg: self.operand(kw.value, allow_function=True) for kw in e.keywords}
-            func = e.func
-            if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \
-                    and isinstance(self.env_value(func.value.id), _Super):
-                return self.super_method(self.env_value(func.value.id), func.attr, args, kwargs, e)
-            if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \
-                    and isinstance(self.env_value(func.value.id), _Object):
-                return self.object_method(self.env_value(func.value.id), func.attr, args, kwargs, e)
-            if isinstance(func, gast.Name) and isinstance(self.env_value(func.id), _Object):
-                return self.object_method(self.env_value(func.id), "__call__", args, kwargs, e)
-            if isinstance(func, gast.Attribute) and not isinstance(self.operand_or_none(func), ir.Global):
-                receiver = self.operand(func.value)
-                method = self.method(receiver, func.attr, args, kwargs, e)
-                if method is not None:
-                    return method
-                if func.attr in _DICT_VIEWS and not args and not kwargs and isinstance(receiver, ir.Var) \
-                        and receiver.kind == "any" and receiver.tree is None:
-                    # `d.values()` of a dict made at run time (a comprehension): a list, read by position
-                    from . import runtime
-
-                    helper = _DICT_VIEWS[func.attr](runtime)
-                    return helper, [receiver], {}, ir.Global(f"rt.{helper.__name__}", helper, runtime, ())
-                return ir.Method(func.attr), [receiver] + args, kwargs, None
-            callee = self.operand(func, allow_function=True)
-            if isinstance(callee, ir.Global) and callee.value is super:
-                raise UnsupportedSyntaxError("`super()` is supported only as `super().method(...)` inside a method "
-                                             "of the user's class (it reads the frame it is called from); call the "
-                                             "base class's method by name (`Base.method(self, ...)`)", self.loc(e))
-            if isinstance(callee, ir.Var) and callee.tree is not None and callee.tree[1] == "record" and \
-                    isinstance(inspect.getattr_static(callee.tree[2], "__call__", None), types.FunctionType):
-                frontend.note_class_read(callee.tree[2], "__call__")
-                return inspect.getattr_static(callee.tree[2], "__call__"), [callee] + args, kwargs, None
-            if isinstance(callee, ir.Global) and not isinstance(callee.value, type) and \
-                    trees.record_fields(callee.value) is not None and \
-                    isinstance(inspect.getattr_static(type(callee.value), "__call__", None), types.FunctionType):
-                frontend.note_class_read(type(callee.value), "__call__")
-                return inspect.getattr_static(type(callee.value), "__call__"), [callee] + args, kwargs, None
-            if isinstance(callee, ir.Global) and _user_method(callee.value):
-                owner = callee.value.__self__
-                frontend.note_class_read(owner if isinstance(owner, type) else type(owner),
-                                         callee.path.rpartition(".")[2])
-                # `model.loss(w)`, `Model.make(x)` (a classmethod): the function, its object first
-                return callee.value.__func__, [self.bound_object(callee)] + args, kwargs, None
-
-            callee, args, kwargs = self.peel_partial(callee, args, kwargs, e)
-            faster = registry.faster_form(callee.value) if isinstance(callee, ir.Global) and not kwargs else None
-            if faster is not None:  # (`np.einsum`: `rt.einsum`, the same values, faster)
-                from . import runtime
-                callee = ir.Global(f"rt.{faster.__name__}", faster, runtime, ())
-            if isinstance(callee, ir.Global) and getattr(callee.value, "__adjoint_spec__", None) is not None:
-                callee = self.derivative_of(callee, e)
-            if isinstance(callee, FunctionValue):
-                return callee, args, kwargs, None
-            if not isinstance(callee, ir.Global):
-                raise UnsupportedSyntaxError("calling a value computed inside the differentiated "
-                                             "function is not supported (a function must be known when the "
-                                             "code is compiled: not taken from a container by a run-time "
-                                             "index); call the function by name",
+            # (a dict display may be passed to a function compiled from source, which reads it as
+            # the caller does: resolved when compiling)
+            args = [self.operand(a, allow_dict=True, allow_function=True) for a in e.args]
+            kwargs = {kw.arg: self.operand(kw.value, allow_dict=True, allow_function=True) for kw in e.keywords}
+            found = self.call_operation(e, args, kwargs)
+            passed = next((v for v in list(args) + list(kwargs.values()) if isinstance(v, _Dict)), None)
+            if passed is not None and not self.inlinable(found[0]):
+                shown = next((n for n, v in self.env.items() if v is passed and not n.startswith("__")), None)
+                raise UnsupportedSyntaxError(f"{f'the dict `{shown}`' if shown else 'a dict display'} is passed "
+                                             "to a function that is not compiled from source: a dict the "
+                                             "function makes is resolved when compiling, read with constant "
+                                             "keys or passed to the user's own functions",
                                              self.loc(e if getattr(e, "lineno", None) else
                                                       getattr(self, "current_stmt", None) or e))
-            return callee.value, args, kwargs, callee
+            return found
         raise AssertionError(f"normalize left an unexpected expression: {gast.dump(e)}")
+
+    def call_operation(self, e, args: list, kwargs: dict):
+        """(prim, args, kwargs, callee) for the call `e` whose operands are `args` and `kwargs`."""
+        func = e.func
+        if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \
+                and isinstance(self.env_value(func.value.id), _Super):
+            return self.super_method(self.env_value(func.value.id), func.attr, args, kwargs, e)
+        if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \
+                and isinstance(self.env_value(func.value.id), _Object):
+            return self.object_method(self.env_value(func.value.id), func.attr, args, kwargs, e)
+        if isinstance(func, gast.Name) and isinstance(self.env_value(func.id), _Object):
+            return self.object_method(self.env_value(func.id), "__call__", args, kwargs, e)
+        if isinstance(func, gast.Attribute) and not isinstance(self.operand_or_none(func), ir.Global):
+            receiver = self.operand(func.value)
+            method = self.method(receiver, func.attr, args, kwargs, e)
+            if method is not None:
+                return method
+            if func.attr in _DICT_VIEWS and not args and not kwargs and isinstance(receiver, ir.Var) \
+                    and receiver.kind == "any" and receiver.tree is None:
+                # `d.values()` of a dict made at run time (a comprehension): a list, read by position
+                from . import runtime
+
+                helper = _DICT_VIEWS[func.attr](runtime)
+                return helper, [receiver], {}, ir.Global(f"rt.{helper.__name__}", helper, runtime, ())
+            return ir.Method(func.attr), [receiver] + args, kwargs, None
+        callee = self.operand(func, allow_function=True)
+        if isinstance(callee, ir.Global) and callee.value is super:
+            raise UnsupportedSyntaxError("`super()` is supported only as `super().method(...)` inside a method "
+                                         "of the user's class (it reads the frame it is called from); call the "
+                                         "base class's method by name (`Base.method(self, ...)`)", self.loc(e))
+        if isinstance(callee, ir.Var) and callee.tree is not None and callee.tree[1] == "record" and \
+                isinstance(inspect.getattr_static(callee.tree[2], "__call__", None), types.FunctionType):
+            frontend.note_class_read(callee.tree[2], "__call__")
+            return inspect.getattr_static(callee.tree[2], "__call__"), [callee] + args, kwargs, None
+        if isinstance(callee, ir.Global) and not isinstance(callee.value, type) and \
+                trees.record_fields(callee.value) is not None and \
+                isinstance(inspect.getattr_static(type(callee.value), "__call__", None), types.FunctionType):
+            frontend.note_class_read(type(callee.value), "__call__")
+            return inspect.getattr_static(type(callee.value), "__call__"), [callee] + args, kwargs, None
+        if isinstance(callee, ir.Global) and _user_method(callee.value):
+            owner = callee.value.__self__
+            frontend.note_class_read(owner if isinstance(owner, type) else type(owner),
+                                     callee.path.rpartition(".")[2])
+            # `model.loss(w)`, `Model.make(x)` (a classmethod): the function, its object first
+            return callee.value.__func__, [self.bound_object(callee)] + args, kwargs, None
+
+        callee, args, kwargs = self.peel_partial(callee, args, kwargs, e)
+        faster = registry.faster_form(callee.value) if isinstance(callee, ir.Global) and not kwargs else None
+        if faster is not None:  # (`np.einsum`: `rt.einsum`, the same values, faster)
+            from . import runtime
+            callee = ir.Global(f"rt.{faster.__name__}", faster, runtime, ())
+        if isinstance(callee, ir.Global) and getattr(callee.value, "__adjoint_spec__", None) is not None:
+            callee = self.derivative_of(callee, e)
+        if isinstance(callee, FunctionValue):
+            return callee, args, kwargs, None
+        if not isinstance(callee, ir.Global):
+            raise UnsupportedSyntaxError("calling a value computed inside the differentiated "
+                                         "function is not supported (a function must be known when the "
+                                         "code is compiled: not taken from a container by a run-time "
+                                         "index); call the function by name",
+                                         self.loc(e if getattr(e, "lineno", None) else
+                                                  getattr(self, "current_stmt", None) or e))
+        return callee.value, args, kwargs, callee
 
     # -- structures (trees.py): fields, properties and methods of the user's objects -------------
     def attribute(self, base, name: str):
@@ -1409,7 +1429,7 @@ class SSABuilder:
             value = type(value)(elts=[_Operand(self.materialize(v.id, at, out)) if isinstance(v, gast.Name)
                                       and isinstance(self.env_value(v.id), _Dict) else v for v in value.elts],
                                 ctx=gast.Load())
-        if self.parent is None and isinstance(value, (gast.Tuple, gast.List)) and any(
+        if self.parent is None and name not in self.iterated and isinstance(value, (gast.Tuple, gast.List)) and any(
                 isinstance(v, gast.Name) and isinstance(self.env_value(v.id), _Object) for v in value.elts):
             value = type(value)(elts=[_Operand(self.materialize_object(v.id, at, out)) if isinstance(v, gast.Name)
                                       and isinstance(self.env_value(v.id), _Object) else v for v in value.elts],
@@ -2394,6 +2414,23 @@ def _twinned(prim) -> bool:
         return registry.twin_of(prim) is not prim and registry.lookup(prim) is None
     except TypeError:  # unhashable
         return False
+
+
+def _read_statically(node) -> set:
+    """The names every read of which is an index by an integer literal, `len(name)`, the unpacking
+    check `rt.check_unpack(name, n)`, and the sequences of loops over them (`unroll_over`)."""
+    nodes = list(astwalk.walk(node))
+    static_reads = set()  # (the Name nodes read so)
+    for n in nodes:
+        if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name) and isinstance(n.slice, gast.Constant) \
+                and type(n.slice.value) is int:
+            static_reads.add(id(n.value))
+        elif isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id in ("len", UNPACKED) \
+                and n.args and isinstance(n.args[0], gast.Name):
+            static_reads.add(id(n.args[0]))
+    reads = [n for n in nodes if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)]
+    loops = {n.unroll_over for n in nodes if getattr(n, "unroll_over", None)}
+    return loops | ({n.id for n in reads if id(n) in static_reads} - {n.id for n in reads if id(n) not in static_reads})
 
 
 def _loads(node) -> dict:

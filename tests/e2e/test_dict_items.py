@@ -96,3 +96,31 @@ def test_an_argument_updated_through_a_dict_item_is_an_output_of_the_in_place_vj
     np.testing.assert_allclose(out[1], 1.28 * x)  # (what the call leaves in `x`)
     _, gx = pullback((np.array([1.0, 0.0]), np.ones(3)))
     np.testing.assert_allclose(gx, 2 * 1.28 ** 2 * x + 1.28)  # (the analytic gradient)
+
+
+def dense(params, x, scale=1.0):
+    return np.sum(np.tanh(params["W"] @ x + params["b"])) * scale
+
+
+def dict_display_passed(W, b, x):
+    return dense({"W": W, "b": b * 2.0}, x) + dense(params={"W": W * W, "b": b}, x=x, scale=0.5)
+
+
+def test_a_dict_display_passed_to_a_helper_is_read_there_as_here():
+    from adjoint_compiler.testing import check_grads
+
+    rng = np.random.default_rng(2)
+    check_grads(dict_display_passed, rng.standard_normal((2, 3)), rng.standard_normal(2), rng.standard_normal(3),
+                wrt=(0, 1))
+
+
+def dict_to_a_library(W):
+    d = {"W": W}
+    return np.sum(np.array(list(d)))
+
+
+def test_a_dict_made_here_passed_to_a_library_function_is_refused_at_its_line():
+    from adjoint_compiler.errors import UnsupportedSyntaxError
+
+    with pytest.raises(UnsupportedSyntaxError, match=r"the dict `d` is passed to a function that is not compiled"):
+        grad(dict_to_a_library)(np.ones(2))

@@ -469,3 +469,37 @@ def test_getattr_with_a_default_and_hasattr_are_decided_as_python_decides_them()
     x = np.array([0.5, 1.0, -0.3])
     check_grads(optional_fields, x)
     np.testing.assert_allclose(grad(optional_fields)(x), 48.0 * x, rtol=1e-12)  # (by hand: 6 * 4 x**2)
+
+
+def relu(h):
+    return np.maximum(h, 0.0)
+
+
+class Dense:
+    def __init__(self, W, act):
+        self.W, self.act = W, act
+
+    def __call__(self, h):
+        return self.act(h @ self.W)
+
+
+def layers_in_a_display(W1, W2, X):
+    h = X
+    for layer in [Dense(W1, np.tanh), Dense(W2, relu)]:
+        h = layer(h)
+    return np.sum(h ** 2)
+
+
+def layers_in_a_list(W1, W2, X):
+    layers = [Dense(W1, np.tanh), Dense(W2, np.sin)]
+    h = X
+    for k, layer in enumerate(layers):
+        h = layer(h) * (k + 1.0)
+    return np.sum(h ** 2)
+
+
+@pytest.mark.parametrize("f", [layers_in_a_display, layers_in_a_list])
+def test_a_loop_over_objects_made_here_calls_each_one_s_methods(f):
+    rng = np.random.default_rng(11)
+    W1, W2, X = rng.standard_normal((3, 4)), rng.standard_normal((4, 2)), rng.standard_normal((5, 3))
+    check_grads(f, W1, W2, X, wrt=(0, 1))

@@ -197,3 +197,28 @@ def gen_sequence_updated(ch):
     total = read.format(s="r") + (" + " + read.format(s="q") if share else "")
     src = f"def f(x):\n    r = {receiver}\n" + ("    q = r\n" if share else "") + body + f"    return {total}\n"
     return Case(src, [np.array([ch.float(0.5, 1.5) for _ in range(3)])], may_raise=True)
+
+
+@family("containers")
+def gen_structures_passed_around(ch) -> Case:
+    """Objects made in the function held in a list or tuple display (iterated, enumerated, read at
+    constant indices, unpacked) and called through their methods, and dict displays passed to
+    helpers by position or keyword (both once refused: a display of objects was built at run time
+    and lost the functions its objects held; a dict display could not be passed at all)."""
+    act = ch.choice(["np.tanh", "np.sin", "relu", "lambda v: v * 0.5"])
+    helpers = ("def relu(v):\n    return np.maximum(v, 0.0)\n\n\n"
+               "class Layer:\n    def __init__(self, W, act):\n        self.W, self.act = W, act\n\n"
+               "    def __call__(self, h):\n        return self.act(h @ self.W)\n\n\n"
+               "def dense(params, h, scale=1.0):\n    return np.tanh(h @ params['W'] + params['b']) * scale\n\n\n")
+    layers = f"[Layer(W1, {act}), Layer(W2, np.tanh)]" if ch.coin() else f"(Layer(W1, {act}), Layer(W2, np.tanh))"
+    use = ch.choice([
+        f"    for layer in {layers}:\n        h = layer(h)\n",
+        f"    layers = {layers}\n    for k, layer in enumerate(layers):\n        h = layer(h) * (1.0 + 0.5 * k)\n",
+        f"    layers = {layers}\n    h = layers[1](layers[0](h))\n",
+        f"    first, second = {layers}\n    h = second(first(h))\n",
+        "    h = dense({'W': W1, 'b': W1[0] * 0.5}, h)\n    h = dense(params={'W': W2, 'b': 0.1}, h=h, scale=2.0)\n",
+        "    p = {'W': W1 * 2.0, 'b': 0.0}\n    h = dense(p, h) + dense(p, h * 0.5)\n    h = h @ W2\n"])
+    src = helpers + "def f(W1, W2, X):\n    h = X\n" + use + "    return np.sum(h ** 2)\n"
+    rng = np.random.default_rng(ch.int(0, 10 ** 6))
+    return Case(src, [rng.standard_normal((3, 3)) * 0.7, rng.standard_normal((3, 2)) * 0.7,
+                      rng.standard_normal((4, 3))], wrt=ch.choice([0, 1]), must_work=True)
