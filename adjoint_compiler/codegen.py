@@ -288,7 +288,10 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
         restored_in_place |= {m for n in restored_in_place for m in (aliases or {}).get(n, ()) if m in read}
         in_place = sorted(restored_in_place & forward_names)
         finals = {name: namer.fresh(f"{name}_final") for name in in_place}
-        saved = sorted((read & forward_names) | set(finals.values()))
+        # (the earlier versions of such an array, kept on a tape stack, are restored in place too)
+        stacked = {tape.stacks[name]: namer.fresh(f"{tape.stacks[name]}_final") for name in in_place
+                   if tape and name in tape.stacks and tape.stacks[name] in read} if tape else {}
+        saved = sorted((read & forward_names) | set(finals.values()) | set(stacked.values()))
         saved_tuple = "(" + ", ".join(saved) + ("," if len(saved) == 1 else "") + ")"
         w.emit(0, f"def {fn.name}_vjp({params}):")
         # A saved value that only some paths define (a branch, a loop that may run zero times) is
@@ -296,7 +299,7 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
         surely = {p.name for p in fn.params} | {s.target.name for s in fn.body
                                                 if isinstance(s, ir.Assign) and s.target is not None}
         stacks = set(tape.stacks.values()) if tape else set()
-        maybe = [n for n in saved if n not in surely and n not in finals.values()]
+        maybe = [n for n in saved if n not in surely and n not in finals.values() and n not in stacked.values()]
         if [n for n in maybe if n not in stacks]:
             w.emit(1, " = ".join(n for n in maybe if n not in stacks) + " = None  # (set on some paths)")
         for n in maybe:
@@ -306,6 +309,8 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
         w.new_block()
         for name, final in finals.items():
             w.emit(1, f"{final} = {snapshot}({name})")
+        for stack, final in stacked.items():
+            w.emit(1, f"{final} = {rtcall.name(runtime.snapshot_items)}({stack})")
         if result in restored:
             result = f"{snapshot}({result})"
         w.emit(1, f"return {result}, {saved_tuple}")
@@ -323,6 +328,8 @@ def generate(fn: ir.Function, mode: str, result_bar, backward, grads: list, keep
                 depth = 2
             w.emit(depth, f"{name}[...] = {final}  # the state the forward pass left" if name in arrays
                    else f"{rtcall.name(runtime.refill)}({name}, {final})  # the state the forward pass left")
+        for stack, final in stacked.items():
+            w.emit(1, f"{rtcall.name(runtime.refill_items)}({stack}, {final})  # the states the forward pass left")
         w.backward(backward, 1)
         if guard:
             w.emit(1, guard)

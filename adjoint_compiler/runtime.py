@@ -616,6 +616,19 @@ def _clamp(clamp, condition, x, c):
     return out
 
 
+def snapshot_items(xs) -> list:
+    """A snapshot of each item of a tape stack (None kept): the arrays as the forward pass left them."""
+    return [None if x is None else snapshot(x) for x in xs]
+
+
+def refill_items(xs, finals) -> None:
+    """Put back every slot of each item of a tape stack from `snapshot_items`: a pullback that
+    restored them in place runs again from the state the forward pass left."""
+    for x, final in zip(xs, finals):
+        if x is not None and x is not final:  # (a number is its own snapshot)
+            refill(x, final)
+
+
 @_facts.updates
 def refill(b, value):
     """Put back every slot of an array or list (`b[...] = value`, `b[:] = value` for a list)."""

@@ -1313,13 +1313,27 @@ class SSABuilder:
 
     def rebind_everywhere(self, old, new) -> None:
         """Every name bound to `old` (here and in the functions this one is inlined into) now sees
-        `new`: after a write they are the same array, written."""
-        builder = self
+        `new`: after a write they are the same array, written. So does every field of an object
+        made here that holds it, when the write is in the block that made the object (straight-line
+        code there, or in the methods it calls; elsewhere a later read of the field is refused)."""
+        builder, seen = self, set()
         while builder is not None:
             for k, v in builder.env.items():
                 if v is old:
                     builder.env[k] = new
+                elif isinstance(v, _Object) and self.in_block_of(v):
+                    _rebind_held(v, old, new, seen)
             builder = builder.parent
+
+    def in_block_of(self, obj) -> bool:
+        """Whether this statement runs, once, in the block that made `obj`: the functions inlined
+        between are straight-line there."""
+        builder = self
+        while builder is not None and builder is not obj.builder:
+            if builder.nesting:
+                return False
+            builder = builder.parent
+        return builder is obj.builder and builder.nesting == obj.nesting
 
     def named_field(self, e):
         """For `getattr(obj, "name"[, default])` or `hasattr(obj, "name")` of an object made here
@@ -1364,8 +1378,9 @@ class SSABuilder:
                 item = obj.items[value.attr]
                 if isinstance(item, ir.Var) and not self.current(item):
                     raise MutationError(f"`{value.value.id}.{value.attr}` holds an array that was written after it was "
-                                        "assigned to the field: the gradient cannot follow it; read it through its "
-                                        "own name", self.loc(at))
+                                        "assigned to the field, in a loop or branch (or a function called there) other "
+                                        "than the block that made the object: the gradient cannot follow it; make the "
+                                        "object in that block, or keep the array in a variable of its own", self.loc(at))
                 self.env[name] = item
                 return
             found = inspect.getattr_static(obj.cls, value.attr, None)
@@ -2678,6 +2693,18 @@ def _made_by_init(cls: type) -> bool:
         return False
     return not any("__slots__" in k.__dict__ or "__setattr__" in k.__dict__ or "__getattr__" in k.__dict__
                    or "__getattribute__" in k.__dict__ for k in cls.__mro__[:-1])
+
+
+def _rebind_held(obj, old, new, seen: set) -> None:
+    """`new` in place of `old` among the fields of an object made here (and of the objects it holds)."""
+    if id(obj) in seen:
+        return
+    seen.add(id(obj))
+    for key, item in list(obj.items.items()):
+        if item is old:
+            obj.items[key] = new
+        elif isinstance(item, _Object):
+            _rebind_held(item, old, new, seen)
 
 
 class _Dict:

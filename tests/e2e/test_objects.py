@@ -503,3 +503,50 @@ def test_a_loop_over_objects_made_here_calls_each_one_s_methods(f):
     rng = np.random.default_rng(11)
     W1, W2, X = rng.standard_normal((3, 4)), rng.standard_normal((4, 2)), rng.standard_normal((5, 3))
     check_grads(f, W1, W2, X, wrt=(0, 1))
+
+
+class Rod:
+    def __init__(self, u0, dt):
+        self.u = u0.copy()
+        self.dt = dt
+
+    def step(self):
+        self.u[1:] += self.dt * np.sin(self.u[:-1])
+        self.u[0] = self.u[0] * 0.9
+
+    def energy(self):
+        return np.sum(self.u ** 2)
+
+
+def rod_steps(u0):
+    rod = Rod(u0, 0.1)
+    rod.step()
+    rod.step()
+    return rod.energy() + np.sum(rod.u)
+
+
+def rods_made_per_trip(u0):
+    total = 0.0
+    for k in range(2):
+        rod = Rod(u0 * (k + 1.0), 0.1)
+        rod.step()
+        total = total + rod.energy()
+    return total
+
+
+def rod_stepped_in_a_loop(u0):
+    rod = Rod(u0, 0.1)
+    for _ in range(3):
+        rod.step()
+    return rod.energy()
+
+
+def test_a_method_writing_into_a_field_in_place_is_followed_in_the_block_that_made_the_object():
+    u0 = np.array([0.3, -0.5, 0.8, 0.1])
+    check_grads(rod_steps, u0)
+    check_grads(rods_made_per_trip, u0)
+    # written by a loop the object was made before: the field is not a loop value, refused
+    from adjoint_compiler.errors import MutationError
+
+    with pytest.raises(MutationError, match=r"`self.u` holds an array that was written .* in a loop or branch"):
+        grad(rod_stepped_in_a_loop)(u0)

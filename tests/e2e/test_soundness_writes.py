@@ -996,3 +996,26 @@ def test_a_pullback_of_a_double_buffer_gives_the_same_gradient_twice():
     first = pullback(1.0)[0]  # f = sum(u^8 / 64): the backward put b's slots back, not `cur`'s final state
     np.testing.assert_allclose(first, u ** 7 / 8)
     np.testing.assert_allclose(pullback(1.0)[0], first)
+
+
+def written_per_trip(u0):
+    total = 0.0
+    for k in range(2):
+        a = np.array(u0 * (k + 1.0))
+        a[0] = a[0] * 0.9 + a[-1]
+        total = total + np.sum(a * u0)
+    return total
+
+
+def test_a_pullback_run_twice_starts_each_time_from_the_arrays_the_forward_pass_left():
+    """Each trip's array is restored in place by the pullback (its slot before the write): the
+    arrays of earlier trips, kept on the tape, are put back as the forward pass left them before
+    every run (the second run read the first trip's array already restored: another gradient)."""
+    from test_core import fd_grad
+
+    u0 = np.array([0.4, -0.3, 0.2, 0.5, -0.6])
+    expected = fd_grad(written_per_trip, u0)
+    _, pullback = vjp(written_per_trip, u0)
+    first = pullback(1.0)[0].copy()
+    np.testing.assert_allclose(first, expected, atol=1e-6)
+    np.testing.assert_allclose(pullback(1.0)[0], expected, atol=1e-6)

@@ -222,3 +222,39 @@ def gen_structures_passed_around(ch) -> Case:
     rng = np.random.default_rng(ch.int(0, 10 ** 6))
     return Case(src, [rng.standard_normal((3, 3)) * 0.7, rng.standard_normal((3, 2)) * 0.7,
                       rng.standard_normal((4, 3))], wrt=ch.choice([0, 1]), must_work=True)
+
+
+@family("containers")
+def gen_object_fields_written(ch) -> Case:
+    """Objects made in the function whose methods write into the arrays their fields hold
+    (`self.u[1:] += ...`, `self.u[0] = ...`, `np.copyto(self.u, ...)`), called in straight-line code,
+    per loop trip on an object made in the trip, in a loop or a branch the object predates (refused
+    where the field is read after), with the array also bound to a local name, held by two fields, or
+    by a field that is a view of another. Python reads the written array through every name; the
+    gradient must too, or refuse. (A field read after such a write was refused everywhere; a write
+    in a loop the object predates must not give the value of one trip.)"""
+    write = ch.choice(["self.u[1:] += self.dt * np.sin(self.u[:-1])", "self.u[0] = self.u[0] * 0.9 + self.u[-1]",
+                       "np.copyto(self.u, self.u * 0.5 + 0.1)", "self.u[::2] -= self.dt"])
+    init = ch.choice(["self.u = u0.copy()", "self.u = u0 * 1.0", "self.u = np.array(u0)"])
+    extra = ch.choice(["", "        self.w = self.u\n", "        self.v = self.u[1:]\n"])
+    cls = (f"class Sim:\n    def __init__(self, u0, dt):\n        {init}\n        self.dt = dt\n{extra}\n"
+           f"    def step(self):\n        {write}\n\n    def energy(self):\n        return np.sum(self.u ** 2)\n\n\n")
+    read = ch.choice(["s.energy()", "np.sum(s.u * u0)", "s.energy() + np.sum(s.w)" if "w" in extra else "s.energy()",
+                      "np.sum(s.v ** 2)" if "v =" in extra else "np.sum(s.u)"])
+    shape = ch.choice(["straight", "straight", "per_trip", "loop", "branch", "local"])
+    if shape == "straight":
+        body = "    s = Sim(u0, 0.1)\n    s.step()\n    s.step()\n"
+    elif shape == "per_trip":
+        body = "    total = 0.0\n    for k in range(2):\n        s = Sim(u0 * (k + 1.0), 0.1)\n        s.step()\n" \
+               f"        total = total + {read}\n    return total\n"
+    elif shape == "loop":
+        body = "    s = Sim(u0, 0.1)\n    for _ in range(3):\n        s.step()\n"
+    elif shape == "branch":
+        body = "    s = Sim(u0, 0.1)\n    if u0[0] > 0.0:\n        s.step()\n"
+    else:
+        body = "    s = Sim(u0, 0.1)\n    u = s.u\n    s.step()\n    return np.sum(u * 2.0) + " + read + "\n"
+    src = cls + "def f(u0):\n" + body + ("" if "return" in body else f"    return {read}\n")
+    rng = np.random.default_rng(ch.int(0, 10 ** 6))
+    u0 = rng.uniform(-1.0, 1.0, 5)
+    u0[0] = ch.choice([0.4, -0.4])  # (away from the branch)
+    return Case(src, [u0], must_work=shape in ("straight", "per_trip", "local") and "v =" not in extra)

@@ -490,3 +490,26 @@ def gen_in_place_library_call(ch) -> Case:
     x = rng.uniform(-1.5, 1.5, shape)
     x = np.where(np.abs(np.sin(x) * 1.5) < 0.6, x + 0.3, x)  # (comparisons not at the finite differences' scale)
     return Case("\n".join(lines) + "\n", [x, rng.uniform(0.3, 1.2, 5)], wrt=ch.choice([0, 1]), must_work=True)
+
+
+@family("argument_updates")
+def gen_array_made_per_trip_written(ch) -> Case:
+    """A loop that makes an array each trip (`np.array(...)`, `x.copy()`, `np.zeros`, a Buffer),
+    writes into it (a slot, a slice, `+=`, `copyto`) and reads it, in one loop or two nested. The
+    pullback restores each trip's array in place to get at the values before the write: a pullback
+    run twice (`vjp`) once started from the restored arrays of all but the last trip, and gave
+    another gradient the second time."""
+    make = ch.choice(["np.array(u0 * (k + 1.0))", "(u0 * (k + 1.0)).copy()", "u0 * (k + 1.0)",
+                      "np.zeros(u0.shape) + u0 * k"])
+    write = ch.choice(["a[0] = a[0] * 0.9 + a[-1]", "a[1:] += a[:-1] * 0.5", "a[::2] = np.sin(a[::2])",
+                       "np.copyto(a, a * a)", "a *= 1.5"])
+    inner = ch.coin(0.3)
+    lines = ["def f(u0):", "    total = 0.0", f"    for k in range({ch.int(1, 3)}):", f"        a = {make}"]
+    if inner:
+        lines += ["        for j in range(2):", f"            {write}"]
+    else:
+        lines.append(f"        {write}")
+    lines.append(f"        total = total + np.sum(a * {ch.choice(['u0', 'a', '2.0'])})")
+    lines.append("    return total")
+    rng = np.random.default_rng(ch.int(0, 10 ** 6))
+    return Case("\n".join(lines) + "\n", [rng.uniform(-1.0, 1.0, 5)], must_work=True)
