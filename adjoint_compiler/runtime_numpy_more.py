@@ -630,6 +630,40 @@ def putmask_adjoint(g, a, mask, values):
     return np.where(m, 0.0, gf), _scalar(v_bar.reshape(vv.shape))
 
 
+def block_adjoint(g, arrays):
+    """The gradients of the blocks in `np.block(arrays)` (nested lists of arrays and numbers), in
+    the same nesting: each block's entries are found where `np.block` of the entries' positions
+    puts them."""
+    leaves: list = []
+
+    def collect(node):
+        if isinstance(node, list):
+            for item in node:
+                collect(item)
+        else:
+            leaves.append(np.asarray(node))
+    collect(arrays)
+    offsets = np.cumsum([0] + [leaf.size for leaf in leaves])
+    count = iter(range(len(leaves)))
+
+    def positions(node):
+        if isinstance(node, list):
+            return [positions(item) for item in node]
+        k = next(count)
+        return np.arange(offsets[k], offsets[k + 1]).reshape(leaves[k].shape)
+    where = np.block(positions(arrays))
+    flat = np.zeros(int(offsets[-1]))
+    flat[np.ravel(where)] = np.ravel(np.broadcast_to(np.asarray(g, dtype=float), where.shape))
+    count = iter(range(len(leaves)))
+
+    def gradients(node):
+        if isinstance(node, list):
+            return [gradients(item) for item in node]
+        k = next(count)
+        return _scalar(flat[offsets[k]:offsets[k + 1]].reshape(leaves[k].shape))
+    return gradients(arrays)
+
+
 def outer_sums(g, a, b):
     """The gradients `(a_bar, b_bar)` in `np.add.outer(a, b)` (`a`'s axes first, then `b`'s): the
     sums of `g` over the other operand's axes."""
@@ -640,6 +674,7 @@ def outer_sums(g, a, b):
 
 
 __all__ = [
+    "block_adjoint",
     "outer_sums",
     "put_along_axis_adjoint",
     "put_along_axis_copy",

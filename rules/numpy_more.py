@@ -866,7 +866,7 @@ def multiply_reduce_dot(y, a, axis=0, dtype=None, out=None, *, keepdims=False):
 
 
 FRESH_FUNCTIONS.update({np.maximum.accumulate, np.minimum.accumulate, np.modf, np.divmod, np.add.outer,
-                        np.subtract.outer, np.multiply.outer})
+                        np.subtract.outer, np.multiply.outer, np.block})
 
 
 @adjoint(np.maximum.accumulate, np.minimum.accumulate)  # (the running maximum and minimum)

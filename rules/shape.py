@@ -239,6 +239,16 @@ def concatenate_dot(y, arrays, axis=0):
     y_dot = np.concatenate(arrays_dot, axis=axis)
 
 
+@adjoint(np.block)
+def block(y, arrays):
+    arrays_bar += rt.block_adjoint(y_bar, arrays)
+
+
+@tangent(np.block)
+def block_dot(y, arrays):
+    y_dot = np.block(arrays_dot)
+
+
 @adjoint(np.stack)
 def stack(y, arrays, axis=0):
     arrays_bar += rt.stack_adjoint(y_bar, arrays, axis)

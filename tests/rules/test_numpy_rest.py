@@ -733,3 +733,22 @@ def test_in_place_puts_and_outer_products(f):
     a = rng.standard_normal((2, 4))
     a = np.where(np.abs(a - 0.2) < 0.05, 0.5, a)
     both(f, a, rng.standard_normal(4), wrt=(0, 1))
+
+
+def block_matrix(a, v):
+    m = np.block([[a[:, :2], np.diag(v[:2])], [a[:, 2:] * 2.0, np.ones((2, 2)) * v[3]]])
+    return S(m)
+
+
+def block_of_numbers(a, v):
+    return S(np.block([v, a[0, :2] * 3.0, 1.5]))
+
+
+def block_element_matrix(a, v):
+    k = np.block([[a[:, :2] @ a[:, :2].T + 3.0 * np.eye(2), np.zeros((2, 2))], [np.zeros((2, 2)), np.eye(2) * v[0]]])
+    return np.sum(np.linalg.solve(k + 2.0 * np.eye(4), np.arange(1.0, 5.0)))
+
+
+@pytest.mark.parametrize("f", [block_matrix, block_of_numbers, block_element_matrix])
+def test_block(f):
+    both(f, rng.standard_normal((2, 4)), rng.uniform(1.0, 2.0, 4), wrt=(0, 1))
