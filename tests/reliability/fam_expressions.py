@@ -67,8 +67,8 @@ def gen_selection_by_comparison(ch) -> Case:
     """`np.where(<comparison>, a, b)` where the comparison may read the selected array and the
     other branch's number (a ReLU `np.where(a > 0, a, 0.0)`, a clip `np.where(a < 1, a, 1)`, either
     way round, strict or not, the other number, the other array, the branches swapped, the array
-    written between the comparison and the selection), in float64 or float32 (`clamps` computes
-    some as np.fmax / np.fmin: the values and np.where's gradient must stay)."""
+    written between the comparison and the selection) (`clamps` computes some as np.fmax /
+    np.fmin: the values and np.where's gradient must stay; test_clamps checks float32 and ints)."""
     c = ch.choice(["0", "0.0", "0.5", "-1.0", "1"])
     other = ch.choice([c, c, "0.25", "b"])
     test = ch.choice(["{a} > {c}", "{c} < {a}", "{a} < {c}", "{c} > {a}", "{a} >= {c}", "{a} <= {c}"])
@@ -82,6 +82,4 @@ def gen_selection_by_comparison(ch) -> Case:
     rng = np.random.default_rng(ch.int(0, 10 ** 6))
     x = rng.choice([-1.3, -0.6, 0.2, 0.8, 1.4, 0.35, -0.2], 5) + rng.uniform(-0.05, 0.05, 5)  # (no ties)
     w = rng.uniform(0.5, 1.5, 5)
-    if ch.coin(0.2):
-        x, w = x.astype(np.float32), w.astype(np.float32)
     return Case("\n".join(lines) + "\n", [x, w], wrt=ch.choice([0, 1]))
