@@ -390,6 +390,14 @@ class Normalizer(PythonLowering):
                     out[-1].item_update_of = base.id
                 out.append(self.write(base, index, new, s))
                 return
+            if isinstance(s.target, gast.Attribute) and isinstance(s.target.value, gast.Name):
+                # `obj.u op= e` is `t = obj.u; t op= e; obj.u = t`: what Python runs (an array
+                # updated in place, then the field set to it; a number rebound)
+                field = self.temp(f"{s.target.value.id}_{s.target.attr}")
+                out.append(assign(field, gast.Attribute(value=s.target.value, attr=s.target.attr, ctx=gast.Load()), s))
+                self.stmt(gast.copy_location(gast.AugAssign(target=name(field, True), op=s.op, value=s.value), s), out)
+                self.store(gast.Attribute(value=s.target.value, attr=s.target.attr, ctx=gast.Store()), name(field), out, s)
+                return
             if not isinstance(s.target, gast.Name):
                 raise UnsupportedSyntaxError("augmented assignment into an attribute is not supported",
                                              loc(s))

@@ -516,7 +516,12 @@ class SSABuilder:
         target = self.env_value(call.args[0].id)
         allowed = isinstance(target, _Object) and (
             (target.constructing and self.nesting == 0)  # (its own `__init__`, straight-line)
-            or (target.builder is self and target.nesting == self.nesting))  # (where it was made, same block)
+            or self.in_block_of(target))  # (where it was made, same block; in a method called there too)
+        if allowed and target.built_at is not None:
+            raise UnsupportedSyntaxError(f"`{call.args[0].id}.{call.args[1].value} = ...`: the object was put in a "
+                                         f"list, tuple or structure built at run time on line {target.built_at.line}, "
+                                         "which would not see the new field; set the field before that, or build a "
+                                         "new object", self.loc(at))
         if not allowed:
             what = ("an object made outside the differentiated function" if not isinstance(target, _Object)
                     else "an object made here, but written in a branch or loop (or a function) other than the "
@@ -562,6 +567,7 @@ class SSABuilder:
                                     "gradient cannot follow it", self.loc(at))
         keys = tuple(obj.items)
         values = list(obj.items.values())
+        obj.built_at = obj.built_at or self.loc(at)  # (a field set later would not reach the run-time object)
         target = self.version(name, "any")
         target.tree = ("tree", "record", obj.cls, keys, tuple(_operand_kind(v) for v in values))
         cls_global = ir.Global(self.namer.fresh(_identifier(obj.cls, "cls")), obj.cls, obj.cls, ())
@@ -2668,6 +2674,7 @@ class _Object(FunctionValue):
         self.items: dict = {}
         self.constructing = False
         self.builder, self.nesting = None, 0  # where it was made (its fields may be set in that block)
+        self.built_at = None  # where a run-time object was first built from its fields
         self.display = f"the {cls.__name__} object made here"
 
 

@@ -550,3 +550,44 @@ def test_a_method_writing_into_a_field_in_place_is_followed_in_the_block_that_ma
 
     with pytest.raises(MutationError, match=r"`self.u` holds an array that was written .* in a loop or branch"):
         grad(rod_stepped_in_a_loop)(u0)
+
+
+class Accumulator:
+    def __init__(self, x):
+        self.total = 0.0
+        self.u = x * 1.0
+
+    def add(self, v):
+        self.total = self.total + np.sum(v * self.u)
+        self.u = self.u * 1.1
+
+    def scale(self, c):
+        self.u *= c
+        self.total += 1.0
+
+
+def accumulate_twice(x):
+    acc = Accumulator(x)
+    acc.add(x)
+    acc.scale(2.0)
+    acc.add(np.sin(x))
+    return acc.total + np.sum(acc.u)
+
+
+def field_set_after_the_object_was_put_in_a_list(x):
+    g = Accumulator(x)
+    items = [g]
+    items.append(g)
+    g.u = x * 3.0
+    return np.sum(items[0].u)
+
+
+def test_methods_set_fields_and_update_them_in_place_in_the_block_that_made_the_object():
+    check_grads(accumulate_twice, np.array([0.3, -0.5, 0.9]))
+
+
+def test_a_field_set_after_the_object_was_built_at_run_time_is_refused():
+    """`items` holds the object itself in Python, so `items[0].u` is the new field; the list was
+    built at run time from the fields as they were (the gradient of the old `u` came out)."""
+    with pytest.raises(UnsupportedSyntaxError, match=r"`g.u = \.\.\.`: the object was put in a list"):
+        grad(field_set_after_the_object_was_put_in_a_list)(np.array([1.0, 2.0]))

@@ -258,3 +258,23 @@ def gen_object_fields_written(ch) -> Case:
     u0 = rng.uniform(-1.0, 1.0, 5)
     u0[0] = ch.choice([0.4, -0.4])  # (away from the branch)
     return Case(src, [u0], must_work=shape in ("straight", "per_trip", "local") and "v =" not in extra)
+
+
+@family("containers")
+def gen_object_fields_set(ch) -> Case:
+    """Objects made in the function whose fields are set (`g.mu = ...`, `g.mu *= c`, in a method
+    called there) before or after the object is put in a list or tuple (a display only read at
+    constant indices, one appended to, one iterated), read back through the container or the
+    object. Python's containers hold the object itself; a list built at run time from the fields
+    once kept the old ones (the gradient of the value before the set)."""
+    cls = ("class G:\n    def __init__(self, mu):\n        self.mu = mu\n        self.s = 1.0\n\n"
+           "    def bump(self, c):\n        self.mu = self.mu * c\n        self.s = self.s + c\n\n\n")
+    setter = ch.choice(["g.mu = x * 3.0", "g.mu *= 1.5", "g.bump(1.5)", "g.mu = g.mu + np.sin(x)"])
+    hold = ch.choice(["items = [g]", "items = (g, 2.0)", "items = [g]\n    items.append(g)",
+                      "items = [g, G(x)]"])
+    order = ch.choice(["before", "after"])
+    body = [f"    {hold}", f"    {setter}"] if order == "before" else [f"    {setter}", f"    {hold}"]
+    read = ch.choice(["np.sum(items[0].mu)", "np.sum(g.mu) + np.sum(items[0].mu)", "np.sum(items[0].mu * items[0].s)"])
+    src = cls + "def f(x):\n    g = G(x * 2.0)\n" + "\n".join(body) + f"\n    return {read}\n"
+    rng = np.random.default_rng(ch.int(0, 10 ** 6))
+    return Case(src, [rng.uniform(-1.0, 1.0, 3)])
