@@ -277,6 +277,8 @@ class Shapes:
             return _reduced_rank(s, ranks[0])
         if p in REDUCTIONS and ranks and _reduced_rank(s, -1) == 0:
             return 0  # (NumPy's reduction over every axis: a scalar whatever its operand's ndim)
+        if _whole_norm(s):
+            return 0
         if p == ir.Attr("T") or p is ir.OWN or p in ir.WRITES or _same_shape(s) \
                 or (isinstance(p, ir.Method) and p.name == "copy"):
             return ranks[0] if ranks else None
@@ -353,7 +355,7 @@ class Shapes:
             if isinstance(axis, ir.Const) and axis.value is None and isinstance(keep, ir.Const) \
                     and not keep.value:
                 return 0
-        if getattr(p, "__module__", None) == "math" or p in SCALAR_RESULTS:
+        if getattr(p, "__module__", None) == "math" or p in SCALAR_RESULTS or _whole_norm(s):
             return 0
         if p in ir.WRITES or p is ir.OWN or _same_shape(s) or (isinstance(p, ir.Method) and p.name == "copy"):
             return self.of(s.args[0]) if self.of(s.args[0]) is not None else s.target
@@ -641,6 +643,14 @@ def inserted_axis(s: ir.Assign, rank) -> int | None:
         shape = _const_ints(s.args[1:])
         return {(-1, 1): 1, (1, -1): 0}.get(tuple(shape)) if shape is not None else None
     return None
+
+
+def _whole_norm(s: ir.Assign) -> bool:
+    """`np.linalg.norm(x, ord)` over every axis (no `axis`, no `keepdims`): one number."""
+    if s.prim is not np.linalg.norm or not s.args or len(s.args) > 2 or set(s.kwargs) - {"ord", "axis", "keepdims"}:
+        return False
+    axis, keep = s.kwargs.get("axis", ir.Const(None)), s.kwargs.get("keepdims", ir.Const(False))
+    return isinstance(axis, ir.Const) and axis.value is None and isinstance(keep, ir.Const) and not keep.value
 
 
 def _axis_keepdims(s: ir.Assign) -> tuple:

@@ -199,3 +199,14 @@ def repeated_letter(A, v):
 def test_einsum_with_a_repeated_letter_claims_no_shape():
     facts = notes(repeated_letter, (np.zeros((3, 3)), np.zeros(3)), ("f2", "f1"))
     assert all("shape" not in f for k, f in facts.items() if "einsum" in k)
+
+
+def norms(A, v):
+    return np.linalg.norm(A) ** 2 + np.linalg.norm(v, 1) + np.sum(np.linalg.norm(A, axis=1))
+
+
+def test_a_norm_over_every_axis_is_a_number():
+    printed = compile_gradient(norms, (0,), ("f2", "f1"), "grad", stage="shapes")
+    assert "norm_A: ndim 0" in printed and "norm_v: ndim 0" in printed
+    assert not any("ndim 0" in line for line in printed.splitlines() if "axis=1" in line)
+    check_grads(norms, np.array([[0.3, -1.2], [0.5, 2.0]]), np.array([0.4, -0.7, 1.1]))
