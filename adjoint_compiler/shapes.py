@@ -277,7 +277,7 @@ class Shapes:
             return _reduced_rank(s, ranks[0])
         if p in REDUCTIONS and ranks and _reduced_rank(s, -1) == 0:
             return 0  # (NumPy's reduction over every axis: a scalar whatever its operand's ndim)
-        if _whole_norm(s):
+        if _whole_reduction(s):
             return 0
         if p == ir.Attr("T") or p is ir.OWN or p in ir.WRITES or _same_shape(s) \
                 or (isinstance(p, ir.Method) and p.name == "copy"):
@@ -355,7 +355,7 @@ class Shapes:
             if isinstance(axis, ir.Const) and axis.value is None and isinstance(keep, ir.Const) \
                     and not keep.value:
                 return 0
-        if getattr(p, "__module__", None) == "math" or p in SCALAR_RESULTS or _whole_norm(s):
+        if getattr(p, "__module__", None) == "math" or p in SCALAR_RESULTS or _whole_reduction(s):
             return 0
         if p in ir.WRITES or p is ir.OWN or _same_shape(s) or (isinstance(p, ir.Method) and p.name == "copy"):
             return self.of(s.args[0]) if self.of(s.args[0]) is not None else s.target
@@ -645,9 +645,21 @@ def inserted_axis(s: ir.Assign, rank) -> int | None:
     return None
 
 
-def _whole_norm(s: ir.Assign) -> bool:
-    """`np.linalg.norm(x, ord)` over every axis (no `axis`, no `keepdims`): one number."""
-    if s.prim is not np.linalg.norm or not s.args or len(s.args) > 2 or set(s.kwargs) - {"ord", "axis", "keepdims"}:
+# functions reducing over every axis unless given one -> the position of their `axis` parameter
+WHOLE_REDUCTIONS = {np.linalg.norm: 2, np.average: 1, np.median: 1, np.ptp: 1, np.nansum: 1, np.nanmean: 1,
+                    np.nanmax: 1, np.nanmin: 1}
+
+
+def _whole_reduction(s: ir.Assign) -> bool:
+    """A reduction over every axis (`np.linalg.norm(x, ord)`, `np.average(a, weights=w)`, no
+    `axis`, no `keepdims`) or `np.vdot`: one number."""
+    try:
+        position = WHOLE_REDUCTIONS.get(s.prim)
+    except TypeError:  # (an unhashable callee)
+        return False
+    if s.prim is np.vdot:
+        return True
+    if position is None or not s.args or len(s.args) > position:
         return False
     axis, keep = s.kwargs.get("axis", ir.Const(None)), s.kwargs.get("keepdims", ir.Const(False))
     return isinstance(axis, ir.Const) and axis.value is None and isinstance(keep, ir.Const) and not keep.value

@@ -210,3 +210,16 @@ def test_a_norm_over_every_axis_is_a_number():
     assert "norm_A: ndim 0" in printed and "norm_v: ndim 0" in printed
     assert not any("ndim 0" in line for line in printed.splitlines() if "axis=1" in line)
     check_grads(norms, np.array([[0.3, -1.2], [0.5, 2.0]]), np.array([0.4, -0.7, 1.1]))
+
+
+def whole_reductions(a, v):
+    return np.average(a, weights=a * a + 1.0) + np.median(v) * np.ptp(a) + np.nanmean(a) + np.vdot(v, v) \
+        + np.sum(np.average(a, axis=0))
+
+
+def test_whole_array_reductions_are_numbers():
+    printed = compile_gradient(whole_reductions, (0,), ("f2", "f1"), "grad", stage="shapes")
+    for name in ("average_a", "median_v", "ptp_a", "nanmean_a", "vdot_v"):
+        assert f"{name}: ndim 0" in printed, name
+    assert " average_a_2: ndim" not in printed  # (over axis 0: not a number; its rank is not claimed)
+    check_grads(whole_reductions, np.array([[0.3, -1.2, 0.7], [0.5, 2.0, -0.1]]), np.array([0.4, -0.7, 1.1]))
