@@ -482,20 +482,19 @@ def _statements(item):
 def rewrite(code: list, facts: Facts) -> list:
     """`code` with the settled helper calls replaced (nested blocks included)."""
     code = _rewrite(code, facts)
-    reads: dict = {}
+    code = _rewrite(_scalar_gradients(code, facts, _name_counts(code, gast.Load)), facts)
+    return _unit_products(code, facts, _name_counts(code, gast.Store), _updated_names(code))
+
+
+def _name_counts(code: list, context) -> dict:
+    """{name: how many times the code reads it (`context` gast.Load) or binds it (gast.Store)}."""
+    counts: dict = {}
     for item in code:
         for stmt in _statements(item):
             for n in astwalk.walk(stmt):
-                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
-                    reads[n.id] = reads.get(n.id, 0) + 1
-    code = _rewrite(_scalar_gradients(code, facts, reads), facts)
-    stored: dict = {}
-    for item in code:
-        for stmt in _statements(item):
-            for n in astwalk.walk(stmt):
-                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
-                    stored[n.id] = stored.get(n.id, 0) + 1
-    return _unit_products(code, facts, stored, _updated_names(code))
+                if isinstance(n, gast.Name) and isinstance(n.ctx, context):
+                    counts[n.id] = counts.get(n.id, 0) + 1
+    return counts
 
 
 def _rewrite(code: list, facts: Facts) -> list:
