@@ -222,6 +222,8 @@ def is_fresh(stmt: ir.Assign, ranks: dict | None = None) -> bool:
         return all(not isinstance(a, ir.Var) or a.kind != "seq" for a in stmt.args)
     if runtime_facts.facts(p).fresh:  # a runtime helper that says so (`@fresh`)
         return True
+    if p is np.diag and ranks is not None and stmt.args and ranks.get(stmt.args[0]) == 1:
+        return True  # (of a vector: a new matrix; of a matrix, a read-only view of its diagonal)
     try:
         if p in FRESH_FUNCTIONS or p is np.array:  # np.array copies unless told otherwise (a view, above)
             return True

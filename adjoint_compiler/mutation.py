@@ -515,6 +515,12 @@ def check(fn: ir.Function, ranks: dict | None = None, zero_d: set = frozenset())
             continue  # `xs.append(v)`, `xs.pop()`: the list changes, no array's memory does
         if s.prim in ir.WRITES or in_place:
             base = s.args[0]
+            origin = made_by.get(base.storage or base) if isinstance(base, ir.Var) else None
+            if isinstance(origin, ir.Assign) and origin.prim is np.diag and origin.args \
+                    and (ranks or {}).get(origin.args[0]) != 1:
+                raise MutationError(f"`{_name_of(base)}` may be the read-only view `np.diag` makes of a matrix (of a "
+                                    "vector it makes a new matrix): NumPy raises 'assignment destination is "
+                                    "read-only' here; copy it first (`.copy()`)", s.loc)
             # what the written memory may be part of: nothing for a list (its slots, or an append,
             # change the list, not the items it shares with others; no list is a view of another)
             others = {} if s.into_copy or s.prim is ir.CONCAT or base.kind == "seq" or lists.get(base) \

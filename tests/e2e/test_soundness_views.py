@@ -406,3 +406,19 @@ def test_a_write_through_a_ravel_in_memory_order_is_refused(order):
     The gradient wrote `B[0, 1]`, a wrong value and gradient."""
     with pytest.raises(MutationError, match="may share memory"):
         grad(lambda x: fortran_view_written(x, order))(V)
+
+
+def diagonal_of_a_matrix_updated(v):
+    d = np.diag(np.outer(v, v))
+    d += 1.0  # (NumPy: "output array is read-only")
+    return np.sum(d ** 2)
+
+
+def test_an_update_of_the_diagonal_np_diag_reads_from_a_matrix_is_refused_as_numpy_raises():
+    from adjoint_compiler.errors import MutationError
+
+    v = np.array([0.3, 0.5, 0.2])
+    with pytest.raises(ValueError, match="read-only"):
+        diagonal_of_a_matrix_updated(v)
+    with pytest.raises(MutationError, match="read-only view `np.diag` makes of a matrix"):
+        grad(diagonal_of_a_matrix_updated)(v)

@@ -1419,3 +1419,15 @@ def fill_then_column(p, q, w):
 ], ids=["boundary_then_interior", "every_third", "reversed_rows", "column"])
 def test_fill_then_partial_overwrite(f, args):
     check(f, *args, wrt=(0, 1, 2))
+
+
+def diagonal_matrix_written(v):
+    d = np.diag(v)
+    d[0, 1] = v[2] * 3.0
+    return np.sum(d @ v)
+
+
+def test_the_matrix_np_diag_makes_of_a_vector_is_new_and_can_be_written():
+    from adjoint_compiler.testing import check_grads
+
+    check_grads(diagonal_matrix_written, np.array([0.3, -0.2, 0.5]))

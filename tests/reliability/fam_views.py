@@ -391,3 +391,22 @@ def f(A):
     return np.sum(v ** 2) + {_result(ch, "B", "A")} + np.sum(B * np.arange({n}.0).reshape({rows}, {cols}))
 """
     return Case(src, [arg])
+
+
+@family("views")
+def gen_constructed_then_written(ch):
+    """An array made by a NumPy constructor from the function's values (`np.diag` of a vector,
+    `np.outer`, `np.tile`, `np.repeat`, `np.kron`, `np.stack`, `np.eye(n) * v`), written into
+    (a slot, a row, `+=`), then its operands read again. A new array can be written; what may be
+    a view (`np.diag` of a matrix is a read-only one) must be refused or followed."""
+    make = ch.choice(["np.diag(v)", "np.outer(v, v)", "np.tile(v, (2, 1))", "np.repeat(v[None, :], 2, axis=0)",
+                      "np.kron(v[:2], np.ones((2, 1)))", "np.stack([v, v * 2.0])", "np.eye(3) * v",
+                      "np.diag(np.outer(v, v))"])
+    write = ch.choice(["d[0, 1] = v[2] * 3.0", "d[1] = v[0]", "d += 1.5", "d[-1, -1] *= 2.0", "d[0] = np.sin(v[:1])"])
+    read = ch.choice(["np.sum(d @ v) if d.ndim == 2 and d.shape[1] == 3 else np.sum(d) * np.sum(v)",
+                      "np.sum(d ** 2) + np.sum(v)"])
+    if make == "np.diag(np.outer(v, v))":
+        write = ch.choice(["d[0] = v[1]", "d += 1.0"])
+    src = f"def f(v):\n    d = {make}\n    {write}\n    return {read}\n"
+    rng = np.random.default_rng(ch.int(0, 10 ** 6))
+    return Case(src, [rng.uniform(-1.0, 1.0, 3)], may_raise=True)
