@@ -630,6 +630,21 @@ def putmask_adjoint(g, a, mask, values):
     return np.where(m, 0.0, gf), _scalar(v_bar.reshape(vv.shape))
 
 
+def broadcast_arrays_adjoint(g, args) -> tuple:
+    """The gradients of the arguments of `np.broadcast_arrays(*args)` from the pair of gradients of
+    its results (None for an unused one): each summed back to its argument's shape."""
+    from .runtime import unbroadcast
+
+    return tuple(np.zeros(np.shape(a)) if gi is None else unbroadcast(gi, a) for gi, a in zip(g, args))
+
+
+def broadcast_arrays_tangent(tangents, y) -> tuple:
+    """The tangent of `y = np.broadcast_arrays(*args)`: each argument's tangent (zeros for none)
+    broadcast to its result's shape."""
+    return tuple(np.zeros(np.shape(yi)) if t is None else np.array(np.broadcast_to(t, np.shape(yi)), dtype=float)
+                 for t, yi in zip(tangents, y))
+
+
 def block_adjoint(g, arrays):
     """The gradients of the blocks in `np.block(arrays)` (nested lists of arrays and numbers), in
     the same nesting: each block's entries are found where `np.block` of the entries' positions
@@ -675,6 +690,8 @@ def outer_sums(g, a, b):
 
 __all__ = [
     "block_adjoint",
+    "broadcast_arrays_adjoint",
+    "broadcast_arrays_tangent",
     "outer_sums",
     "put_along_axis_adjoint",
     "put_along_axis_copy",

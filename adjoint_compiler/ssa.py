@@ -2776,7 +2776,8 @@ def _kind(op) -> str:
 
 TUPLE_RESULTS = {np.linalg.slogdet, np.linalg.eig, np.linalg.eigh, np.linalg.svd, np.linalg.qr, np.linalg.lstsq, np.divmod,
                  np.modf, np.frexp, np.nonzero, np.shape, np.histogram, np.meshgrid, np.split, np.hsplit, np.vsplit, np.dsplit,
-                 np.array_split, np.unique, np.gradient, divmod, tuple, list, zip, enumerate, map, range}
+                 np.array_split, np.unique, np.gradient, np.broadcast_arrays, divmod, tuple, list, zip, enumerate,
+                 map, range}
 
 
 def _defaulted(sig, bound) -> set:

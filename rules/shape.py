@@ -239,6 +239,16 @@ def concatenate_dot(y, arrays, axis=0):
     y_dot = np.concatenate(arrays_dot, axis=axis)
 
 
+@adjoint(np.broadcast_arrays)
+def broadcast_arrays(y, *args):
+    args_bar += rt.broadcast_arrays_adjoint(y_bar, args)
+
+
+@tangent(np.broadcast_arrays)
+def broadcast_arrays_dot(y, *args):
+    y_dot = rt.broadcast_arrays_tangent(args_dot, y)
+
+
 @adjoint(np.block)
 def block(y, arrays):
     arrays_bar += rt.block_adjoint(y_bar, arrays)

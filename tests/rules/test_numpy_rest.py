@@ -752,3 +752,18 @@ def block_element_matrix(a, v):
 @pytest.mark.parametrize("f", [block_matrix, block_of_numbers, block_element_matrix])
 def test_block(f):
     both(f, rng.standard_normal((2, 4)), rng.uniform(1.0, 2.0, 4), wrt=(0, 1))
+
+
+def broadcast_pair(a, v):
+    p, q = np.broadcast_arrays(a[0][:, None] * 2.0, v)
+    return S(np.sin(p) * q)
+
+
+def broadcast_one_used(a, v):
+    p, _ = np.broadcast_arrays(a[1][:, None], v)
+    return S(p ** 2)
+
+
+@pytest.mark.parametrize("f", [broadcast_pair, broadcast_one_used])
+def test_broadcast_arrays(f):
+    both(f, rng.standard_normal((2, 3)), rng.standard_normal(4), wrt=(0, 1))
