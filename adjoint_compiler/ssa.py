@@ -552,7 +552,26 @@ class SSABuilder:
         raise UnsupportedSyntaxError(f"`.{name}()` of an object of {obj.cls.__name__} made here is not a method "
                                      "written in Python", self.loc(at))
 
-    def materialize_object(self, name: str, at, out: list) -> ir.Var:
+    def materialize_sequence(self, seq, at, out: list) -> ir.Var:
+        """A compile-time display holding objects made here (`layers`), returned: built at run time,
+        each object from its fields, nested displays alike; a function in it is refused."""
+        elts = []
+        for k, item in enumerate(seq.items):
+            if isinstance(item, _Object):
+                self.env[f"__item{k}"] = item
+                item = self.materialize_object(f"__item{k}", at, out, label=f"{item.cls.__name__.lower()}_{k}")
+            elif isinstance(item, StaticSeq):
+                item = self.materialize_sequence(item, at, out)
+            elif is_function_value(item) or isinstance(item, ir.Global) and callable(item.value):
+                raise UnsupportedSyntaxError("the differentiated function returns a function (in a tuple or list); "
+                                             "differentiate the function it returns instead", self.loc(at))
+            elts.append(_Operand(item))
+        name = self.namer.fresh("returned")
+        display = (gast.Tuple if seq.kind == "tuple" else gast.List)(elts=elts, ctx=gast.Load())
+        self.assign(name, display, at, out)
+        return self.env[name]
+
+    def materialize_object(self, name: str, at, out: list, label: str = "") -> ir.Var:
         """An object made here, returned (or put in a returned tuple): built at run time from its
         fields without calling `__init__` again (`rt.build_object(cls, names, *values)`)."""
         from . import runtime
@@ -568,7 +587,7 @@ class SSABuilder:
         keys = tuple(obj.items)
         values = list(obj.items.values())
         obj.built_at = obj.built_at or self.loc(at)  # (a field set later would not reach the run-time object)
-        target = self.version(name, "any")
+        target = self.version(label or name, "any")
         target.tree = ("tree", "record", obj.cls, keys, tuple(_operand_kind(v) for v in values))
         cls_global = ir.Global(self.namer.fresh(_identifier(obj.cls, "cls")), obj.cls, obj.cls, ())
         callee = ir.Global("rt.build_object", runtime.build_object, runtime, ())
@@ -828,6 +847,9 @@ class SSABuilder:
             elif self.parent is None and isinstance(s.value, gast.Name) \
                     and isinstance(self.env_value(s.value.id), _Object):
                 s = gast.Return(value=_Operand(self.materialize_object(s.value.id, s, out)))
+            elif self.parent is None and isinstance(s.value, gast.Name) \
+                    and isinstance(self.env_value(s.value.id), StaticSeq):  # (a display of objects made here)
+                s = gast.Return(value=_Operand(self.materialize_sequence(self.env_value(s.value.id), s, out)))
             self.env[RETURN] = self.returned_value(s)
         elif isinstance(s, gast.Delete):
             self.unbind([t.id for t in s.targets], s)

@@ -591,3 +591,26 @@ def test_a_field_set_after_the_object_was_built_at_run_time_is_refused():
     built at run time from the fields as they were (the gradient of the old `u` came out)."""
     with pytest.raises(UnsupportedSyntaxError, match=r"`g.u = \.\.\.`: the object was put in a list"):
         grad(field_set_after_the_object_was_put_in_a_list)(np.array([1.0, 2.0]))
+
+
+def layers_returned(W1, W2, X):
+    layers = [Dense(W1, np.tanh), Dense(W2 * 2.0, np.tanh)]
+    h = X
+    for layer in layers:
+        h = layer(h)
+    return np.sum(h ** 2), layers
+
+
+def test_a_display_of_objects_iterated_then_returned_is_built_at_the_return():
+    rng = np.random.default_rng(5)
+    W1, W2, X = rng.standard_normal((3, 3)), rng.standard_normal((3, 2)), rng.standard_normal((4, 3))
+    (value, layers), g = value_and_grad(layers_returned, wrt=(0, 1), has_aux=True)(W1, W2, X)
+    assert isinstance(layers, list) and isinstance(layers[1], Dense)
+    np.testing.assert_array_equal(layers[1].W, W2 * 2.0)
+    check_grads(lambda W1, W2, X: layers_returned(W1, W2, X)[0], W1, W2, X, wrt=(0, 1))
+    fd = np.zeros_like(W1)
+    for k in np.ndindex(W1.shape):
+        e = np.zeros_like(W1)
+        e[k] = 1e-6
+        fd[k] = (layers_returned(W1 + e, W2, X)[0] - layers_returned(W1 - e, W2, X)[0]) / 2e-6
+    np.testing.assert_allclose(g[0], fd, rtol=1e-5, atol=1e-7)  # (the has_aux gradient: finite differences)
