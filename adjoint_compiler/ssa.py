@@ -579,8 +579,8 @@ class SSABuilder:
         obj = self.env_value(name)
         for key, item in obj.items.items():
             if is_function_value(item) or isinstance(item, (_Dict, _Object)):
-                raise UnsupportedSyntaxError(f"the object `{name}` holds a function, a dict display or an object made "
-                                             "here: it cannot be returned", self.loc(at))
+                raise UnsupportedSyntaxError(f"the object `{label or name}` holds a function, a dict display or an "
+                                             "object made here: it cannot be returned", self.loc(at))
             if isinstance(item, ir.Var) and not self.current(item):
                 raise MutationError(f"`{name}.{key}` holds an array that was written after it was assigned: the "
                                     "gradient cannot follow it", self.loc(at))
