@@ -32,6 +32,7 @@ from . import (
     clamps,
     codegen,
     composite,
+    contractions,
     copies,
     cse,
     dtypes,
@@ -280,7 +281,8 @@ def _show_complex(c: Context) -> str:
 
 def _shapes(c: Context) -> None:
     """Shape classes and ranks, from the argument kinds; with a pattern of axis lengths
-    (`c.dims`), from it too where it tells more (else the pattern is dropped: the code holds for
+    (`c.dims`), from it too where it tells more (values of one shape, an einsum that is a matrix
+    product: else the pattern is dropped: the code holds for
     every pattern, and one compilation serves them all)."""
     ranks = {v: (int(k[1:]) if _numeric(k) else None) for v, k in zip(c.fn.params, c.kinds)}
     c.classes, c.ndims = shapes.infer(c.fn, ranks, c.ints)
@@ -289,8 +291,8 @@ def _shapes(c: Context) -> None:
         c.dims = None
     else:
         by_dims = shapes.infer(c.fn, ranks, None, {v: d for v, d in zip(c.fn.params, ids) if d is not None})
-        if shapes.same_facts(by_dims[0], c.classes):
-            c.dims = None
+        if shapes.same_facts(by_dims[0], c.classes) and not contractions.products(c.fn, *by_dims):
+            c.dims = None  # (the pattern tells nothing more: no shape shared, no einsum a product)
         else:
             c.classes, c.ndims = by_dims
 
@@ -358,6 +360,11 @@ def _hoist(c: Context) -> None:
 def _cse(c: Context) -> None:
     """Identical pure statements computed once."""
     cse.eliminate(c.fn)
+
+
+def _contractions(c: Context) -> None:
+    """A two-operand `np.einsum` that is a matrix product in `@`'s order computed as `@`."""
+    contractions.rewrite(c.fn, c.classes, c.ndims)
 
 
 def _clamps(c: Context) -> None:
@@ -569,6 +576,7 @@ PASSES = (
     Pass("ssa", _ssa, _ir, ("source", "normalized", "kinds", "written_out"), ("fn",)),
     Pass("dtypes", _dtypes, _ir, ("fn", "kinds", "mode", "differentiable")),
     Pass("shapes", _shapes, _show_shapes, ("fn", "kinds", "dims"), ("classes", "ndims", "ints", "dims")),
+    Pass("contractions", _contractions, _ir, ("fn", "classes", "ndims"), ("fn",)),
     Pass("floats", _floats, _show_floats, ("fn", "kinds"), ("real", "fn")),
     Pass("mutation", _mutation, _show_mutation, ("func", "fn", "classes", "ndims"), ("views", "changed_defaults")),
     Pass("hoist", _hoist, _ir, ("fn", "classes"), ("fn",)),

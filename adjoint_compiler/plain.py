@@ -282,64 +282,88 @@ def _shape_class(e, facts: Facts):
         return facts.classes.get(e.id)
     if isinstance(e, gast.UnaryOp):
         return _shape_class(e.operand, facts)
-    if isinstance(e, gast.BinOp) and not isinstance(e.op, gast.MatMult):
-        left, right = (None if _scalar(side, facts) else _shape_class(side, facts) for side in (e.left, e.right))
-        if _scalar(e.left, facts):
-            return right
-        if _scalar(e.right, facts):
-            return left
-        return left if left is not None and left == right else None
+    operands = [e.left, e.right] if isinstance(e, gast.BinOp) and isinstance(e.op, _ELEMENTWISE) else _ufunc_args(e)
+    if not operands:
+        return None
+    arrays = [side for side in operands if not _scalar(side, facts)]
+    classes = {_shape_class(side, facts) for side in arrays}
+    return classes.pop() if len(classes) == 1 else None
+
+
+_ELEMENTWISE = (gast.Add, gast.Sub, gast.Mult, gast.Div)  # (binary operators applied slot by slot)
+
+
+def _ufunc_args(e) -> list | None:
+    """The arguments of a call `np.<ufunc>(...)` given all its inputs and no keyword, else None."""
+    func = _numpy_function(e.func) if isinstance(e, gast.Call) else None
+    if isinstance(func, np.ufunc) and func.nin == len(e.args) and not e.keywords \
+            and not any(isinstance(a, gast.Starred) for a in e.args):
+        return list(e.args)
     return None
 
 
-def _broadcast_reads(stmt, name: str, token, facts: Facts):
-    """The places of the reads of `name` in `stmt` ((parent node, field, index)) if every read is
-    multiplied elementwise (through numbers: `a * 2.0 * d`) by an operand of shape class `token`
-    (`rt.chain(a, d)`, `a * d`), else None."""
+def _broadcast_reads(stmt, name: str, token, facts: Facts, updated: set):
+    """How `stmt` reads `name`, one number broadcast to the shape class `token`: (the places of
+    the reads, (parent node, field, index); whether `stmt` binds a name to one number computed
+    from it), if every read stays one number (`-a`, `a * 2.0`, `np.exp(a)`) until it meets,
+    slot by slot, an operand of shape class `token` (`rt.chain(a, d)`, `a * d`, `d - a`,
+    `np.maximum(a, d)`) or makes the whole value bound to a name never written into; else None."""
     parents = {}
     for node in astwalk.walk(stmt):
         for field, value in gast.iter_fields(node):
             for index, child in enumerate(value) if isinstance(value, list) else [(None, value)]:
                 if isinstance(child, gast.AST):
                     parents[id(child)] = (node, field, index)
-    sites = []
+    sites, whole = [], False
     for read in astwalk.walk(stmt):
         if not (isinstance(read, gast.Name) and read.id == name and isinstance(read.ctx, gast.Load)):
             continue
         node, ok = read, False
         while id(node) in parents:
             parent = parents[id(node)][0]
-            if _is_rt(parent, rt.chain) and len(parent.args) == 2 and parent.args[0] is node:
+            if (_is_rt(parent, rt.chain) or _is_rt(parent, rt.chain_div)) and len(parent.args) == 2 \
+                    and not parent.keywords and parent.args[0] is node:
                 ok = _shape_class(parent.args[1], facts) == token
                 break
-            if not (isinstance(parent, gast.BinOp) and isinstance(parent.op, (gast.Mult, gast.Div))):
+            if parent is stmt:  # the whole value is one number: `b = -a`
+                ok = whole = isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 \
+                    and isinstance(stmt.targets[0], gast.Name) and stmt.targets[0].id not in updated | {name}
                 break
-            other = parent.right if parent.left is node else parent.left
-            if _scalar(other, facts) and (isinstance(parent.op, gast.Mult) or parent.left is node):
+            if isinstance(parent, gast.UnaryOp) and isinstance(parent.op, (gast.USub, gast.UAdd)):
                 node = parent  # still one number
                 continue
-            ok = isinstance(parent.op, gast.Mult) and _shape_class(other, facts) == token
+            operands = [parent.left, parent.right] if isinstance(parent, gast.BinOp) \
+                and isinstance(parent.op, _ELEMENTWISE) else _ufunc_args(parent)
+            if operands is None or not any(a is node for a in operands):
+                break
+            others = [a for a in operands if a is not node]
+            if all(_scalar(a, facts) for a in others):
+                node = parent  # still one number
+                continue
+            ok = all(_scalar(a, facts) or _shape_class(a, facts) == token for a in others)
             break
         if not ok:
             return None
         sites.append(parents[id(read)])
-    return sites
+    return sites, whole
 
 
-def _scalar_gradients(items: list, facts: Facts, reads: dict) -> list:
+def _scalar_gradients(items: list, facts: Facts, reads: dict, updated: set) -> list:
     """`a = rt.expand_reduced(c, x, None, False)` (one number `c` broadcast to `x`'s shape) whose
-    every reader multiplies it elementwise by something of `x`'s shape reads `c` instead: the
-    product broadcasts it the same way, one pass and one helper call fewer. `reads` counts the
-    reads of each name in the whole code (every one must be such a product)."""
+    every reader combines it slot by slot with something of `x`'s shape reads `c` instead: the
+    operation broadcasts it the same way, one pass and one helper call fewer. A reader that only
+    makes another such number, `b = -a`, becomes `b = rt.expand_reduced(-c, x, None, False)` (no
+    array made), a candidate in its turn. `reads` counts the reads of each name in the whole code
+    (every one must be such a reader); `updated` are the names whose arrays may be written."""
     from .backward import Mark
     from .simplify import stores
     out = []
     for item in items:
         if isinstance(item, BIf):
-            item = BIf(item.cond, _scalar_gradients(item.body, facts, reads),
-                       _scalar_gradients(item.orelse, facts, reads), item.loc)
+            item = BIf(item.cond, _scalar_gradients(item.body, facts, reads, updated),
+                       _scalar_gradients(item.orelse, facts, reads, updated), item.loc)
         elif isinstance(item, BLoop):
-            item = BLoop(item.loop, _scalar_gradients(item.body, facts, reads), item.loc)
+            item = BLoop(item.loop, _scalar_gradients(item.body, facts, reads, updated), item.loc)
         out.append(item)
     k = 0
     while k < len(out):
@@ -355,19 +379,21 @@ def _scalar_gradients(items: list, facts: Facts, reads: dict) -> list:
                 and axis.value is None and isinstance(keep, gast.Constant) and keep.value is False):
             continue
         name = c.stmt.targets[0].id
-        needs = {n.id for n in astwalk.walk(value) if isinstance(n, gast.Name)}
-        plan = []
-        for item in out[k:]:  # the readers that follow, while `a` and what `c` reads stay bound
+        needs = {n.id for n in astwalk.walk(value) if isinstance(n, gast.Name)} | {x.id}
+        plan, numbers = [], []
+        for item in out[k:]:  # the readers that follow, while `a`, `x` and what `c` reads stay bound
             if isinstance(item, Mark):
                 if needs & {v.name for v in ir_defined(item.stmt)}:
                     break
                 continue
-            if not isinstance(item, Code):
+            if not isinstance(item, Code) or item.restore is not None:
                 break
-            sites = _broadcast_reads(item.stmt, name, token, facts)
-            if sites is None:
+            found = _broadcast_reads(item.stmt, name, token, facts, updated)
+            if found is None:
                 break
-            plan += sites
+            plan += found[0]
+            if found[1]:
+                numbers.append(item.stmt)
             changed = set().union(*stores(item.stmt))
             if name in changed or needs & changed:
                 break
@@ -378,6 +404,8 @@ def _scalar_gradients(items: list, facts: Facts, reads: dict) -> list:
                 setattr(node, field, astwalk.clone(value))
             else:
                 getattr(node, field)[index] = astwalk.clone(value)
+        for stmt in numbers:  # `b = -c`: `b` broadcast as `a` was
+            stmt.value = rtcall.call(rt.expand_reduced, stmt.value, astwalk.clone(x), *map(astwalk.clone, (axis, keep)))
         k -= 1
         del out[k]
     return out
@@ -482,7 +510,7 @@ def _statements(item):
 def rewrite(code: list, facts: Facts) -> list:
     """`code` with the settled helper calls replaced (nested blocks included)."""
     code = _rewrite(code, facts)
-    code = _rewrite(_scalar_gradients(code, facts, _name_counts(code, gast.Load)), facts)
+    code = _rewrite(_scalar_gradients(code, facts, _name_counts(code, gast.Load), _updated_names(code)), facts)
     return _unit_products(code, facts, _name_counts(code, gast.Store), _updated_names(code))
 
 

@@ -473,7 +473,7 @@ def _sublist_subscripts(args) -> tuple:
 
 
 @functools.lru_cache(maxsize=512)
-def _product_plan(ta: str, tb: str, out: str):
+def product_plan(ta: str, tb: str, out: str):
     """How `einsum(ta + "," + tb + "->" + out)` is a batched matrix product, or None: batch letters
     are in both operands and the output, summed ones in both operands only, own ones in one
     operand and the output; no letter repeats within an operand or the output, and some letter is
@@ -496,7 +496,7 @@ def _product_plan(ta: str, tb: str, out: str):
 
 
 def _product(plan, a, b):
-    """The einsum `plan` (`_product_plan`) describes, as `a @ b` of the operands put in order, or
+    """The einsum `plan` (`product_plan`) describes, as `a @ b` of the operands put in order, or
     of (batch, rows, summed) by (batch, summed, columns) stacks: BLAS. None where the shared
     letters' lengths differ (einsum broadcasts a length 1 against another; `@` would raise)."""
     pa, pb, pr, nb, na, ns = plan
@@ -529,10 +529,10 @@ def einsum(*args, **kwargs):
 
 def _contract(terms: list, operands: list, out: str):
     """`np.einsum(",".join(terms) + "->" + out, *operands)`. Two operands whose product is a
-    (batched) matrix product (`_product_plan`) go through BLAS, ten times faster than einsum's
+    (batched) matrix product (`product_plan`) go through BLAS, ten times faster than einsum's
     own loops."""
     if len(terms) == 2 and np.ndim(operands[0]) and np.ndim(operands[1]):
-        plan = _product_plan(terms[0], terms[1], out)
+        plan = product_plan(terms[0], terms[1], out)
         r = _product(plan, operands[0], operands[1]) if plan is not None else None
         if r is not None:
             return r

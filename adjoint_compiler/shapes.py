@@ -102,7 +102,7 @@ def split_dims(pattern: tuple, ranks: list) -> list | None:
     return out if at == len(pattern) else None
 
 
-def _einsum_letters(s: ir.Assign, ranks: list):
+def einsum_letters(s: ir.Assign, ranks: list):
     """(the operands' subscripts, the output's) of `np.einsum` with constant subscripts and
     operands of known ranks (`ranks`: the arguments', the subscripts' first), else None."""
     if s.prim not in (np.einsum, rt.einsum) or s.kwargs or len(s.args) < 2 or not isinstance(s.args[0], ir.Const) \
@@ -118,8 +118,8 @@ def _einsum_letters(s: ir.Assign, ranks: list):
     return inputs, out
 
 
-def _einsum_dims(letters: tuple, tokens: list):
-    """The Dims of an einsum's result (`_einsum_letters`) from its operands' Dims (0 for a
+def einsum_dims(letters: tuple, tokens: list):
+    """The Dims of an einsum's result (`einsum_letters`) from its operands' Dims (0 for a
     number), or None where one letter names axes not known equal."""
     inputs, out = letters
     ids: dict = {}
@@ -263,7 +263,7 @@ class Shapes:
             return 1
         if p in JOINING:
             return self.joined_rank(s)
-        letters = _einsum_letters(s, ranks)
+        letters = einsum_letters(s, ranks)
         if letters is not None:
             return len(letters[1])
         if p is operator.getitem and ranks[0] is not None:
@@ -430,9 +430,9 @@ class Shapes:
                 return _token(first.ids[len(parts):])
             return None
         tokens = [self.of(a) for a in args]
-        letters = _einsum_letters(s, [len(t.ids) if isinstance(t, Dims) else 0 if t == 0 else None for t in tokens])
+        letters = einsum_letters(s, [len(t.ids) if isinstance(t, Dims) else 0 if t == 0 else None for t in tokens])
         if letters is not None:
-            return _einsum_dims(letters, tokens[1:])
+            return einsum_dims(letters, tokens[1:])
         operands = [t for t in tokens if t != 0]
         if not operands or not all(isinstance(t, Dims) for t in operands) or s.kwargs and p not in REDUCTIONS \
                 and not isinstance(p, ir.Method):

@@ -140,8 +140,8 @@ def test_jvp_source_is_the_same_in_another_process():
 
 def test_the_forward_stages():
     assert FORWARD_STAGES[-7:] == ("rules", "complex", "activity", "forward", "codegen", "release", "loader")
-    assert FORWARD_STAGES[:12] == ("frontend", "fence", "normalize", "ssa", "dtypes", "shapes", "floats",
-                                   "mutation", "hoist", "cse", "clamps", "globals")
+    assert FORWARD_STAGES[:13] == ("frontend", "fence", "normalize", "ssa", "dtypes", "shapes", "contractions",
+                                   "floats", "mutation", "hoist", "cse", "clamps", "globals")
     for p in FORWARD_PASSES:
         text = stage(euler, p.name)
         assert isinstance(text, str) and text.strip(), p.name

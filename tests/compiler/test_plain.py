@@ -141,6 +141,34 @@ def test_a_broadcast_number_read_any_other_way_stays_an_array():
         assert rewritten(*lines, facts=SHAPED) == list(lines)
 
 
+def test_a_broadcast_number_through_negation_and_any_slot_by_slot_operation_is_read_as_the_number():
+    assert rewritten("a = rt.expand_reduced(s, x, None, False)", "n = -a", "c = n * x",
+                     "d = a / (1.0 + np.exp(np.minimum(-x, 709.0)))", "e = x - 2.0 * a", facts=SHAPED) == \
+        ["c = -s * x", "d = s / (1.0 + np.exp(np.minimum(-x, 709.0)))", "e = x - 2.0 * s"]
+
+
+def test_a_number_made_from_a_broadcast_one_stays_broadcast_where_it_cannot_be_read_as_a_number():
+    assert rewritten("a = rt.expand_reduced(s, x, None, False)", "n = -a", "c = rt.unbroadcast(n, y)",
+                     facts=SHAPED) == ["n = rt.expand_reduced(-s, x, None, False)", "c = rt.unbroadcast(n, y)"]
+    keep = [("a = rt.expand_reduced(s, x, None, False)", "n = -a", "n += y"),  # `n` updated: an array of its own
+            ("a = rt.expand_reduced(s, x, None, False)", "c = np.maximum(a, y)"),  # another shape
+            ("a = rt.expand_reduced(s, x, None, False)", "c = np.add(a, x, out=x)")]  # not one ufunc's inputs alone
+    for lines in keep:
+        assert rewritten(*lines, facts=SHAPED) == list(lines)
+
+
+def test_a_negated_mean_gradient_matches_finite_differences():
+    def poisson(w, X, y):
+        eta = X @ w
+        return np.mean(np.exp(eta) - y * eta) - np.sum(-w) / len(w)
+    rng = np.random.default_rng(0)
+    args = (0.1 * rng.normal(size=4), rng.normal(size=(6, 4)), rng.poisson(1.0, 6).astype(float))
+    check_grads(poisson, *args, wrt=0)
+    source = adjoint_source(poisson, args=args)
+    assert ", y, None, False)" not in source  # (the mean's gradient is read as one number)
+    assert "rt.expand_reduced(sum_neg_w_bar, w, None, False)" in source  # (`w_bar = -...` is updated next)
+
+
 def test_a_chain_by_a_nonzero_number_is_the_product():
     assert rewritten("d = rt.chain(1.0, 2 * x)") == ["d = 2 * x"]
     assert rewritten("d = rt.chain(0.5, x)") == ["d = 0.5 * x"]
