@@ -30,10 +30,13 @@ VIEW_METHODS = {"transpose", "swapaxes", "squeeze", "view", "diagonal"}
 VIEW_ATTRS = {"T", "mT", "real", "imag"}
 # Operations that return their operand itself, a view of it, or a copy, depending on its layout
 # or dtype at run time: a view of it as far as aliasing goes, re-checked at run time by a write.
+# (The scalar types called on an array return it itself when it already has their dtype, and a
+# real array's `conj()` is the array itself.)
 MAYBE_VIEW_FUNCTIONS = {np.reshape, np.ravel, np.asarray, np.asanyarray, np.ascontiguousarray,
                         np.asfortranarray, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.broadcast_to,
-                        np.require}
-MAYBE_VIEW_METHODS = {"reshape", "ravel"}
+                        np.require, np.float64, np.float32, np.float16, np.int64, np.int32, np.bool_,
+                        np.complex128, np.complex64}
+MAYBE_VIEW_METHODS = {"reshape", "ravel", "conj", "conjugate"}
 # View operations whose result NumPy makes read-only: a write through it (or a view of it) raises.
 READ_ONLY_VIEW_FUNCTIONS = {np.broadcast_to, np.diagonal, np.lib.stride_tricks.sliding_window_view}
 READ_ONLY_VIEW_METHODS = {"diagonal"}
@@ -66,13 +69,30 @@ FRESH_FUNCTIONS = {
     np.nansum, np.nanmean, np.nanmax, np.nanmin, np.cov, np.corrcoef, np.interp, np.polyval,
     np.gradient, np.vander, np.nan_to_num, np.around, np.round, np.shape, np.ndim, np.size,
     np.count_nonzero, np.any, np.all, np.isclose, np.allclose, np.array_equal, np.nonzero,
-    np.flatnonzero, np.argwhere, np.unique, np.meshgrid, np.float64, np.float32, np.int64, np.int32,
-    np.bool_, np.linalg.inv, np.linalg.solve, np.linalg.det, np.linalg.slogdet, np.linalg.norm,
+    np.flatnonzero, np.argwhere, np.unique, np.meshgrid, np.linalg.inv, np.linalg.solve, np.linalg.det, np.linalg.slogdet, np.linalg.norm,
     np.linalg.eigh, np.linalg.eigvalsh, np.linalg.svd, np.linalg.qr, np.linalg.cholesky,
     np.linalg.pinv, np.linalg.lstsq, np.linalg.matrix_power, np.linalg.eig, np.linalg.eigvals,
     float, int, bool, complex, abs, len, round, pow, sum, range, isinstance, print, divmod, copy.copy,
     copy.deepcopy,
 }
+# Functions of FRESH_FUNCTIONS that return an operand itself, or write into it, for some value of
+# one argument: (its position, its keyword, whether a constant value of it makes a new array). An
+# argument not given has its default (a new array); one not a constant may be any value.
+SOMETIMES_FRESH = {np.diff: (1, "n", lambda n: type(n) is int and n >= 1),  # n=0: the operand itself
+                   np.linalg.matrix_power: (1, "n", lambda n: type(n) is int and n != 1),  # n=1: itself
+                   np.nan_to_num: (1, "copy", lambda copy: copy is True),  # copy=False: in place
+                   np.meshgrid: (None, "copy", lambda copy: copy is True)}  # copy=False: views
+
+
+def _makes_new(stmt: ir.Assign) -> bool:
+    """Whether a call of a function of SOMETIMES_FRESH makes a new array, by the argument that says."""
+    position, keyword, fresh = SOMETIMES_FRESH[stmt.prim]
+    given = stmt.kwargs.get(keyword)
+    if given is None and position is not None and len(stmt.args) > position:
+        given = stmt.args[position]
+    return given is None or isinstance(given, ir.Const) and fresh(given.value)
+
+
 # The runtime helpers of generated gradients that return new values, beyond those marked `@fresh`
 # (a gradient read back as source is differentiated like user code; `expand_reduced`, `unbroadcast`
 # may return their operand or a view of it, so they are not here).
@@ -91,7 +111,7 @@ ALIASED_OPERANDS = {rt.unbroadcast: (0,), rt.expand_reduced: (0,), rt.reduce_lik
                     rt.getitem_transpose: (0,), rt.accum: (0, 1)}
 FRESH_METHODS = {"copy", "sum", "mean", "prod", "max", "min", "std", "var", "cumsum", "cumprod", "dot",
                  "round", "clip", "tolist", "item", "all", "any", "argmax", "argmin", "argsort",
-                 "flatten", "repeat", "trace", "nonzero", "conj", "conjugate", "searchsorted", "ptp",
+                 "flatten", "repeat", "trace", "nonzero", "searchsorted", "ptp",
                  "astype"}
 FRESH_ATTRS = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes", "strides"}
 FRESH_PRIMS = {ir.SQUARE, ir.OWN, ir.SAVE, ir.SHARES, ir.POSITIONS, ir.SLOTS_AT, ir.CHECK_UPDATE}
@@ -225,6 +245,8 @@ def is_fresh(stmt: ir.Assign, ranks: dict | None = None) -> bool:
     if p is np.diag and ranks is not None and stmt.args and ranks.get(stmt.args[0]) == 1:
         return True  # (of a vector: a new matrix; of a matrix, a read-only view of its diagonal)
     try:
+        if p in SOMETIMES_FRESH:
+            return _makes_new(stmt)
         if p in FRESH_FUNCTIONS or p is np.array:  # np.array copies unless told otherwise (a view, above)
             return True
         from . import registry

@@ -11,7 +11,7 @@ from . import buffer as _buffer
 from . import runtime_facts as _facts
 from . import trees as _trees
 from .buffer import Buffer
-from .errors import ArgumentError
+from .errors import ArgumentError, MissingRuleError
 
 _SCALARS = (float, int, complex, bool, np.generic)
 
@@ -474,6 +474,8 @@ def plus_adjoint(g, x, y, which: int):
     broadcasting (added)."""
     if isinstance(x, (list, tuple)) and isinstance(y, (list, tuple)):
         return seq_head(g, y) if which == 0 else seq_tail(g, y)
+    numpy_operand(x, "`+`")
+    numpy_operand(y, "`+`")
     return unbroadcast(g, y if which else x)
 
 
@@ -482,6 +484,8 @@ def times_adjoint(g, x, y, which: int):
     a repetition's, or NumPy's product's."""
     if is_repetition(x, y):
         return repetition_adjoint(g, x, y, which)
+    numpy_operand(x, "`*`")
+    numpy_operand(y, "`*`")
     return unbroadcast(g * y, x) if which == 0 else unbroadcast(g * x, y)
 
 
@@ -914,6 +918,21 @@ def shares_memory(value, array) -> bool:
                             "(a view of) another array, which Python would change too, and the gradient "
                             "cannot follow it; copy it first (`.copy()`), or write into the array it came from")
     return isinstance(value, np.ndarray) and isinstance(array, np.ndarray) and np.may_share_memory(value, array)
+
+
+_NUMPY_OPERANDS = (np.ndarray, float, int, complex, bool, np.generic, list, tuple, dict, str, type(None))
+
+
+def numpy_operand(x, operation: str) -> None:
+    """`x` takes part in `operation` (`.sum()`, `+`), which the gradient differentiates as NumPy's
+    (or a list's, a tuple's, a dict's): an object of another class would run its class's own
+    method or operator, which the compiler did not read; that is refused here, before its result
+    is used (else the gradient would be NumPy's, silently wrong)."""
+    if not isinstance(x, _NUMPY_OPERANDS) and not isinstance(x, Buffer):
+        raise MissingRuleError(f"{operation} is applied to a `{type(x).__name__}` object, whose class's own "
+                               "code runs here, but the compiler could not tell its class when compiling and "
+                               "would differentiate NumPy's: call the method on an object whose class is known "
+                               "where it is called (made in the function, or an argument)")
 
 
 def check_update(before, value) -> None:

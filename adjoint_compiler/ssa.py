@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import gast
 import numpy as np
 
-from . import aliasing, astwalk, fence, frontend, ir, mutation, registry, runtime_facts, trees
+from . import aliasing, astwalk, fence, frontend, ir, mutation, registry, rtcall, runtime_facts, trees
 from .errors import AdjointCompilerError, CompileError, MissingRuleError, MutationError, UnsupportedSyntaxError
 from .frontend import Source, SourceError, is_library_module
 from .functions import (
@@ -329,6 +329,14 @@ class SSABuilder:
                 return helper, [receiver], {}, ir.Global(f"rt.{helper.__name__}", helper, runtime, ())
             return ir.Method(func.attr), [receiver] + args, kwargs, None
         callee = self.operand(func, allow_function=True)
+        view = getattr(callee, "value", None)
+        if isinstance(callee, ir.Global) and isinstance(getattr(view, "__self__", None), dict) \
+                and getattr(view, "__name__", None) in _DICT_VIEWS and not args and not kwargs:
+            # `d.values()` of a global dict: a list, read by position (as of a dict made at run time)
+            from . import runtime
+
+            helper = _DICT_VIEWS[view.__name__](runtime)
+            return helper, [self.operand(func.value)], {}, ir.Global(rtcall.name(helper), helper, runtime, ())
         if isinstance(callee, ir.Global) and callee.value is super:
             raise UnsupportedSyntaxError("`super()` is supported only as `super().method(...)` inside a method "
                                          "of the user's class (it reads the frame it is called from); call the "
@@ -840,6 +848,7 @@ class SSABuilder:
                 self.inline(prim, args, kwargs, callee, s, out)
             else:
                 self.refuse_function_arguments(args, kwargs, callee, s)
+                self.check_receiver(prim, args, s, out)
                 out.append(ir.Assign(None, prim, args, kwargs, self.loc(s), callee))
         elif isinstance(s, gast.Return):
             if isinstance(s.value, gast.Name) and isinstance(self.env_value(s.value.id), _Dict):
@@ -1435,12 +1444,8 @@ class SSABuilder:
         if static is not None:  # a function a structure holds (`f = self.activation`)
             self.env[name] = static
             return
-        if isinstance(value, gast.Subscript) and getattr(value, "by_position", False) \
-                and isinstance(value.value, gast.Name) and isinstance(self.env.get(value.value.id), ir.Var) \
-                and getattr(self.env[value.value.id].tree, "__getitem__", None) and self.env[value.value.id].tree[1] == "dict":
-            # `for k in p` over a dict: its keys, in order
-            value = gast.Subscript(value=_Operand(ir.Const(tuple(self.env[value.value.id].tree[3]))),
-                                   slice=value.slice, ctx=gast.Load())
+        if isinstance(value, gast.Subscript) and getattr(value, "by_position", False) and isinstance(value.value, gast.Name):
+            value = self.item_by_position(value, at)
         view = self.dict_view(value, name, at, out)
         if view is not None:  # `p.values()`, `p.items()`, `p.keys()` of a dict of known keys
             self.env[name] = view
@@ -1506,6 +1511,7 @@ class SSABuilder:
             self.env[name] = folded
             return
         self.refuse_function_arguments(args, kwargs, callee, at)
+        self.check_receiver(prim, args, at, out)
         if prim is operator.getitem and args[0] in self.tuples and isinstance(args[1], ir.Const) \
                 and isinstance(args[1].value, int):
             items = self.tuples[args[0]]
@@ -2280,6 +2286,38 @@ class SSABuilder:
                                              "function it returns instead", self.loc(s))
             return value
         return self.operand(s.value, allow_function=True)
+
+    def check_receiver(self, prim, args: list, at, out: list) -> None:
+        """`x.sum()` of a value whose class is not known here (an item of a list, a result of `+`),
+        a method NumPy's arrays have, is differentiated with NumPy's rule for the method: checked at run time to be what NumPy's
+        (or a list's) methods are called on (`rt.numpy_operand`), not a user's object."""
+        receiver = args[0] if isinstance(prim, ir.Method) and args and hasattr(np.ndarray, prim.name) else None
+        if isinstance(receiver, ir.Var) and receiver.kind == "any" and not receiver.is_buffer and receiver.tree is None:
+            from . import runtime
+            out.append(ir.Assign(None, runtime.numpy_operand, [receiver, ir.Const(f"`.{prim.name}()`")], {},
+                                 self.loc(at), ir.Global(rtcall.name(runtime.numpy_operand), runtime.numpy_operand,
+                                                         runtime, ())))
+
+    def item_by_position(self, value: gast.Subscript, at) -> gast.Subscript:
+        """The k-th item of a loop over `seq` (normalize's `seq[k]`): a dict's k-th key, as iterating
+        a dict gives (an argument's keys are in its kind; a global's or a closure's dict is guarded,
+        keys included); a global set, dict view or iterator, which has no k-th item, is refused."""
+        seq = value.value.id
+        held = self.env_value(seq)
+        if isinstance(held, ir.Var) and getattr(held.tree, "__getitem__", None) and held.tree[1] == "dict":
+            keys = tuple(held.tree[3])
+        elif held is None and seq not in self.locals and self.source.lookup(seq)[0]:
+            found = self.source.lookup(seq)[1]
+            if isinstance(found, (list, tuple, range, str, np.ndarray)):
+                return value
+            if not isinstance(found, dict):
+                raise UnsupportedSyntaxError(f"a loop over `{seq}`, a {type(found).__name__} this function reads from "
+                                             "outside: only a list, tuple, range, dict or array is iterated here; "
+                                             f"iterate over `list({seq})` or `sorted({seq})` made outside", self.loc(at))
+            keys = tuple(found)
+        else:
+            return value
+        return gast.Subscript(value=_Operand(ir.Const(keys)), slice=value.slice, ctx=gast.Load())
 
     def env_value(self, name: str):
         """What `name` is bound to here (a nested function's free names in their scope), or None."""

@@ -169,3 +169,25 @@ def gen_weighted_sums(ch) -> Case:
     lines.append(f"    return s + {ch.choice(['0.0', 'np.sum(v * b)', 'np.sum(x ** 2)', 'np.sum(w * w)'])}")
     src = "\n".join(lines) + "\n"
     return Case(src, [_vec(ch, n), _vec(ch, n)], wrt=ch.choice([0, 1]))
+
+
+@family("aliasing")
+def gen_returns_its_operand(ch) -> Case:
+    """A NumPy call that, for these arguments, hands back its operand itself or its memory (a real
+    array's `conj()`, `np.float64` of a float64 array, `np.diff(a, n=0)`, `matrix_power(A, 1)`,
+    `np.asarray`, `astype(copy=False)`, `nan_to_num(copy=False)`), then a write through the
+    result or into the operand, and both read. Python's numbers count: followed, or refused; the
+    caller's array never changes."""
+    matrix = ch.coin()
+    call = ch.choice(["np.linalg.matrix_power(a, 1)", "a.conj()", "np.asarray(a)", "a.T.T"] if matrix else
+                     ["a.conj()", "a.conjugate()", "np.float64(a)", "np.diff(a, n=0)", "np.asarray(a)",
+                      "a.astype(float, copy=False)", "np.nan_to_num(a, copy=False)", "np.conj(a)"])
+    first = "a[0, 0]" if matrix else "a[0]"
+    second = "a[1, 1]" if matrix else "a[1]"
+    step = ch.choice([f"b{first[1:]} = {ch.float(0.5, 3.0)} * {second}",  # through the result
+                      f"{first} = {ch.float(0.5, 3.0)} * {second}",  # into the operand
+                      f"b{first[1:]} += {second} ** 2"])
+    read = ch.choice(["np.sum(a * a) + np.sum(b)", "np.sum(b * b)", "np.sum(a ** 3)"])
+    src = f"def f(a):\n    b = {call}\n    {step}\n    return {read}\n"
+    rng = np.random.default_rng(ch.int(0, 10_000))
+    return Case(src, [rng.uniform(0.3, 1.7, size=(2, 2) if matrix else 3)])

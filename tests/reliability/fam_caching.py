@@ -210,3 +210,30 @@ def gen_object_changed(ch) -> Case:
                       f"m.layer = Scale({w2})", "Model.act = staticmethod(op_b)",
                       "Model.forward = Model.other", f"m.w = {w2}", f"m.layer.w = {w2}"])
     return Case(src, [_arg(ch)], must_work=True, then=then)
+
+
+@family("caching")
+def gen_global_container_iterated(ch) -> Case:
+    """A loop over a dict, list, tuple or set the function reads from outside, in the spellings
+    people use (`for k in D`, `D.items()`, `D.values()`, `sorted(D)`, `enumerate(D)`), then the
+    container changed in place. A dict iterates its keys (ints here collide with positions), a set
+    is refused; the second gradient sees the new contents."""
+    kind = ch.choice(["dict_int", "dict_str", "list", "tuple", "set"])
+    keys = [0, 1, 2][:ch.int(1, 3)] if kind == "dict_int" else ["a", "b", "c"][:ch.int(1, 3)]
+    weights = [round(ch.float(0.5, 3.0), 2) for _ in keys]
+    if kind.startswith("dict"):
+        value = "{" + ", ".join(f"{k!r}: {w}" for k, w in zip(keys, weights)) + "}"
+        loop = ch.choice([("for k in W:", "W[k]"), ("for k, w in W.items():", "w"), ("for w in W.values():", "w"),
+                          ("for k in sorted(W):", "W[k]"), ("for i, k in enumerate(W):", "(W[k] + i)"),
+                          ("for k in W.keys():", "W[k]")])
+        if kind == "dict_int" and ch.coin():
+            loop = ("for k in W:", "(k + 1.0)")  # (the key itself: the k-th key, not W[k])
+        then = ch.choice([f"W[{keys[0]!r}] = 4.5", f"W['z' if isinstance({keys[0]!r}, str) else 7] = 0.75"])
+    else:
+        value = {"list": "[{}]", "tuple": "({},)", "set": "{{{}}}"}[kind].format(", ".join(map(str, weights)))
+        loop = ch.choice([("for w in W:", "w"), ("for i, w in enumerate(W):", "(w + i)"), ("for w in sorted(W):", "w")])
+        then = "W.append(2.25)" if kind == "list" else f"W = {value.replace(str(weights[0]), '1.75', 1)}"
+    head, weight = loop
+    expr = ch.choice(["x", "np.sin(x)", "x ** 2", "np.tanh(x) * x"])
+    src = f"W = {value}\n\ndef f(x):\n    s = 0.0\n    {head}\n        s = s + {weight} * np.sum({expr})\n    return s\n"
+    return Case(src, [_arg(ch)], must_work=kind != "set", then=then)

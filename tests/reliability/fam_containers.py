@@ -278,3 +278,26 @@ def gen_object_fields_set(ch) -> Case:
     src = cls + "def f(x):\n    g = G(x * 2.0)\n" + "\n".join(body) + f"\n    return {read}\n"
     rng = np.random.default_rng(ch.int(0, 10 ** 6))
     return Case(src, [rng.uniform(-1.0, 1.0, 3)])
+
+
+@family("containers")
+def gen_user_operators_and_array_named_methods(ch) -> Case:
+    """A user class whose `+` is its own (`__add__` multiplying, or adding fields) and whose
+    methods are named as NumPy's (`sum`, `mean`, `max`, `dot`), reached where the compiler cannot
+    tell the class when compiling: the result of `+`, an item of a list. Python runs the class's
+    code; the gradient must be that code's, or the call refused, never NumPy's rule for the name."""
+    add = ch.choice(["return V(self.a * o.a)", "return V(self.a + o.a)"])
+    method = ch.choice(["sum", "mean", "max", "total"])
+    weight = ch.choice(["np.array([1.0, 2.0, 3.0])", "2.0"])
+    use = ch.choice([f"(V(x) + V(x ** 2)).{method}()", f"[V(x), V(2.0 * x)][1].{method}()",
+                     f"(V(x) + V(np.sin(x))).{method}() * 2.0", "np.sum((V(x) + V(x ** 2)).a)",
+                     f"(p + V(x)).{method}()", "np.sum((p + p).a * x)"])
+    if ch.coin():
+        head = "@dataclasses.dataclass\nclass V:\n    a: np.ndarray\n"
+    else:
+        head = "class V:\n    def __init__(self, a):\n        self.a = a\n"
+    src = (f"import dataclasses\n\n{head}\n    def __add__(self, o):\n        {add}\n\n"
+           f"    def {method}(self):\n        return np.sum(self.a * {weight})\n\n"
+           f"def f(x):\n    p = V(x * 0.5 + 1.0)\n    return {use}\n")
+    rng = np.random.default_rng(ch.int(0, 10_000))
+    return Case(src, [rng.uniform(0.3, 1.7, size=3)])
