@@ -129,7 +129,8 @@ def _check_assign(s: ir.Assign) -> None:
     if prim is complex or (isinstance(prim, type) and issubclass(prim, np.complexfloating)):
         _refuse(f"`{name}(...)` makes a complex number", s.loc)
     module = getattr(prim, "__module__", None) or ""
-    if prim in _COMPLEX_FUNCTIONS or any(module == m or module.startswith(m + ".") for m in _COMPLEX_MODULES):
+    if prim in _COMPLEX_FUNCTIONS or any(module == m or module.startswith(m + ".") for m in _COMPLEX_MODULES) \
+            and not _member(prim, _FREQUENCIES):
         _refuse(f"`{name}` works with complex values and has no rule yet", s.loc, ComplexRuleError)
     if isinstance(prim, ir.Attr) and prim.name in _COMPLEX_ATTRS:
         _refuse(f"`{name}` reads a part of a complex value", s.loc, ComplexRuleError)
@@ -181,6 +182,8 @@ def refuse_all(fn: ir.Function) -> None:
 _REAL_RESULT = {np.real, np.imag, np.abs, np.absolute, abs, np.angle, np.fft.irfft, np.fft.irfft2, np.fft.irfftn,
                 np.var, np.std, np.linalg.norm, ir.Method("var"), ir.Method("std"), np.iscomplex, np.isreal,
                 np.iscomplexobj, np.isrealobj}
+_FREQUENCIES = {np.fft.fftfreq, np.fft.rfftfreq}  # (of `numpy.fft`, but real numbers from a length and a spacing)
+_REAL_RESULT |= _FREQUENCIES
 _REAL_ATTRS = {"real", "imag"}
 # A real operand gives a real result (conj of a real array is itself, fftshift a permutation,
 # real_if_close of a real array is it); a complex one may give a complex result.

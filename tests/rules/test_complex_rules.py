@@ -521,3 +521,18 @@ def test_value_and_grad_of_complex_values():
     np.testing.assert_allclose(value, f(z, w), rtol=1e-12)
     np.testing.assert_allclose(gz, fd_complex(f, [z, w], 0), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(gw, fd_complex(f, [z, w], 1), rtol=1e-5, atol=1e-6)
+
+
+def test_the_fft_frequencies_are_real_numbers_in_real_code_and_second_order():
+    from adjoint_compiler import hvp
+
+    def periodogram_weighted(x):
+        return np.sum(np.abs(np.fft.fft(x)) ** 2 * np.abs(np.fft.fftfreq(4))) + np.sum(x ** 2 * np.fft.rfftfreq(6)[:4])
+
+    def weighted(x):
+        return np.sum(x ** 3 * np.fft.fftfreq(4, d=0.5))
+
+    x = np.array([0.3, 1.2, -0.5, 2.0])
+    check_grads(periodogram_weighted, x)
+    check_grads(weighted, x)
+    np.testing.assert_allclose(hvp(weighted)(x, np.ones(4)), 6 * x * np.fft.fftfreq(4, d=0.5))
