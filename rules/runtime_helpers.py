@@ -91,6 +91,26 @@ def getitem_adjoint_dot(y, g, x, idx):
     y_dot = rt.getitem_adjoint(g_dot, x, idx)
 
 
+@adjoint(rt.item_adjoint)
+def item_adjoint(y, g, a, args):
+    g_bar += rt.item_tangent(y_bar, args)
+
+
+@tangent(rt.item_adjoint)
+def item_adjoint_dot(y, g, a, args):
+    y_dot = rt.item_adjoint(g_dot, a, args)
+
+
+@adjoint(rt.item_tangent)
+def item_tangent(y, t, args):
+    t_bar += rt.item_adjoint(y_bar, t, args)
+
+
+@tangent(rt.item_tangent)
+def item_tangent_dot(y, t, args):
+    y_dot = rt.item_tangent(t_dot, args)
+
+
 @adjoint(rt.getitem_transpose)
 def getitem_transpose(y, h, g, idx):
     h_bar += rt.getitem_adjoint(y_bar, h, idx)

@@ -165,6 +165,10 @@ def tuple_unpacking(x):
     return a * np.sum(b ** 2) + np.sum(np.exp(b) * a)
 
 
+def items_read(x):
+    return x[0].item() ** 3 * x[1] + x.item(2) ** 2 * x.item(1)
+
+
 R = np.random.default_rng(11)
 X = R.normal(size=(6, 3))
 Y = np.sign(R.normal(size=6))
@@ -178,7 +182,7 @@ FUNCTIONS = [
     (loop_carried_array, V4), (while_loop, V4), (branches, V4), (branches, -V4 - 1.0), (early_return, V4),
     (helper_call, V4), (write_ndarray, V4), (write_slice, V4), (buffer_writes, V4), (copyto_generator, V4),
     (three_snapshots_squared, np.arange(1.0, 11.0) * 0.1), (rk4_inplace, np.array([1.5, 1.0, 1.0, 3.0])),
-    (stencil, np.linspace(0.1, 0.9, 6)), (list_of_arrays, V3), (tuple_unpacking, V4),
+    (stencil, np.linspace(0.1, 0.9, 6)), (list_of_arrays, V3), (tuple_unpacking, V4), (items_read, V4),
 ]
 
 
