@@ -41,7 +41,11 @@ SAME_SHAPE = {np.copy, np.array, np.asarray, np.zeros_like, np.ones_like, np.emp
 # the runtime helpers generated code calls that keep their argument's shape (a gradient read back
 # and differentiated again allocates its adjoints with them): `rt.zeros_like(x)` has x's shape (a
 # Buffer's data's), `rt.shape_of(x)` stands for x's shape (a ShapeOf, or a tuple or list itself)
-RUNTIME_SAME_SHAPE = {rt.zeros_like, rt.shape_of}
+RUNTIME_SAME_SHAPE = {rt.zeros_like, rt.shape_of, rt.own}  # (`own` of an array: a copy of it)
+# the functions whose result has their first argument's ndim (its axes reordered or reversed, its
+# entries moved), whatever their other arguments
+RANK_KEEPING = {np.flip, np.fliplr, np.flipud, np.rot90, np.transpose, np.swapaxes, np.moveaxis, np.roll, np.real,
+                np.imag}
 FROM_LENGTH = {np.zeros, np.ones, np.empty, np.full, Buffer.zeros}  # (n, ...) -> an array of n numbers
 
 
@@ -179,6 +183,13 @@ def _reduced(d: Dims, s: ir.Assign):
     return _token(tuple(i for k, i in enumerate(d.ids) if k not in axes))
 
 
+def _member(prim, table) -> bool:
+    try:
+        return prim in table
+    except TypeError:  # an unhashable primitive
+        return False
+
+
 def _same_shape(s) -> bool:
     """`s` is a SAME_SHAPE call that keeps its argument's shape (no `shape=`, no `ndmin=`)."""
     if s.prim in RUNTIME_SAME_SHAPE:
@@ -280,7 +291,7 @@ class Shapes:
         if _whole_reduction(s):
             return 0
         if p == ir.Attr("T") or p is ir.OWN or p in ir.WRITES or _same_shape(s) \
-                or (isinstance(p, ir.Method) and p.name == "copy"):
+                or (isinstance(p, ir.Method) and p.name in ("copy", "transpose", "swapaxes")) or _member(p, RANK_KEEPING):
             return ranks[0] if ranks else None
         return None
 

@@ -1523,7 +1523,7 @@ class SSABuilder:
         if prim is operator.getitem and isinstance(args[0], ir.Var) and args[0].kind != "num":
             # (a slice of a list or tuple is one too: `xs[1:] + xs[:1]` joins, `xs[1:] * 2` repeats)
             kind = "seq" if args[0].kind == "seq" and _is_slice(args[1]) else "any"
-        if _copies_container(prim, args, kwargs):
+        if _copies_container(prim, args, kwargs) or _copies_own(prim, args):
             kind = args[0].kind  # `xs.copy()` of a list is a list (of a dict, a dict), not an array
         if _copies_buffer(prim, args):
             kind = "num"
@@ -2858,6 +2858,12 @@ def _copies_container(prim, args, kwargs) -> bool:
     a container of the same kind, whose items are the receiver's."""
     return isinstance(prim, ir.Method) and prim.name == "copy" and len(args) == 1 and not kwargs \
         and isinstance(args[0], ir.Var) and args[0].kind != "num" and not args[0].is_buffer
+
+
+def _copies_own(prim, args) -> bool:
+    """Whether the call is `rt.own(x)` (a generated gradient read back): a copy of `x`, of its kind."""
+    from . import runtime
+    return prim is runtime.own and len(args) == 1 and isinstance(args[0], ir.Var)
 
 
 def _numeric_result(prim) -> bool:
