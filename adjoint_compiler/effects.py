@@ -106,6 +106,88 @@ def may_raise(s, classes: dict) -> bool:
     return True
 
 
+_WHOLE_SUMS = {np.sum, np.mean}  # (of an empty array: 0 and nan, a warning; never an exception)
+_DIVISIONS = {operator.truediv, operator.floordiv, operator.mod, operator.pow}
+
+
+def unused_may_raise(s, classes: dict, ranks: dict, numpy_values: set) -> bool:
+    """Whether a statement may raise, so that it runs even where nothing reads its value (Python
+    would raise there: the gradient must too). False only for an operator or a one-output ufunc
+    on numbers and arrays that surely broadcast together (NumPy warns, it does not raise, for a
+    division by zero or an overflow), a division, floor division, remainder or power of which an
+    operand is NumPy's (`numpy_values`: an array, a NumPy scalar) or the divisor a nonzero literal
+    (Python's numbers raise ZeroDivisionError), a product `@` of arrays whose contracted axes are
+    known to be of one length, a sum or mean of a number or an array, a copy, a tuple or list
+    display, and the compiler's own bookkeeping of writes (the writes themselves are judged by
+    the caller)."""
+    if not (isinstance(s, ir.Assign) and s.target is not None):
+        return True
+    p = s.prim
+    if p in _BOOKKEEPING:
+        return False
+    if not (not s.kwargs and s.args and all(_number(a) or (isinstance(a, ir.Var) and a.kind in ("num", "int"))
+                                            for a in s.args)):
+        return True
+    if (p is np.copy or p == ir.Method("copy")) and len(s.args) == 1:
+        return False  # (a copy of an array, a Buffer's included)
+    if any(isinstance(a, ir.Var) and a.is_buffer for a in s.args):
+        return True
+    if p in _DIVISIONS:
+        numpy = any(a in numpy_values for a in s.args if isinstance(a, ir.Var))
+        divisor = s.args[-1]
+        nonzero = _finite_number(divisor) and divisor.value != 0 and (p is not operator.pow or divisor.value > 0)
+        return not (_broadcast_together(s.args, classes) and (numpy or nonzero))
+    if p in _ARITHMETIC or (isinstance(p, np.ufunc) and p.nout == 1 and p.nin == len(s.args)):
+        return not _broadcast_together(s.args, classes)
+    if p in _PRODUCTS and len(s.args) == 2:
+        return not _contractible(s.args, classes, ranks)
+    return not (len(s.args) == 1 and (p in _WHOLE_SUMS or (isinstance(p, ir.Method) and p.name in ("sum", "mean"))))
+
+
+_BOOKKEEPING = {ir.SAVE, ir.OWN, ir.SHARES, ir.POSITIONS, ir.SLOTS_AT, ir.BUILD_TUPLE, ir.BUILD_LIST}
+
+
+def numpy_values(fn: ir.Function, ranks: dict) -> set:
+    """The values surely NumPy's (arrays, NumPy scalars), never Python's numbers: arrays of known
+    rank, what a NumPy function or ufunc returns, and an operator's result on one of them."""
+    out = {v for v in ir.defined_in(fn.body) | set(fn.params) if ranks.get(v)}
+    for s in ir.walk(fn.body):
+        if not (isinstance(s, ir.Assign) and s.target is not None and s.target.kind == "num"):
+            continue
+        p = s.prim
+        module = (getattr(p, "__module__", None) or "") if callable(p) else ""
+        if isinstance(p, np.ufunc) or (module.startswith("numpy") and not isinstance(p, type)) \
+                or (p in _ARITHMETIC | _DIVISIONS | _PRODUCTS and any(a in out for a in s.args if isinstance(a, ir.Var))):
+            out.add(s.target)
+    return out
+
+
+def _contractible(ops, classes: dict, ranks: dict) -> bool:
+    """`a @ b` of arrays whose contracted axes surely have one length (one shape class for two
+    vectors; equal ids of `shapes.Dims` otherwise), with no batch axes."""
+    a, b = ops
+    if not all(isinstance(v, ir.Var) and ranks.get(v) in (1, 2) for v in ops):
+        return False
+    from .shapes import Dims
+    ta, tb = classes.get(a), classes.get(b)
+    if ranks[a] == ranks[b] == 1 and ta is not None and ta == tb:
+        return True
+    if not (isinstance(ta, Dims) and isinstance(tb, Dims)):
+        return False
+    return ta.ids[-1] == tb.ids[0 if ranks[b] == 1 else -2]
+
+
+def _broadcast_together(ops, classes: dict) -> bool:
+    """Operands that surely broadcast together: `_compatible`, or arrays whose axes are known by
+    id (`shapes.Dims`) and pair equal ids or length one."""
+    ops = [op for op in ops if not (isinstance(op, ir.Var) and op.kind == "int")]  # (an integer: one number)
+    if _compatible(ops, classes):
+        return True
+    from .shapes import Dims, broadcast_dims
+    tokens = [classes.get(op) for op in ops if not _number(op) and classes.get(op) != 0]
+    return all(isinstance(t, Dims) for t in tokens) and broadcast_dims(tokens) is not None
+
+
 def speculable(s, classes: dict) -> bool:
     """Whether the statement may run where the program would not (ahead of a loop that runs zero
     times): it cannot raise, and its adjoint under a zero cotangent is exactly zero (no operand

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import gast
 import numpy as np
 
-from . import activity, aliasing, astwalk, ir, registry, rtcall, runtime
+from . import activity, aliasing, astwalk, effects, ir, registry, rtcall, runtime
 from .errors import AdjointCompilerError, MissingRuleError
 from .mutation import same_arrays
 from .printing import to_source
@@ -295,7 +295,9 @@ def forward(fn: ir.Function, active: set, namer, wrt: list, classes: dict, ndims
     tangents = [t for t in ir.walk(body) if isinstance(t, Tangent)]
     for t in tangents:
         needed |= {n.id for n in astwalk.walk(t.stmt) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
-    keep, _ = forward_needed(fn, needed)
+    numpy = effects.numpy_values(fn, ndims)
+    keep, _ = forward_needed(fn, needed, may_raise=lambda s: s.prim in ir.WRITES
+                             or effects.unused_may_raise(s, classes, ndims, numpy))
     carrying = {made for made in fw.made if any(isinstance(t, Tangent) for t in ir.walk([made]))}
     keep = keep | set(tangents) | carrying | {made for made, own in fw.made.items() if own in keep}
     needed |= set(fw.names.values())

@@ -36,6 +36,7 @@ from . import (
     copies,
     cse,
     dtypes,
+    effects,
     fence,
     floats,
     forward,
@@ -474,7 +475,9 @@ def _needed(c: Context) -> None:
     values |= result
     shaped = needed - values  # read only for their shapes
     c.needed = needed & values
-    c.keep, c.recipes = forward_needed(fn, c.needed, shaped, lambda s: floats.write_may_raise(s, c.ndims, c.real))
+    numpy = effects.numpy_values(fn, c.ndims)
+    c.keep, c.recipes = forward_needed(fn, c.needed, shaped, lambda s: floats.write_may_raise(s, c.ndims, c.real)
+                                       if s.prim in ir.WRITES else effects.unused_may_raise(s, c.classes, c.ndims, numpy))
 
 
 def _show_needed(c: Context) -> str:

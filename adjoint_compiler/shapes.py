@@ -150,6 +150,12 @@ def _broadcast(operands: list):
     return _token(tuple(reversed(out)))
 
 
+def broadcast_dims(operands: list):
+    """The Dims of the elementwise result of operands with these Dims, or None where an axis
+    pairs two ids not known equal (then they may not broadcast)."""
+    return _broadcast(operands) if operands else 0
+
+
 def _matmul(a: Dims, b: Dims):
     """The Dims of `a @ b` (np.matmul's rules), or None where the batch axes do not broadcast. The
     inner axes need not be known equal: the product exists only where they are (NumPy never

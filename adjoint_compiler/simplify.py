@@ -536,7 +536,8 @@ def forward_needed(fn: ir.Function, needed: set, shaped: set | None = None, may_
     effects), {stmt: operands} for top-level ones that need only compute the shape of a name in
     `shaped`: the values (or parameters) whose broadcast shape it has, through any chain of such
     statements, or None where the backward pass does not read it); grows `needed` with
-    everything read."""
+    everything read. `may_raise(stmt)` tells a statement that runs even when its value is unused
+    (None: the writes)."""
     keep: set = set()
     recipes: dict = {}
     read_for_shape = set() if shaped is None else set(shaped)
@@ -568,9 +569,10 @@ def forward_needed(fn: ir.Function, needed: set, shaped: set | None = None, may_
                     continue
                 # a call without a rule (on constants only, see activity) may have side effects
                 # (`rng.normal()` advances the generator), and a write may raise (an index out of
-                # bounds, too many items): they run even when their values are unused
-                write = s.prim in ir.WRITES and (may_raise is None or may_raise(s))
-                if s.target is None or s.rule is None or write or want(s.target.name):
+                # bounds, too many items), and so may other statements (`may_raise`): they run
+                # even when their values are unused
+                raising = s.prim in ir.WRITES if may_raise is None else may_raise(s)
+                if s.target is None or s.rule is None or raising or want(s.target.name):
                     if s.target is not None:
                         needed.add(s.target.name)
                     keep.add(s)

@@ -386,3 +386,32 @@ def test_helpers_that_return_numbers_or_arrays_say_so():
     assert all(facts(h).numeric for h in (rt.chain, rt.chain_div, rt.masked, rt.choice_weight))
     assert not facts(rt.unbroadcast).numeric
     assert rt.unbroadcast([1.0, 2.0], [0.0, 0.0]) == [1.0, 2.0]
+
+
+# -- unused statements that may raise -----------------------------------------------------------
+
+def unused_reads(x, n):
+    unused_index = x[n]
+    unused_sum = np.sum(x * 2.0)
+    unused_ratio = n / 3
+    unused_division = 1.0 / n
+    return np.sum(np.sin(x))
+
+
+def test_an_unused_statement_runs_when_it_may_raise():
+    from adjoint_compiler.pipeline import compile_gradient
+
+    lines = {line.split("=")[0].strip(): line for line in compile_gradient(
+        unused_reads, (0,), ("f1", "int"), mode="grad", stage="needed").splitlines() if "unused" in line}
+    assert "not computed" not in lines["unused_index"]  # (IndexError for n out of bounds)
+    assert "not computed" not in lines["unused_division"]  # (ZeroDivisionError for n = 0)
+    assert "not computed" in lines["unused_sum"] and "not computed" in lines["unused_ratio"]
+    import pytest
+
+    from adjoint_compiler import grad
+    x = np.array([0.3, -0.2, 0.9])
+    with pytest.raises(IndexError):
+        grad(unused_reads)(x, 5)
+    with pytest.raises(ZeroDivisionError):
+        grad(unused_reads)(x, 0)
+    np.testing.assert_allclose(grad(unused_reads)(x, 1), np.cos(x))

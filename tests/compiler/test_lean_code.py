@@ -85,9 +85,22 @@ def test_value_read_only_for_its_shape_is_kept_as_its_shape():
     check_grads(bias_add, X, W, b, wrt=(1, 2))
 
 
+def scaled_recurrence(a, x0, n):
+    x = x0
+    total = 0.0
+    for _ in range(n):
+        x = a * x * (1.0 - x)
+        total = total + x * x
+    return total * 0.1
+
+
 def test_grad_skips_the_value_it_does_not_need():
-    src = adjoint_source(recurrence, (0, 1), args=(2.9, 0.3, 10))
+    src = adjoint_source(scaled_recurrence, (0, 1), args=(2.9, 0.3, 10))
     assert "total" not in src.split("# adjoint")[0].split("def ")[1]
+    # (`total / n` of Python numbers raises for n = 0, so it runs: the gradient raises too)
+    assert "total / n" in adjoint_source(recurrence, (0, 1), args=(2.9, 0.3, 10))
+    with pytest.raises(ZeroDivisionError):
+        grad(recurrence, (0, 1))(2.9, 0.3, 0)
     ga, gx = grad(recurrence, (0, 1))(2.9, 0.3, 10)
     h = 1e-6
     fd_a = (recurrence(2.9 + h, 0.3, 10) - recurrence(2.9 - h, 0.3, 10)) / (2 * h)

@@ -476,3 +476,24 @@ def gen_name_read_after_its_loop(ch):
     src = f"def f(x, n):\n    s = 0.0\n{pre}{loop}{body}    return s + {use} ** 2\n"
     x = np.array([ch.float(0.2, 0.7) if ch.coin(0.5) else ch.float(1.1, 1.5) for _ in range(6)])  # (none near 0.9)
     return Case(src, [x, n], may_raise=True)
+
+
+@family("zero_trip")
+def gen_unused_statement_that_raises(ch) -> Case:
+    """A statement whose value nothing reads (so `grad` need not compute it) but which raises in
+    Python for these arguments: an index out of bounds, a Python integer or float divided by
+    zero, `math.log` of a negative number, a product or sum of mismatched shapes. The gradient
+    must raise too; the same statements where they do not raise must still be differentiated."""
+    raising = ch.coin()
+    n = 10 if raising else 1
+    zero = 0 if raising else 2
+    unused = ch.choice([f"unused = x[{n}] * 2.0", f"unused = {n} // ({zero} * k)", f"unused = 3.0 / ({zero} * k)",
+                        f"unused = math.log({-1.0 if raising else 1.0} * k)", f"unused = {n} % ({zero} * k)",
+                        f"unused = x @ np.ones({4 if raising else 3})", f"unused = x + np.ones({2 if raising else 3})",
+                        "unused = x[k * 10]" if raising else "unused = x[k]"])
+    where = ch.choice(["top", "loop", "branch"])
+    body = {"top": f"    {unused}\n", "loop": f"    for i in range(2):\n        {unused}\n",
+            "branch": f"    if np.sum(x) > -100.0:\n        {unused}\n"}[where]
+    src = f"import math\n\n\ndef f(x, k):\n{body}    return np.sum(np.sin(x) * x)\n"
+    rng = np.random.default_rng(ch.int(0, 10 ** 6))
+    return Case(src, [rng.uniform(-1.0, 1.0, 3), 1], wrt=0, may_raise=True)
