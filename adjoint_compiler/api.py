@@ -615,20 +615,37 @@ def _own(g, inputs, seen):
     return g
 
 
-def _through_partial(func, wrt: tuple, args, kwargs):
+def positional_wrt(func, wrt: tuple, args) -> tuple:
+    """`wrt` with each negative position counted from the end of the positional arguments the call
+    passes (`-1`: the last one given, as JAX counts), so every entry point, and a bound method or a
+    partial, means one argument by it."""
+    if all(i >= 0 for i in wrt):
+        return wrt
+    n = len(args)
+    for i in wrt:
+        if i < -n:
+            raise ArgumentIndexError(f"wrt={i} is out of range: {getattr(func, '__name__', func)} is given {n} "
+                                     "positional arguments")
+    return tuple(i % n if i < 0 else i for i in wrt)
+
+
+def _through_partial(func, wrt: tuple, args, kwargs, negatives_positional: bool = True):
     """A `functools.partial` as the function it wraps: `(target, wrt, args, kwargs)` where the
     partial's bound arguments are ordinary arguments of `target` (read at each call, never baked
     in) and each `wrt` position, counted among the partial's own parameters, is moved to the
-    position of that parameter in `target`."""
+    position of that parameter in `target`. A negative position counts from the end of the
+    positional arguments given (`positional_wrt`), unless `negatives_positional` is False (then it
+    counts the parameters, as `out=` does)."""
+    wrt = positional_wrt(func, wrt, args) if negatives_positional else wrt
     if isinstance(func, types.MethodType) and isinstance(func.__func__, types.FunctionType) \
             and not frontend.is_derivative(func.__func__):
         # a bound method: the function, with the object it is bound to as its first argument,
         # never differentiated (JAX's convention: pass the object explicitly to differentiate it)
-        return func.__func__, tuple(i + 1 for i in wrt), (func.__self__,) + tuple(args), kwargs
+        return func.__func__, tuple(i + 1 if i >= 0 else i for i in wrt), (func.__self__,) + tuple(args), kwargs
     if not isinstance(func, (functools.partial, types.FunctionType, types.MethodType, type)) \
             and trees.record_fields(func) is not None \
             and isinstance(inspect.getattr_static(type(func), "__call__", None), types.FunctionType):
-        return _through_partial(func.__call__, wrt, args, kwargs)  # an object of a class with `__call__`
+        return _through_partial(func.__call__, wrt, args, kwargs, negatives_positional)  # an object with `__call__`
     if not isinstance(func, functools.partial):
         return func, wrt, args, kwargs
     target = func.func
@@ -647,7 +664,8 @@ def _through_partial(func, wrt: tuple, args, kwargs):
             raise SourceError(f"cannot differentiate {func!r} with respect to its parameter `{mine[i]}`")
         moved.append(theirs.index(mine[i]))
     if isinstance(target, types.MethodType):  # a partial of a bound method
-        return _through_partial(target, tuple(moved), tuple(func.args) + tuple(args), {**func.keywords, **kwargs})
+        return _through_partial(target, tuple(moved), tuple(func.args) + tuple(args), {**func.keywords, **kwargs},
+                                negatives_positional)
     return target, tuple(moved), tuple(func.args) + tuple(args), {**func.keywords, **kwargs}
 
 
@@ -655,6 +673,8 @@ def _run(func, wrt_t, as_tuple, args, kwargs, mode):
     """Run the compiled 'joint' (value and gradient) or 'grad' (gradient only) function."""
     if type(func) is not types.FunctionType:  # (a plain function is itself: the common case, kept cheap)
         func, wrt_t, args, kwargs = _through_partial(func, wrt_t, args, kwargs)
+    elif wrt_t[0] < 0 or len(wrt_t) > 1:
+        wrt_t = positional_wrt(func, wrt_t, args)
     values = _bind(func, args, kwargs)
     exact = _exact(values)
     if exact is None:  # complex values in structures are refused before anything is compiled for them

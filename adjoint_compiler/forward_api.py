@@ -289,7 +289,7 @@ def jacfwd(func, wrt: int | tuple = 0, out: int | None = None):
         if out is None:
             runner = target
         else:  # (a position among `func`'s own parameters, as `wrt`)
-            runner = returning_argument(target, _through_partial(func, (int(out),), args, kwargs)[1][0])
+            runner = returning_argument(target, _through_partial(func, (int(out),), args, kwargs, negatives_positional=False)[1][0])
         blocks = []
         value = None
         for i in positions:

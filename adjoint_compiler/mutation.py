@@ -230,9 +230,13 @@ def _read_after(fn: ir.Function, value, update, classes: dict, order: list, seen
     defined_in = next((outer for t, outer, _ in order if value in ir.defined_by(t)), ())
     repeating = [t for t in enclosing if isinstance(t, ir.Loop) and t not in defined_in
                  and value not in t.params]
+    renewed = _renewed_in(value, [t for t in enclosing if isinstance(t, ir.Loop)])
     for k, (t, outer, reads) in enumerate(order):
         if k == at or not any(v is value for v in reads):
             continue
+        if (k > at and any(loop not in outer for loop in renewed)) or (
+                isinstance(t, ir.Assign) and t.prim is ir.CHECK_UPDATE):
+            continue  # (read after a loop that renews it; the update's own check of shape and dtype)
         if k > at or any(loop in outer for loop in repeating):
             return True
         if t in enclosing and value in [v for op in _read_at_end(t, update) for v in ir.operand_vars(op)]:
@@ -250,6 +254,15 @@ def _refuse_shared(name: str, other, loc) -> None:
                         f"and would change too; write into it for a change every name sees "
                         f"(`{name}[...] = {name} + ...`), or `{name} = {name} + ...` for a new value, or copy "
                         f"it first (`{name} = {name}.copy()`)", loc)
+
+
+def _renewed_in(value, loops) -> list:
+    """The loops among `loops` (around an update of `value`) of which `value` is a param that each
+    trip leaves a new object in: read after such a loop, `value` is the last trip's new object,
+    not the one a trip updated (`g = g_in; g += e; g_in = f(g)`)."""
+    return [loop for loop in loops if any(value is p for p in loop.params) and _made_in_trip(
+        loop.nexts[next(j for j, p in enumerate(loop.params) if p is value)],
+        {v: t for t in ir.walk(loop.body) for v in ir.defined_by(t)})]
 
 
 def _made_in_trip(v, defs: dict) -> bool:
@@ -317,9 +330,15 @@ def _unread_after_update(fn: ir.Function, value, loc, classes: dict, base=None, 
     defined_in = next((loops for st, loops in order if value in ir.defined_by(st)), ())
     defined_in += tuple(st for st, _ in order if isinstance(st, ir.Loop) and value in st.params)
     repeating = [loop for loop in order[at][1] if loop not in defined_in]
+    # a param of a loop around the update, read after that loop, is its last trip's next value:
+    # not the object updated when each trip makes a new one (`g = g_in; g += e; g_in = f(g)`)
+    renewed = _renewed_in(value, order[at][1])
     for k, (st, loops) in enumerate(order):
         if k == at or value not in [v for op in _value_operands(st) for v in ir.operand_vars(op)]:
             continue
+        if (k > at and any(loop not in loops for loop in renewed)) or (
+                isinstance(st, ir.Assign) and st.prim is ir.CHECK_UPDATE):
+            continue  # (the update's own check reads the shape and dtype it keeps)
         if not isinstance(st, ir.Assign):
             return False  # a block's result may hold it
         if value in aliasing.may_alias(st, classes) and st.target is not base and (

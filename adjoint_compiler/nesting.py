@@ -128,16 +128,18 @@ def hvp(func, wrt=0):
     the gradient's code cannot be run forward (a helper it calls has no tangent rule), it is
     reverse over reverse (the pullback of the gradient), and `.fallback` on the returned function
     holds the located reason."""
-    from .api import _normalize_wrt, grad
-    wrt_t, as_tuple = _normalize_wrt(wrt)
-    method = _method_parts(func, wrt_t, as_tuple)
+    from .api import _normalize_wrt, grad, positional_wrt
+    wrt_all, as_tuple = _normalize_wrt(wrt)
+    method = _method_parts(func, wrt_all, as_tuple)
     if method is not None:  # a bound method: the function's, its object first (not differentiated)
         inner = hvp(method[0], method[1])
         return lambda *args: inner(method[2], *args)
-    gradient = grad(func, wrt)
+    built = grad(func, wrt)
 
     def hessian_vector_product(*args):
         *args, v = args
+        wrt_t = positional_wrt(func, wrt_all, args)
+        gradient = built if wrt_t == wrt_all else grad(func, wrt_t if as_tuple else wrt_t[0])
         args = _as_floats(args, wrt_t)
         directions = tuple(v) if as_tuple else (v,)
         if len(directions) != len(wrt_t):
@@ -212,15 +214,15 @@ def hessian(func, wrt=0):
     `.fallback` holds the located reason."""
     import numpy as np
 
-    from .api import _normalize_wrt, grad, vjp
-    wrt_t, as_tuple = _normalize_wrt(wrt)
-    method = _method_parts(func, wrt_t, as_tuple)
+    from .api import _normalize_wrt, grad, positional_wrt, vjp
+    wrt_all, as_tuple = _normalize_wrt(wrt)
+    method = _method_parts(func, wrt_all, as_tuple)
     if method is not None:  # a bound method: the function's, its object first (not differentiated)
         inner = hessian(method[0], method[1])
         return lambda *args: inner(method[2], *args)
-    gradient = grad(func, wrt_t)
+    built = grad(func, wrt_all)
 
-    def forward(args, shapes):
+    def forward(gradient, args, shapes, wrt_t):
         blocks = [[np.zeros(si + sk) for sk in shapes] for si in shapes]
         for k, shape in enumerate(shapes):
             for flat in range(int(np.prod(shape))):
@@ -231,7 +233,7 @@ def hessian(func, wrt=0):
                     blocks[i][k][(Ellipsis,) + tuple(at)] = t
         return [tuple(float(c) if c.ndim == 0 else c for c in row) for row in blocks]
 
-    def reverse(args, shapes):
+    def reverse(gradient, args, shapes, wrt_t):
         _, pullback = vjp(gradient, *args)
         rows = []
         for k, shape in enumerate(shapes):
@@ -247,17 +249,19 @@ def hessian(func, wrt=0):
     def full_hessian(*args):
         from .jacobians import refuse_structures
 
+        wrt_t = positional_wrt(func, wrt_all, args)
+        gradient = built if wrt_t == wrt_all else grad(func, wrt_t)
         refuse_structures("hessian", func, args, wrt_t)
         args = _as_floats(args, wrt_t)
         shapes = [np.shape(args[i]) for i in wrt_t]
         rows = None
         if full_hessian.fallback is None:
             try:
-                rows = forward(list(args), shapes)
+                rows = forward(gradient, list(args), shapes, wrt_t)
             except _NoForward as exc:
                 full_hessian.fallback = exc.reason
         if rows is None:
-            rows = reverse(args, shapes)
+            rows = reverse(gradient, args, shapes, wrt_t)
         return tuple(rows) if as_tuple else rows[0][0]
     full_hessian.__name__ = f"hessian_{getattr(func, '__name__', 'f')}"
     full_hessian.fallback = None  # why forward over reverse was not used (an error), or None

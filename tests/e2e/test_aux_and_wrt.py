@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from adjoint_compiler import ArgumentError, value_and_grad, vjp
+from adjoint_compiler import ArgumentError, grad, value_and_grad, vjp
 from adjoint_compiler.errors import ArgumentIndexError
 from adjoint_compiler.testing import check_grads
 
@@ -75,3 +75,37 @@ def test_vjp_wrt_returns_only_those_cotangents():
     np.testing.assert_allclose(ga, np.cos(W) * b)
     with pytest.raises(ArgumentIndexError, match="wrt=2"):
         vjp(product, W, b, wrt=2)
+
+
+def with_defaults(a, b, c=1.0, *, d=2.0):
+    return np.sum(a * b ** 2) * c + d * np.sum(a)
+
+
+class Scaled:
+    def loss(self, a, b):
+        return np.sum(a * b ** 2)
+
+
+def test_a_negative_wrt_counts_the_positional_arguments_given_at_every_entry_point():
+    """`wrt=-1` is the last positional argument the call passes (as JAX counts): not a default or
+    keyword-only parameter, not the object a method is bound to (grad took `self` for a bound
+    method, and `d` for a function with defaults, while vjp took `c`)."""
+    import functools
+
+    from adjoint_compiler import hessian, hvp, jacfwd, jacobian, vjp
+    x, y = np.array([0.1, 0.2, 0.3]), np.array([1.0, 2.0, 3.0])
+    expected = 2 * x * y * 3.0  # d/db at c = 3
+    np.testing.assert_allclose(grad(with_defaults, wrt=-2)(x, y, 3.0), expected)
+    np.testing.assert_allclose(grad(with_defaults, wrt=-1)(x, y), 2 * x * y)
+    assert grad(with_defaults, wrt=-1)(x, y, 3.0) == pytest.approx(np.sum(x * y ** 2))
+    np.testing.assert_allclose(value_and_grad(with_defaults, wrt=-2)(x, y, 3.0)[1], expected)
+    np.testing.assert_allclose(vjp(with_defaults, x, y, 3.0, wrt=-2)[1](1.0), expected)
+    np.testing.assert_allclose(grad(Scaled().loss, wrt=-1)(x, y), 2 * x * y)
+    np.testing.assert_allclose(grad(Scaled().loss, wrt=-2)(x, y), y ** 2)
+    np.testing.assert_allclose(grad(functools.partial(with_defaults, x), wrt=-1)(y), 2 * x * y)
+    np.testing.assert_allclose(jacobian(lambda a, b, c=1.0: a * b * c, wrt=-1)(x, y), np.diag(x))
+    np.testing.assert_allclose(jacfwd(lambda a, b, c=1.0: a * b * c, wrt=-1)(x, y), np.diag(x))
+    np.testing.assert_allclose(hessian(with_defaults, wrt=-1)(x, y), np.diag(2 * x))
+    np.testing.assert_allclose(hvp(with_defaults, wrt=-1)(x, y, np.ones(3)), 2 * x)
+    with pytest.raises(ArgumentIndexError):
+        grad(with_defaults, wrt=-3)(x, y)

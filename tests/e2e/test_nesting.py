@@ -169,6 +169,27 @@ def items_read(x):
     return x[0].item() ** 3 * x[1] + x.item(2) ** 2 * x.item(1)
 
 
+def per_step_loss(x):  # (the gradient's carried adjoint updated in place under two names: refused)
+    s = 0.0
+    h = x
+    for _ in range(3):
+        h = np.tanh(0.5 * h + x)
+        s = s + np.sum(h * h)
+    return s
+
+
+def write_through_a_slice_view(x):  # (an item of `rt.own(x)` read back as a list item: refused)
+    v = x[1:]
+    v[0] = x[0] ** 2
+    return np.sum(x * x * x)
+
+
+def write_through_a_flipped_view(x):  # (the flip's rank was lost: an item of it read as a view)
+    f = np.flip(x)
+    f[0] = f[1] ** 2
+    return np.sum(x ** 3)
+
+
 R = np.random.default_rng(11)
 X = R.normal(size=(6, 3))
 Y = np.sign(R.normal(size=6))
@@ -183,6 +204,7 @@ FUNCTIONS = [
     (helper_call, V4), (write_ndarray, V4), (write_slice, V4), (buffer_writes, V4), (copyto_generator, V4),
     (three_snapshots_squared, np.arange(1.0, 11.0) * 0.1), (rk4_inplace, np.array([1.5, 1.0, 1.0, 3.0])),
     (stencil, np.linspace(0.1, 0.9, 6)), (list_of_arrays, V3), (tuple_unpacking, V4), (items_read, V4),
+    (per_step_loss, V3), (write_through_a_slice_view, V4), (write_through_a_flipped_view, V4),
 ]
 
 
