@@ -91,6 +91,16 @@ def _by_position(node):
     return node
 
 
+def _eager_names(e) -> list:
+    """The Name nodes `e` reads when it is evaluated (not those inside a lambda or a comprehension,
+    which are read when it runs)."""
+    if isinstance(e, gast.Name):
+        return [e] if isinstance(e.ctx, gast.Load) else []
+    if isinstance(e, (gast.Lambda, gast.GeneratorExp, gast.ListComp, gast.SetComp, gast.DictComp)):
+        return []
+    return [n for child in gast.iter_child_nodes(e) for n in _eager_names(child)]
+
+
 def _short(full: str, fallback: str) -> str:
     return full if len(full) <= 20 else fallback
 
@@ -892,6 +902,7 @@ class Normalizer(PythonLowering):
         if self.filtered_loop(s, out) or self.unrolled_loop(s, out):
             return
         self.refuse_resized_while_iterated(s)
+        s = self.iterate_what_the_loop_began_with(s, out)
         seq = None  # the sequence iterated by position, when it is held in a local name
         if self.is_builtin_call(s.iter, "range") and isinstance(s.target, gast.Name):
             iterable = self.atom(s.iter, out)
@@ -920,6 +931,26 @@ class Normalizer(PythonLowering):
                 and isinstance(s.iter.args[0], gast.Name) and s.iter.args[0].id in self.locals | self.outer:
             loop.unroll_over = s.iter.args[0].id  # (`enumerate(layers)` of a StaticSeq: unrolled alike)
         self.emit_loop(loop, flags, out)
+
+    def iterate_what_the_loop_began_with(self, s, out):
+        """`for v in x: x = x * 2.0`: Python iterates the object `x` held when the loop began, but
+        the loop here reads its items by position from the name (`x[k]`), which the body rebinds;
+        a name the iterable reads and the body (or the target) binds is first bound to a temporary
+        (`x_iterated = x`), which the loop reads instead."""
+        bound = {n.id for stmt in s.body for n in astwalk.walk(stmt) if isinstance(n, gast.Name)
+                 and isinstance(n.ctx, gast.Store)} | {n.id for n in astwalk.walk(s.target) if isinstance(n, gast.Name)}
+        iterable = astwalk.clone(s.iter)
+        reads = [n for n in _eager_names(iterable) if n.id in bound]  # (a lambda's read late: not these)
+        if not reads:
+            return s
+        renamed: dict = {}
+        for n in reads:
+            if n.id not in renamed:
+                renamed[n.id] = self.temp(f"{n.id}_iterated")
+                out.append(assign(renamed[n.id], name(n.id), s))
+            n.id = renamed[n.id]
+        return gast.copy_location(gast.For(target=s.target, iter=iterable, body=s.body, orelse=s.orelse,
+                                           type_comment=None), s)
 
     def refuse_resized_while_iterated(self, s) -> None:
         """`for v in xs` (or `enumerate(xs)`, `zip(xs, ...)`, `reversed(xs)`) whose body changes the

@@ -139,6 +139,7 @@ class PythonLowering:
         """Where each name of this scope is read and bound, and the loops around each node (for
         the iterator-binding check). `scoped`: `list(scope_walk(fn))`, if already made."""
         scoped = list(scope_walk(fn)) if scoped is None else scoped
+        self.scope_nodes, self.scope_body = scoped, fn.body
         self.loops_of: dict = {}
         self.parents: dict = {}
 
@@ -645,9 +646,82 @@ class PythonLowering:
         if not single:
             self.refuse(f"the iterator `{target}` is read more than once (or with `next`), and each read would "
                         f"continue where the last stopped; bind `{target} = list(...)` instead", s)
+        changed = self.changed_before_read(value, s, loads[0])
+        if changed is not None:
+            self.refuse(f"the iterator `{target}` computes its items only when they are read, and {changed} "
+                        f"before that; computed here (as a list) they would not see it: bind `{target} = "
+                        f"list(...)` where the items are meant to be computed, or read it first", s)
         out.append(gast.copy_location(gast.Assign(targets=[_name(target, True)], value=self.stream_list(value, out),
                                                   type_comment=None), s))
         return True
+
+    def changed_before_read(self, value, s, load) -> str | None:
+        """What may change the items of the iterator `value` bound at `s` before its one read
+        `load` (Python computes them only then): a statement between them, in the block of `s`,
+        that binds, writes into, updates or passes to a call a name the iterator reads (its
+        lambdas' and local functions' free names included); a read that is not a loop's or a
+        consumer's (a helper may do anything before it reads); a read outside that block.
+        None where nothing can."""
+        parent = self.parents.get(id(load))
+        consumed = (isinstance(parent, (gast.For, gast.comprehension)) and parent.iter is load) \
+            or self.value_is(parent, *CONSUMERS) or self.stream_of(parent) is not None
+        if not consumed:
+            return "the function it is passed to may change what they read"
+        block = self.block_of(s)
+        top = load
+        while top is not None and not any(top is t for t in block):
+            top = self.parents.get(id(top))
+        if top is None:
+            return "it is read outside the block it is made in"
+        late, held = self.lazy_reads(value)
+        start = next(k for k, t in enumerate(block) if t is s)
+        for stmt in block[start + 1:next(k for k, t in enumerate(block) if t is top)]:
+            for node in astwalk.walk(stmt):
+                if isinstance(node, gast.Name) and ((node.id in late and not isinstance(node.ctx, gast.Load))
+                                                    or (node.id in held and self.changes(node))):
+                    return f"line {self.source.loc(stmt).line} changes `{node.id}`"
+        return None
+
+    def changes(self, name_node) -> bool:
+        """Whether a read of a name may change its object: written into through it, updated in place,
+        or handed to a call (which may write into it) or a method of it called."""
+        parent = self.parents.get(id(name_node))
+        if isinstance(parent, (gast.Subscript, gast.Attribute)) and parent.value is name_node:
+            grand = self.parents.get(id(parent))
+            return not isinstance(parent.ctx, gast.Load) or (isinstance(grand, gast.Call) and grand.func is parent)
+        return isinstance(parent, gast.Call) or (isinstance(parent, gast.AugAssign) and parent.target is name_node)
+
+    def lazy_reads(self, value) -> tuple:
+        """(the names an iterator's items read by name when computed: in its lambdas, in a
+        generator's expression and conditions, the free names of the local functions it calls;
+        the names of every object it reads, whose change in place its items would see)."""
+        def names_in(node) -> set:
+            return {n.id for n in astwalk.walk(node) if isinstance(n, gast.Name)}
+        held = names_in(value)
+        late: set = set()
+        if isinstance(value, gast.GeneratorExp):  # (its first iterable is evaluated where it is made)
+            late = held - names_in(value.generators[0].iter) - names_in(value.generators[0].target)
+        for node in astwalk.walk(value):
+            if isinstance(node, gast.Lambda):
+                late |= names_in(node.body)
+        for node in self.scope_nodes:
+            if isinstance(node, gast.FunctionDef) and node.name in held:
+                late |= names_in(node)
+            elif isinstance(node, gast.Assign) and isinstance(node.value, gast.Lambda) and any(
+                    isinstance(t, gast.Name) and t.id in held for t in node.targets):
+                late |= names_in(node.value)
+        return late, held | late
+
+    def block_of(self, s) -> list:
+        """The statement list `s` is in."""
+        parent = self.parents.get(id(s))
+        if parent is None:
+            return self.scope_body
+        for field in ("body", "orelse", "finalbody"):
+            stmts = getattr(parent, field, None)
+            if isinstance(stmts, list) and any(t is s for t in stmts):
+                return stmts
+        return [s]
 
     def read_by_next(self, load) -> bool:
         parent = self.parents.get(id(load))

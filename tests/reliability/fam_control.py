@@ -497,3 +497,33 @@ def gen_unused_statement_that_raises(ch) -> Case:
     src = f"import math\n\n\ndef f(x, k):\n{body}    return np.sum(np.sin(x) * x)\n"
     rng = np.random.default_rng(ch.int(0, 10 ** 6))
     return Case(src, [rng.uniform(-1.0, 1.0, 3), 1], wrt=0, may_raise=True)
+
+
+@family("iterators")
+def gen_iterated_name_rebound(ch) -> Case:
+    """A loop over a name (`for v in x`, `enumerate(x)`, `zip(x, y)`, a list of it) whose body
+    rebinds that name: Python iterates the object the name held when the loop began."""
+    head = ch.choice(["for v in x:", "for i, v in enumerate(x):", "for v, w in zip(x, x * 0.5):",
+                      "for v in list(x):", "for v in x[1:]:"])
+    rebind = ch.choice(["x = x * 2.0", "x = np.sin(x)", "x = x[::-1] + 1.0", "x = x[1:]" if "zip" not in head else "x = x + 0.5"])
+    use = ch.choice(["s = s + v", "s = s + v * np.sum(x)", "s = s + np.sin(v) * 2.0", "s += v * v"])
+    src = f"def f(x):\n    s = 0.0\n    {head}\n        {use}\n        {rebind}\n    return s + np.sum(x)\n"
+    rng = np.random.default_rng(ch.int(0, 10 ** 6))
+    return Case(src, [rng.uniform(-1.0, 1.0, 4)], must_work=True)
+
+
+@family("iterators")
+def gen_stream_read_after_a_change(ch) -> Case:
+    """An iterator (a generator expression, `map`, `filter`, `zip`, `enumerate`) bound to a name
+    and read once, later, by a consumer or a loop, with a statement between that rebinds a name
+    its items read or writes into an array they read (Python computes the items only when read):
+    the gradient follows Python, or the program is refused."""
+    make = ch.choice(["it = (v * k for v in y)", "it = map(lambda v: v * k, y)", "it = filter(lambda v: v > t, y)",
+                      "it = zip(y, y * k)", "it = enumerate(y)", "it = map(np.sin, y)"])
+    between = ch.choice(["k = 3.0", "t = 0.5", "y[0] = 10.0 * x[1]", "y *= 2.0", "z = 1.5", ""])
+    read = ch.choice(["total = sum(it)" if "zip" not in make and "enumerate" not in make else "total = sum(a * b for a, b in it)",
+                      "total = 0.0\n    for q in it:\n        total = total + np.sum(q)"])
+    src = (f"def f(x):\n    k = 2.0\n    t = 0.0\n    y = x * 1.0\n    {make}\n    {between}\n    {read}\n"
+           f"    return total + np.sum(y)\n")
+    rng = np.random.default_rng(ch.int(0, 10 ** 6))
+    return Case(src, [rng.uniform(-1.0, 1.0, 4)])
