@@ -923,9 +923,20 @@ def item_adjoint(g, a, args):
 
 # -- builtins -------------------------------------------------------------------------------------
 
-def sum_items_adjoint(g, iterable):
+def refuse_joining_sum(start) -> None:
+    """`sum(parts, [])` (a list or tuple start) joins lists or tuples: refused, with the spelling
+    that works."""
+    if isinstance(start, (list, tuple)):
+        from .errors import MissingRuleError
+        raise MissingRuleError("`sum(parts, start)` with a list or tuple `start` joins sequences, which is not "
+                               "differentiated; join them with `+` in a loop, or `[v for part in parts for v in part]`")
+
+
+def sum_items_adjoint(g, iterable, start=0):
     """The gradients of the items summed by the builtin `sum(iterable)`: `g` for each item (rows of
-    an array, entries of a list or tuple), summed back to the item's shape."""
+    an array, entries of a list or tuple), summed back to the item's shape. A list or tuple
+    `start` makes `sum` join sequences, which is refused here (not differentiated as a sum)."""
+    refuse_joining_sum(start)
     if isinstance(iterable, np.ndarray):
         if not len(iterable):
             return np.zeros(iterable.shape)

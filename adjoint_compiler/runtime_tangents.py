@@ -57,6 +57,14 @@ def zero_tangent(*likes):
 
 
 @_facts.reads_only_shape(1)
+def sum_start_tangent(t, start):
+    """The tangent `start` adds to the builtin `sum(iterable, start)`: its own; a list or tuple
+    `start` (`sum` then joins sequences) is refused, as in reverse mode."""
+    from .runtime_rules import refuse_joining_sum
+    refuse_joining_sum(start)
+    return t
+
+
 def broadcast_tangent(t, like):
     """`t` broadcast to the shape of `like` (a new array when it had to be broadcast): the tangent
     of an elementwise result whose other operands carry no tangent (`x + c`: `x_dot`, spread over
@@ -333,6 +341,7 @@ def concatenator_tangent(obj, items, tangents):
 
 
 __all__ = [
+    "sum_start_tangent",
     "arange_tangent",
     "array_tangent",
     "broadcast_tangent",

@@ -1512,6 +1512,10 @@ class SSABuilder:
             return
         self.refuse_function_arguments(args, kwargs, callee, at)
         self.check_receiver(prim, args, at, out)
+        if prim is sum and _kind(args[1] if len(args) > 1 else kwargs.get("start", ir.Const(0))) == "seq":
+            raise UnsupportedSyntaxError("`sum(parts, start)` with a list or tuple `start` joins sequences, which "
+                                         "is not differentiated; join them with `+` in a loop, or "
+                                         "`[v for part in parts for v in part]`", self.loc(at))
         if prim is operator.getitem and args[0] in self.tuples and isinstance(args[1], ir.Const) \
                 and isinstance(args[1].value, int):
             items = self.tuples[args[0]]
@@ -1523,6 +1527,8 @@ class SSABuilder:
         if prim is operator.getitem and isinstance(args[0], ir.Var) and args[0].kind != "num":
             # (a slice of a list or tuple is one too: `xs[1:] + xs[:1]` joins, `xs[1:] * 2` repeats)
             kind = "seq" if args[0].kind == "seq" and _is_slice(args[1]) else "any"
+        if prim is sum and _kind(args[1] if len(args) > 1 else kwargs.get("start", ir.Const(0))) != "num":
+            kind = "any"  # (a start that may be a list or tuple joins the items: checked at run time)
         if _copies_container(prim, args, kwargs) or _copies_own(prim, args):
             kind = args[0].kind  # `xs.copy()` of a list is a list (of a dict, a dict), not an array
         if _copies_buffer(prim, args):

@@ -142,13 +142,13 @@ nondifferentiable(np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np
 
 @adjoint(sum)
 def builtin_sum(y, iterable, start=0):
-    iterable_bar += rt.sum_items_adjoint(y_bar, iterable)
+    iterable_bar += rt.sum_items_adjoint(y_bar, iterable, start)
     start_bar += rt.unbroadcast(y_bar, start)
 
 
 @tangent(sum)
 def builtin_sum_dot(y, iterable, start=0):
-    y_dot = rt.broadcast_tangent(sum(iterable_dot) + start_dot, y)
+    y_dot = rt.broadcast_tangent(rt.sum_start_tangent(start_dot, start) + sum(iterable_dot), y)
 
 
 @adjoint(math.fsum)

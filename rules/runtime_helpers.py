@@ -18,7 +18,7 @@ nondifferentiable(rt.seed, rt.zeros_like, rt.shape_of, rt.broadcast_shape, rt.re
                   rt.is_repetition, rt.zero_tangent, rt.part_span)
 # the write through a value that may be a view (`M = y.reshape(2, 2); M[0] *= 2`): whether it is
 # one, and the positions of the base's slots it covers, are integers and booleans
-nondifferentiable(rt.shares_memory, rt.positions, rt.slots_at, rt.check_update, rt.numpy_operand)
+nondifferentiable(rt.shares_memory, rt.positions, rt.slots_at, rt.check_update, rt.numpy_operand, rt.refuse_joining_sum)
 
 
 @adjoint(rt.sum_to_scalar)

@@ -270,3 +270,25 @@ def test_a_list_updated_by_a_tuple_is_extended():
     x = np.array([0.3, 0.5, 0.7])
     check_grads(list_extended_by_tuples, x)
     check_jvp(list_extended_by_tuples, x)
+
+
+def test_sum_joining_sequences_is_refused_where_a_numeric_sum_differentiates():
+    """`sum(parts, [])` joins lists (its gradient once went through NumPy's sum: zeros, or a crash
+    adding to a None slot); a numeric start still differentiates."""
+    from adjoint_compiler import UnsupportedSyntaxError
+
+    def joined(x):
+        return sum([[x[0], x[1]], [x[2]]], [])[2]
+
+    def joined_tuples(x):
+        flat = sum(((x[0], x[1]), (x[2],)), ())
+        return flat[2] * flat[0]
+
+    def numeric(x):
+        return sum([x[0], x[1] ** 2], 1.0) + sum(x ** 2)
+
+    x = np.array([0.5, -0.3, 0.8])
+    for f in (joined, joined_tuples):
+        with pytest.raises(UnsupportedSyntaxError, match="joins sequences"):
+            grad(f)(x)
+    np.testing.assert_allclose(grad(numeric)(x), [2 * 0.5 + 1.0, 2 * -0.3 * 2, 1.6])
