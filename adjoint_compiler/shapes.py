@@ -223,6 +223,7 @@ class Shapes:
         self.ranks: dict = dict(ranks or {})
         self.ints: set = set()  # Vars that surely hold an integer (never a bool): loop counters, len(...)
         self.shape_tuples: set = set()  # Vars holding a `.shape`
+        self.ranges: set = set()  # the Vars bound to `range(...)`: their items are integers
         self.refuted: set = set()  # loop params whose rank differs between iterations
         self.shape_bases: dict = {}  # Var holding `x.shape` -> x
         self.items: dict = {}  # Var holding a tuple or list display -> its items
@@ -521,7 +522,9 @@ class Shapes:
                         self.shape_bases[s.target] = s.args[0]
                     if s.prim in (ir.BUILD_LIST, ir.BUILD_TUPLE):
                         self.items[s.target] = s.args
-                    integer = _integer_result(s, self.ints, self.shape_tuples)
+                    if s.prim is range:
+                        self.ranges.add(s.target)
+                    integer = _integer_result(s, self.ints, self.shape_tuples, self.ranges)
                     if integer:
                         self.ints.add(s.target)
                         length = self.length(s)
@@ -728,16 +731,18 @@ INT_ARITHMETIC = {operator.add, operator.sub, operator.mul, operator.floordiv, o
 _SEQUENCE_OR_NUMBER = (ir.PLUS, ir.TIMES)
 
 
-def _integer_result(s: ir.Assign, ints: set, shape_tuples: set) -> bool:
+def _integer_result(s: ir.Assign, ints: set, shape_tuples: set, ranges: set = frozenset()) -> bool:
     """Whether an Assign surely yields an integer (not a bool): a counter, a length, a size, an
-    entry of a shape, integer arithmetic on those."""
+    entry of a shape, an item of a range (`ranges`: the values bound to one), integer arithmetic
+    on those."""
     p = s.prim
     if isinstance(p, ir.Attr):
         return p.name in ("ndim", "size")
     if isinstance(p, ir.Method):
         return p.name in ("argmax", "argmin") and len(s.args) == 1 and not s.kwargs
     if p is operator.getitem:
-        return s.args[0] in shape_tuples and isinstance(s.args[1], ir.Const) and isinstance(s.args[1].value, int)
+        return (s.args[0] in shape_tuples and isinstance(s.args[1], ir.Const) and isinstance(s.args[1].value, int)) \
+            or (s.args[0] in ranges and _integral(s.args[1], ints))
     try:
         return (p in INT_FUNCTIONS or (p in INT_OF_ONE and len(s.args) == 1) or (
             (p in INT_ARITHMETIC or p in _SEQUENCE_OR_NUMBER) and bool(s.args)
