@@ -216,7 +216,8 @@ def _check_numeric(value, what: str) -> None:
             _check_fields(value, what, False)
             return
         for v in value:
-            _check_numeric(v, what)
+            if not (v is None or isinstance(v, (str, bool, np.bool_))):  # (those leaves get None)
+                _check_numeric(v, what)
         return
     if isinstance(value, np.ndarray):
         if value.dtype.kind not in "biufc":

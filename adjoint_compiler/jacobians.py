@@ -91,7 +91,9 @@ def jacrev(func, wrt=0, out=None):
     ignored), and its Jacobian is that of argument k's final value."""
     from .api import _normalize_wrt, vjp
     wrt_t, as_tuple = _normalize_wrt(wrt)
-    target = func if out is None else returning_argument(func, out)
+    if out is not None and (not isinstance(out, (int, np.integer)) or isinstance(out, bool)):
+        raise ArgumentError(f"out must be the position of an argument, got {out!r}")
+    target = func if out is None else returning_argument(func, int(out))
 
     def jacobian_function(*args, **kwargs):
         refuse_structures("jacrev", func, args, wrt_t)

@@ -136,8 +136,12 @@ def hvp(func, wrt=0):
         return lambda *args: inner(method[2], *args)
     built = grad(func, wrt)
 
-    def hessian_vector_product(*args):
+    def hessian_vector_product(*args, **kwargs):
         *args, v = args
+        plain = _as_plain_call(func, wrt_all, args, kwargs)
+        if plain is not None:  # a partial, or keyword arguments: the function's, all by position
+            target, moved, values = plain
+            return hvp(target, moved if as_tuple else moved[0])(*values, v)
         wrt_t = positional_wrt(func, wrt_all, args)
         gradient = built if wrt_t == wrt_all else grad(func, wrt_t if as_tuple else wrt_t[0])
         args = _as_floats(args, wrt_t)
@@ -157,6 +161,26 @@ def hvp(func, wrt=0):
     hessian_vector_product.__name__ = f"hvp_{getattr(func, '__name__', 'f')}"
     hessian_vector_product.fallback = None  # why forward over reverse was not used (an error), or None
     return hessian_vector_product
+
+
+def _as_plain_call(func, wrt: tuple, args, kwargs):
+    """(the plain function, its `wrt`, every argument by position) for a call of a partial or a
+    call with keyword arguments, else None (then `func(*args)` is already one)."""
+    import inspect
+    import types
+
+    from .api import _bind, _through_partial
+    from .errors import ArgumentError
+    if not kwargs and isinstance(func, types.FunctionType):
+        return None
+    target, moved, args, kwargs = _through_partial(func, wrt, tuple(args), kwargs)
+    if target is func and not kwargs:
+        return None
+    if any(p.kind is p.KEYWORD_ONLY for p in inspect.signature(target).parameters.values()):
+        raise ArgumentError(f"hessian and hvp take every argument of {getattr(target, '__name__', target)} by "
+                            "position, and it has keyword-only parameters; wrap it in a function of "
+                            "positional parameters")
+    return target, moved, list(_bind(target, args, kwargs))
 
 
 class _NoForward(Exception):
@@ -246,9 +270,13 @@ def hessian(func, wrt=0):
             rows.append(tuple(float(c) if c.ndim == 0 else c for c in columns))
         return rows
 
-    def full_hessian(*args):
+    def full_hessian(*args, **kwargs):
         from .jacobians import refuse_structures
 
+        plain = _as_plain_call(func, wrt_all, args, kwargs)
+        if plain is not None:  # a partial, or keyword arguments: the function's, all by position
+            target, moved, values = plain
+            return hessian(target, moved if as_tuple else moved[0])(*values)
         wrt_t = positional_wrt(func, wrt_all, args)
         gradient = built if wrt_t == wrt_all else grad(func, wrt_t)
         refuse_structures("hessian", func, args, wrt_t)

@@ -745,3 +745,39 @@ def test_a_none_inside_a_tuple_output_takes_none():
     np.testing.assert_array_equal(pullback((np.ones(3), None))[0], 2.0 * np.ones(3))
     with pytest.raises(ArgumentError, match=r"the cotangent\[1\] must be None \(that output is None\), got a float"):
         pullback((np.ones(3), 0.0))
+
+
+def test_hessian_and_hvp_take_keyword_arguments_and_partials():
+    """(hessian and hvp took `*args` alone: a keyword argument raised TypeError, and a partial was
+    refused as having no source)"""
+    import functools
+
+    from adjoint_compiler import hessian, hvp
+
+    def f(a, s=2.0):
+        return np.sum(a ** 3) * s
+
+    x = np.array([0.5, 0.7])
+    np.testing.assert_allclose(hessian(f)(x, s=1.0), np.diag(6 * x))
+    np.testing.assert_allclose(hvp(f)(x, np.ones(2), s=1.0), 6 * x)
+    np.testing.assert_allclose(hvp(functools.partial(f, s=3.0))(x, np.ones(2)), 18 * x)
+    np.testing.assert_allclose(hessian(functools.partial(f, s=0.5))(x), np.diag(3 * x))
+
+
+def test_a_top_level_list_with_a_leaf_that_is_no_number_gets_none_for_it():
+    x = np.array([1.0, 2.0, 3.0])
+    g = grad(lambda p: np.sum(p[0] ** 2))([x, None])
+    np.testing.assert_allclose(g[0], 2 * x)
+    assert g[1] is None
+
+
+def test_jacobian_refuses_an_out_that_is_not_a_position():
+    from adjoint_compiler import ArgumentError, jacfwd, jacobian
+
+    def rhs(du, u):
+        du[0] = u[0] * u[1]
+
+    for take in (jacobian, jacfwd):
+        for out in ("du", 1.0, True):
+            with pytest.raises(ArgumentError, match="out must be the position"):
+                take(rhs, wrt=1, out=out)(np.zeros(2), np.ones(2))
