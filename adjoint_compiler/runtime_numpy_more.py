@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from . import runtime_facts as _facts
+from .buffer import Buffer
 
 
 def _rr():
@@ -498,9 +499,20 @@ def where_reduce_tangent(a_t, initial_t, name, a, where, y, axis=None, dtype=Non
 
 # -- the pure forms of in-place calls --------------------------------------------------------------------
 
+def _array_receiver(a, method: str) -> None:
+    """`a.<method>(...)`, compiled as NumPy's in-place array method, called on something else
+    (a list from `tolist()`, a user's object with a method of that name): refused, located."""
+    if not isinstance(a, (np.ndarray, Buffer)):
+        from .errors import MissingRuleError
+        hint = "sort a list with `sorted(...)`" if isinstance(a, list) else "rename the method"
+        raise MissingRuleError(f"`.{method}(...)` is called on a `{type(a).__name__}`, not an array: the compiler "
+                               f"took it for NumPy's in-place `ndarray.{method}`; {hint}")
+
+
 @_facts.fresh
 def sorted_copy(a, axis=-1, kind=None, order=None):
     """`np.sort(a, axis, kind)`: what `a.sort(axis, kind)` writes back into `a`."""
+    _array_receiver(a, "sort")
     if order is not None:
         raise NotImplementedError("ndarray.sort(order=...) sorts structured arrays: no gradient")
     return np.sort(a, axis=axis, kind=kind)
@@ -509,6 +521,7 @@ def sorted_copy(a, axis=-1, kind=None, order=None):
 @_facts.fresh
 def partitioned_copy(a, kth, axis=-1, kind="introselect", order=None):
     """`np.partition(a, kth, axis)`: what `a.partition(kth, axis)` writes back into `a`."""
+    _array_receiver(a, "partition")
     if order is not None:
         raise NotImplementedError("ndarray.partition(order=...) partitions structured arrays: no gradient")
     return np.partition(a, kth, axis=axis, kind=kind)
@@ -552,6 +565,7 @@ def _put_positions(n: int, ind, mode: str):
 @_facts.fresh
 def put_copy(a, ind, v, mode="raise"):
     """A copy of `a` after `np.put(a, ind, v, mode)`."""
+    _array_receiver(a, "put")
     out = np.array(a, copy=True)
     np.put(out, ind, v, mode=mode)
     return out
