@@ -12,7 +12,26 @@ def _located(message: str, loc) -> str:
     line = loc.raw_text.rstrip()
     indent = len(line) - len(line.lstrip())
     caret = " " * max(loc.col - indent, 0) + "^"
-    return f'{message}\n  File "{loc.file}", line {loc.line}\n    {line.lstrip()}\n    {caret}'
+    return f'{message}\n  File "{loc.file}", line {loc.line}\n    {line.lstrip()}\n    {caret}{_generated_for(loc)}'
+
+
+def _generated_for(loc) -> str:
+    """For a line of a generated gradient (differentiated again: `hessian`, `grad(grad(f))`), the
+    user's line it was generated for, from the `# L<n>: <statement>` comment above it and the
+    module's header (`the gradient of f (file.py:3)`)."""
+    if not str(loc.file).startswith("<adjoint_compiler"):
+        return ""
+    import linecache
+    import re
+    lines = linecache.getlines(loc.file)
+    header = re.search(r"the (?:gradient|jvp|value and gradient) of (\S+) \(([^:()]+):\d+\)", "".join(lines[:3]))
+    for text in reversed(lines[:loc.line]):
+        found = re.match(r"\s*# L(\d+): (.*)", text)
+        if found:
+            where = f"line {found.group(1)} of {header.group(2)}" if header else f"line {found.group(1)}"
+            return (f"\n  (in the generated gradient{f' of `{header.group(1)}`' if header else ''}, computing "
+                    f"the derivative of {where}: {found.group(2).strip()})")
+    return ""
 
 
 class UnsupportedSyntaxError(AdjointCompilerError, SyntaxError):
@@ -32,6 +51,11 @@ class MissingRuleError(AdjointCompilerError):
     def __init__(self, message: str, loc=None):
         super().__init__(_located(message, loc))
         self.loc = loc
+
+
+class NoGradientError(MissingRuleError, NotImplementedError):
+    """Raised when a gradient runs: the rule has no gradient for these values or keywords
+    (`np.pad(mode='mean')`, a write's derivative into a list, a singular matrix at second order)."""
 
 
 class MutationError(AdjointCompilerError):

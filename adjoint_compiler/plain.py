@@ -348,22 +348,24 @@ def _broadcast_reads(stmt, name: str, token, facts: Facts, updated: set):
     return sites, whole
 
 
-def _scalar_gradients(items: list, facts: Facts, reads: dict, updated: set) -> list:
+def _scalar_gradients(items: list, facts: Facts, reads: dict, updated: set, made: set | None = None) -> list:
     """`a = rt.expand_reduced(c, x, None, False)` (one number `c` broadcast to `x`'s shape) whose
-    every reader combines it slot by slot with something of `x`'s shape reads `c` instead: the
-    operation broadcasts it the same way, one pass and one helper call fewer. A reader that only
-    makes another such number, `b = -a`, becomes `b = rt.expand_reduced(-c, x, None, False)` (no
-    array made), a candidate in its turn. `reads` counts the reads of each name in the whole code
-    (every one must be such a reader); `updated` are the names whose arrays may be written."""
+    every reader combines it slot by slot with something of `x`'s shape is the number itself,
+    `a = rt.broadcast_number(c)` (of the dtype the broadcast array had): the operation broadcasts
+    it the same way, with one pass fewer. A reader that only makes another such number, `b = -a`,
+    becomes `b = rt.expand_reduced(-a, x, None, False)` (no array made), a candidate in its turn.
+    `reads` counts the reads of each name in the whole code (every one must be such a reader);
+    `updated` are the names whose arrays may be written; `made` the names made numbers here."""
     from .backward import Mark
     from .simplify import stores
+    made = set() if made is None else made
     out = []
     for item in items:
         if isinstance(item, BIf):
-            item = BIf(item.cond, _scalar_gradients(item.body, facts, reads, updated),
-                       _scalar_gradients(item.orelse, facts, reads, updated), item.loc)
+            item = BIf(item.cond, _scalar_gradients(item.body, facts, reads, updated, made),
+                       _scalar_gradients(item.orelse, facts, reads, updated, made), item.loc)
         elif isinstance(item, BLoop):
-            item = BLoop(item.loop, _scalar_gradients(item.body, facts, reads, updated), item.loc)
+            item = BLoop(item.loop, _scalar_gradients(item.body, facts, reads, updated, made), item.loc)
         out.append(item)
     k = 0
     while k < len(out):
@@ -399,15 +401,29 @@ def _scalar_gradients(items: list, facts: Facts, reads: dict, updated: set) -> l
                 break
         if not plan or len(plan) != reads.get(name, 0):
             continue
+        # a literal is read as itself (`1.0 * w` is then `w`); another number through its name, as
+        # `rt.broadcast_number` makes it: of the dtype the spread array had (a float64 for a Python
+        # float: a float32 array it meets is computed with in float64, as before)
+        literal = not needs - {x.id}  # (numbers alone: `1.0`, `-1.0`)
         for node, field, index in plan:
+            read = astwalk.clone(value) if literal else gast.Name(id=name, ctx=gast.Load(), annotation=None,
+                                                                  type_comment=None)
             if index is None:
-                setattr(node, field, astwalk.clone(value))
+                setattr(node, field, read)
             else:
-                getattr(node, field)[index] = astwalk.clone(value)
-        for stmt in numbers:  # `b = -c`: `b` broadcast as `a` was
+                getattr(node, field)[index] = read
+        for stmt in numbers:  # `b = -a`: `b` broadcast as `a` was
             stmt.value = rtcall.call(rt.expand_reduced, stmt.value, astwalk.clone(x), *map(astwalk.clone, (axis, keep)))
-        k -= 1
-        del out[k]
+        if literal:
+            k -= 1
+            del out[k]
+        else:  # (a number made from such numbers alone, `-a`, has their dtype already)
+            if not needs - {x.id} <= made:
+                c.stmt.value = rtcall.call(rt.broadcast_number, value)
+            else:
+                c.stmt.value = value
+            facts.ranks[name] = 0  # (every read of it is one of those just checked)
+            made.add(name)
     return out
 
 
@@ -510,7 +526,8 @@ def _statements(item):
 def rewrite(code: list, facts: Facts) -> list:
     """`code` with the settled helper calls replaced (nested blocks included)."""
     code = _rewrite(code, facts)
-    code = _rewrite(_scalar_gradients(code, facts, _name_counts(code, gast.Load), _updated_names(code)), facts)
+    numbers = Facts(facts.ints, dict(facts.ranks), facts.classes, facts.differentiable)  # (+ the names made numbers)
+    code = _rewrite(_scalar_gradients(code, numbers, _name_counts(code, gast.Load), _updated_names(code)), facts)
     return _unit_products(code, facts, _name_counts(code, gast.Store), _updated_names(code))
 
 

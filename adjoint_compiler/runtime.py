@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .errors import NoGradientError as _NoGradientError
+
 from . import buffer as _buffer
 from . import runtime_facts as _facts
 from . import trees as _trees
@@ -281,7 +283,7 @@ def pow_derivative(x, y, k: int):
 def pow_derivative_exponent_gradient(y):
     """The exponent's part of the gradient of `pow_derivative` (a third derivative of x ** y with a
     varied exponent): not supported, a located refusal."""
-    raise NotImplementedError("the third derivative of `x ** y` with respect to a varied exponent `y` is not "
+    raise _NoGradientError("the third derivative of `x ** y` with respect to a varied exponent `y` is not "
                               "supported; make the exponent a constant")
 
 
@@ -317,6 +319,19 @@ def matmul_right(g, x, y):
     if yd == 1:  # (..., n, k) @ (k,) -> (..., n)
         return unbroadcast(np.matmul(np.swapaxes(x, -1, -2), np.expand_dims(g, -1))[..., 0], y)
     return unbroadcast(np.matmul(np.swapaxes(x, -1, -2), g), y)
+
+
+@_facts.numeric
+def broadcast_number(g):
+    """The number `expand_reduced(g, x)` spreads over `x` (the gradient of a sum or a mean), with
+    the dtype of the array it spreads it as: a Python float is a float64 (a float32 array it
+    meets is then computed with in float64, as with the spread array), a complex a complex128."""
+    kind = type(g)
+    if kind is float:
+        return np.float64(g)
+    if kind is complex:
+        return np.complex128(g)
+    return np.int_(g) if kind is int else g
 
 
 @_facts.reads_only_shape(1)

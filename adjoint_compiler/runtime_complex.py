@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .errors import NoGradientError as _NoGradientError
+
 __all__ = ["pow_exponent_derivative_complex", "abs_direction", "angle_direction", "fft_adjoint", "fftn_adjoint",
            "rfft_adjoint", "irfft_adjoint", "rfftn_adjoint", "irfftn_adjoint", "fftshift_adjoint", "fftn_tangent", "norm_adjoint_complex",
            "norm_tangent_complex"]
@@ -90,7 +92,7 @@ def _fit_back(g, a, axes):
 def _distinct(axes, s, real: bool = False) -> None:
     """Refuse an axis repeated in `axes=` where the rule would not hold (with `s=`; rfftn, irfftn)."""
     if (s is not None or real) and len(set(axes)) != len(axes):
-        raise NotImplementedError("no gradient for an n-dimensional FFT with an axis repeated in `axes=`"
+        raise _NoGradientError("no gradient for an n-dimensional FFT with an axis repeated in `axes=`"
                                   + (" and `s=`" if not real else ""))
 
 

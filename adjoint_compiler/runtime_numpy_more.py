@@ -13,6 +13,8 @@ import math
 
 import numpy as np
 
+from .errors import NoGradientError as _NoGradientError
+
 from . import runtime_facts as _facts
 from .buffer import Buffer
 
@@ -222,7 +224,7 @@ def gradient_adjoint(g, f, varargs, axis=None, edge_order=1):
 
 def gradient_spacing_adjoint(g, varargs):
     """np.gradient's spacing (`varargs`) is not differentiated: a located refusal."""
-    raise NotImplementedError("np.gradient: no gradient with respect to the spacing (`varargs`); pass the "
+    raise _NoGradientError("np.gradient: no gradient with respect to the spacing (`varargs`); pass the "
                               "spacing as a constant")
 
 
@@ -246,7 +248,7 @@ def _quantile_parts(a, q, axis, method):
     weight) and the derivative in q (the mean of the one-sided ones at a kink)."""
     rr = _rr()
     if method not in _QUANTILE_METHODS:
-        raise NotImplementedError(f"no gradient for np.quantile(method={method!r}); the methods with one are "
+        raise _NoGradientError(f"no gradient for np.quantile(method={method!r}); the methods with one are "
                                   f"{_QUANTILE_METHODS}")
     a = np.asarray(a, dtype=float)
     axes = rr._axes(axis, a.ndim) if a.ndim else ()
@@ -305,7 +307,7 @@ def _quantile_check(y, flat, weights, q, keepdims, a, axes):
     expected = np.reshape(np.asarray(y, dtype=float), got.shape)
     if not np.allclose(got, expected, rtol=1e-9, atol=1e-12 * (1.0 + np.max(np.abs(flat), initial=0.0)),
                        equal_nan=True):
-        raise NotImplementedError("np.quantile: this NumPy's interpolation differs from the rule's; no gradient")
+        raise _NoGradientError("np.quantile: this NumPy's interpolation differs from the rule's; no gradient")
 
 
 def _quantile_out_shape(a, q, axes, keepdims):
@@ -514,7 +516,7 @@ def sorted_copy(a, axis=-1, kind=None, order=None):
     """`np.sort(a, axis, kind)`: what `a.sort(axis, kind)` writes back into `a`."""
     _array_receiver(a, "sort")
     if order is not None:
-        raise NotImplementedError("ndarray.sort(order=...) sorts structured arrays: no gradient")
+        raise _NoGradientError("ndarray.sort(order=...) sorts structured arrays: no gradient")
     return np.sort(a, axis=axis, kind=kind)
 
 
@@ -523,7 +525,7 @@ def partitioned_copy(a, kth, axis=-1, kind="introselect", order=None):
     """`np.partition(a, kth, axis)`: what `a.partition(kth, axis)` writes back into `a`."""
     _array_receiver(a, "partition")
     if order is not None:
-        raise NotImplementedError("ndarray.partition(order=...) partitions structured arrays: no gradient")
+        raise _NoGradientError("ndarray.partition(order=...) partitions structured arrays: no gradient")
     return np.partition(a, kth, axis=axis, kind=kind)
 
 
@@ -835,7 +837,7 @@ _AT_UFUNCS = ("multiply", "maximum", "minimum")
 def ufunc_at_copy(name, a, indices, b):
     """A copy of `a` after `np.<name>.at(a, indices, b)` (name: multiply, maximum, minimum)."""
     if name not in _AT_UFUNCS:
-        raise NotImplementedError(f"no gradient for np.{name}.at")
+        raise _NoGradientError(f"no gradient for np.{name}.at")
     out = np.array(a, copy=True)
     getattr(np, name).at(out, indices, b)
     return out
@@ -1187,7 +1189,7 @@ __all__ += ["accumulated_extremum_adjoint", "accumulated_extremum_tangent", "pro
 
 def _geom_fractions(y, num, endpoint, axis):
     if np.ndim(y) != 1:
-        raise NotImplementedError("np.geomspace: a gradient for scalar start and stop only")
+        raise _NoGradientError("np.geomspace: a gradient for scalar start and stop only")
     return np.linspace(0.0, 1.0, int(num), endpoint=endpoint)
 
 

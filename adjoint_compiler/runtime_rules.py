@@ -22,6 +22,8 @@ import string as _string
 
 import numpy as np
 
+from .errors import NoGradientError as _NoGradientError
+
 from . import runtime_facts as _facts
 
 
@@ -735,7 +737,7 @@ def _inverse_for_second_order(a, what: str):
     try:
         return np.linalg.inv(a)
     except np.linalg.LinAlgError:
-        raise NotImplementedError(f"the second derivative of {what} at a singular matrix is not supported") from None
+        raise _NoGradientError(f"the second derivative of {what} at a singular matrix is not supported") from None
 
 
 def det_adjoint_transpose(h, g, y, a):
@@ -1199,7 +1201,7 @@ def _array_gradient(g, what: str):
     (slots holding arrays or None) has no transpose yet: a clear error, never a wrong number."""
     data = _runtime._gdata(g)
     if not isinstance(data, np.ndarray) or data.dtype == object:
-        raise NotImplementedError(f"the derivative of {what} for a list or an object Buffer is not "
+        raise _NoGradientError(f"the derivative of {what} for a list or an object Buffer is not "
                                   "supported yet (differentiating a gradient through a list write)")
     return data
 
@@ -2014,7 +2016,7 @@ def pad_adjoint(g, array, pad_width, mode="constant", constant_values=0):
     symmetric, wrap) is a gather, found by padding the entries' positions the same way (and, for
     'constant', a code per axis and side where the constants go)."""
     if mode not in _PAD_GATHERS:
-        raise NotImplementedError(f"no gradient for np.pad(mode={mode!r}); the modes with one are {_PAD_GATHERS}")
+        raise _NoGradientError(f"no gradient for np.pad(mode={mode!r}); the modes with one are {_PAD_GATHERS}")
     array = np.asarray(array)
     nd = array.ndim
     positions = np.arange(array.size).reshape(array.shape)

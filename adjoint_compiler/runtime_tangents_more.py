@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .errors import NoGradientError as _NoGradientError
+
 from . import runtime_facts as _facts
 
 
@@ -78,7 +80,7 @@ def pad_tangent(t, cv_t, array, pad_width, mode="constant"):
     same way (with the constants' tangents for 'constant')."""
     rr = _rr()
     if mode not in rr._PAD_GATHERS:
-        raise NotImplementedError(f"no tangent for np.pad(mode={mode!r}); the modes with one are {rr._PAD_GATHERS}")
+        raise _NoGradientError(f"no tangent for np.pad(mode={mode!r}); the modes with one are {rr._PAD_GATHERS}")
     t = np.broadcast_to(np.asarray(t, dtype=float), np.shape(array))
     if mode == "constant":
         return np.pad(t, pad_width, mode="constant", constant_values=_zero_or(cv_t))

@@ -51,6 +51,16 @@ def broadcast_like_dot(y, h, g):
     y_dot = rt.broadcast_like(h_dot, g)
 
 
+@adjoint(rt.broadcast_number)
+def broadcast_number(y, g):
+    g_bar += y_bar
+
+
+@tangent(rt.broadcast_number)
+def broadcast_number_dot(y, g):
+    y_dot = rt.broadcast_number(g_dot)
+
+
 @adjoint(rt.expand_reduced)
 def expand_reduced(y, g, x, axis=None, keepdims=False):
     g_bar += rt.reduce_like(y_bar, g, axis, keepdims)

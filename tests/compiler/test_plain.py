@@ -129,7 +129,8 @@ SHAPED = plain.Facts(set(), {"x": 1, "y": 1, "s": 0}, {"x": "A", "y": "B"})
 def test_a_broadcast_number_multiplied_elementwise_is_read_as_the_number():
     assert rewritten("a = rt.expand_reduced(1.0 / rt.reduced_size(x, None), x, None, False)",
                      "b = rt.chain(a, 2 * x)", "c = a * x", facts=SHAPED) == \
-        ["b = rt.chain(1.0 / rt.reduced_size(x, None), 2 * x)", "c = 1.0 / rt.reduced_size(x, None) * x"]
+        ["a = rt.broadcast_number(1.0 / rt.reduced_size(x, None))", "b = rt.chain(a, 2 * x)", "c = a * x"]
+    assert rewritten("a = rt.expand_reduced(1.0, x, None, False)", "c = a * x", facts=SHAPED) == ["c = x"]  # (unit products)
 
 
 def test_a_broadcast_number_read_any_other_way_stays_an_array():
@@ -144,17 +145,32 @@ def test_a_broadcast_number_read_any_other_way_stays_an_array():
 def test_a_broadcast_number_through_negation_and_any_slot_by_slot_operation_is_read_as_the_number():
     assert rewritten("a = rt.expand_reduced(s, x, None, False)", "n = -a", "c = n * x",
                      "d = a / (1.0 + np.exp(np.minimum(-x, 709.0)))", "e = x - 2.0 * a", facts=SHAPED) == \
-        ["c = -s * x", "d = s / (1.0 + np.exp(np.minimum(-x, 709.0)))", "e = x - 2.0 * s"]
+        ["a = rt.broadcast_number(s)", "n = -a", "c = n * x", "d = a / (1.0 + np.exp(np.minimum(-x, 709.0)))",
+         "e = x - 2.0 * a"]
 
 
 def test_a_number_made_from_a_broadcast_one_stays_broadcast_where_it_cannot_be_read_as_a_number():
     assert rewritten("a = rt.expand_reduced(s, x, None, False)", "n = -a", "c = rt.unbroadcast(n, y)",
-                     facts=SHAPED) == ["n = rt.expand_reduced(-s, x, None, False)", "c = rt.unbroadcast(n, y)"]
+                     facts=SHAPED) == ["a = rt.broadcast_number(s)", "n = rt.expand_reduced(-a, x, None, False)",
+                                       "c = rt.unbroadcast(n, y)"]
     keep = [("a = rt.expand_reduced(s, x, None, False)", "n = -a", "n += y"),  # `n` updated: an array of its own
             ("a = rt.expand_reduced(s, x, None, False)", "c = np.maximum(a, y)"),  # another shape
             ("a = rt.expand_reduced(s, x, None, False)", "c = np.add(a, x, out=x)")]  # not one ufunc's inputs alone
     for lines in keep:
         assert rewritten(*lines, facts=SHAPED) == list(lines)
+
+
+def test_a_broadcast_number_keeps_the_dtype_the_broadcast_array_had():
+    """The gradient of a mean of float32 values was a float64 array (a Python float broadcast); read
+    as the number, it is a float64 number, so the chain is computed in float64 as before (a Python
+    float there would make it float32: 0.2 * 1.4e-45 underflows to 0)."""
+    def mean_of_product(x, y):
+        return np.mean(y * np.exp(x))
+
+    x, y = np.full(5, 80.0, np.float32), np.full(5, 1.4e-45, np.float32)
+    gx = grad(mean_of_product, (0, 1))(x, y)[0]
+    assert gx.dtype == np.float32
+    np.testing.assert_allclose(gx, np.exp(80.0) * float(y[0]) / 5, rtol=1e-6)
 
 
 def test_a_negated_mean_gradient_matches_finite_differences():
