@@ -128,8 +128,9 @@ def unused_may_raise(s, classes: dict, ranks: dict, numpy_values: set) -> bool:
     if not (not s.kwargs and s.args and all(_number(a) or (isinstance(a, ir.Var) and a.kind in ("num", "int"))
                                             for a in s.args)):
         return True
-    if (p is np.copy or p == ir.Method("copy")) and len(s.args) == 1:
-        return False  # (a copy of an array, a Buffer's included)
+    from .buffer import Buffer
+    if (_member(p, _COPIES) or p is Buffer or p == ir.Method("copy")) and len(s.args) == 1:
+        return False  # (a copy of an array, a Buffer's included, or an array of its shape)
     if any(isinstance(a, ir.Var) and a.is_buffer for a in s.args):
         return True
     if p in _DIVISIONS:
@@ -144,6 +145,14 @@ def unused_may_raise(s, classes: dict, ranks: dict, numpy_values: set) -> bool:
     return not (len(s.args) == 1 and (p in _WHOLE_SUMS or (isinstance(p, ir.Method) and p.name in ("sum", "mean"))))
 
 
+def _member(p, table) -> bool:
+    try:
+        return p in table
+    except TypeError:  # an unhashable callee
+        return False
+
+
+_COPIES = {np.copy, np.array, np.asarray, np.zeros_like, np.ones_like, np.empty_like}
 _BOOKKEEPING = {ir.SAVE, ir.OWN, ir.SHARES, ir.POSITIONS, ir.SLOTS_AT, ir.BUILD_TUPLE, ir.BUILD_LIST}
 
 
