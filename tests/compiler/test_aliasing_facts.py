@@ -4,6 +4,7 @@ the extra arguments that make NumPy return its input: `np.diff(a, n=0)`, `matrix
 `np.float64(a)` of a float64 array, `a.conj()` of a real one, `copy=False`)."""
 from __future__ import annotations
 
+import contextlib
 import warnings
 
 import numpy as np
@@ -97,16 +98,11 @@ def power_one_read_after_write(A):
 def test_what_returns_its_operand_is_followed_or_refused_and_the_callers_array_is_kept(f):
     x = np.array([[1.0, 2.0], [3.0, 4.0]]) if f is power_one_read_after_write else np.array([0.5, -1.0, 2.0])
     kept = x.copy()
-    try:
+    with contextlib.suppress(MutationError):  # (refused, or it matches finite differences)
         check_grads(f, x)
-    except MutationError:
-        pass
     np.testing.assert_array_equal(x, kept)
-    grad_value = None
-    try:
-        grad_value = grad(f)(x)
-    except MutationError:
-        pass
+    with contextlib.suppress(MutationError):
+        grad(f)(x)
     np.testing.assert_array_equal(x, kept)
     if f is conj_then_write:
-        np.testing.assert_allclose(grad_value, [0.0, -52.0, 4.0])  # (b is a itself: a[0] = 5 a[1])
+        np.testing.assert_allclose(grad(f)(x), [0.0, -52.0, 4.0])  # (b is a itself: a[0] = 5 a[1])
