@@ -256,6 +256,17 @@ def _refuse_shared(name: str, other, loc) -> None:
                         f"it first (`{name} = {name}.copy()`)", loc)
 
 
+def _only_in_other_branch(branch_stmt: ir.If, update, value) -> bool:
+    """Whether the `if` yields `value` only from the branch that does not hold `update` (and does
+    not test it), so its result is the object `update` changed only on the path that did not run."""
+    for own, own_results in ((branch_stmt.body, branch_stmt.body_results),
+                             (branch_stmt.orelse, branch_stmt.orelse_results)):
+        if any(t is update for t in ir.walk(own)):
+            return value not in ir.operand_vars(branch_stmt.cond) \
+                and not any(value in ir.operand_vars(r) for r in own_results)
+    return False
+
+
 def _renewed_in(value, loops) -> list:
     """The loops among `loops` (around an update of `value`) of which `value` is a param that each
     trip leaves a new object in: read after such a loop, `value` is the last trip's new object,
@@ -339,6 +350,9 @@ def _unread_after_update(fn: ir.Function, value, loc, classes: dict, base=None, 
         if (k > at and any(loop not in loops for loop in renewed)) or (
                 isinstance(st, ir.Assign) and st.prim is ir.CHECK_UPDATE):
             continue  # (the update's own check reads the shape and dtype it keeps)
+        if isinstance(st, ir.If) and _only_in_other_branch(st, order[at][0], value) \
+                and not any(loop in loops for loop in repeating):
+            continue  # (the branch that did not run the update yields it: the object not updated)
         if not isinstance(st, ir.Assign):
             return False  # a block's result may hold it
         if value in aliasing.may_alias(st, classes) and st.target is not base and (

@@ -184,6 +184,16 @@ def write_through_a_slice_view(x):  # (an item of `rt.own(x)` read back as a lis
     return np.sum(x * x * x)
 
 
+def per_step_loss_in_a_branch(x):  # (the update in one branch, the param yielded by the other)
+    total = 0.0
+    h = x
+    for t in range(3):
+        h = np.sin(h)
+        if t % 2 == 0:
+            total = total + np.sum(h ** 2)
+    return total
+
+
 def element_recurrence(x):  # (`for i in range_1` read back: an item of a range was not an integer)
     u = x.copy()
     for i in range(1, 3):
@@ -212,7 +222,7 @@ FUNCTIONS = [
     (three_snapshots_squared, np.arange(1.0, 11.0) * 0.1), (rk4_inplace, np.array([1.5, 1.0, 1.0, 3.0])),
     (stencil, np.linspace(0.1, 0.9, 6)), (list_of_arrays, V3), (tuple_unpacking, V4), (items_read, V4),
     (per_step_loss, V3), (write_through_a_slice_view, V4), (write_through_a_flipped_view, V4),
-    (element_recurrence, V3),
+    (element_recurrence, V3), (per_step_loss_in_a_branch, V3),
 ]
 
 

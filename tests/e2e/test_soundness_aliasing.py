@@ -556,3 +556,20 @@ def test_names_of_one_array_swapped_in_a_writing_loop_are_refused():
     gradient followed two arrays (a wrong gradient, the value right); refused now."""
     with pytest.raises(MutationError, match="names the array it entered with"):
         grad(names_of_one_array_swapped)(np.array([0.3, -0.7]))
+
+
+def updated_in_one_branch(x, c):
+    a = x * 1.0
+    b = a
+    if c > 0:
+        b += x
+        r = b
+    else:
+        r = a  # (the object the other branch updated, here not updated)
+    return np.sum(r * r)
+
+
+def test_an_update_in_one_branch_with_the_other_name_yielded_by_the_other_branch():
+    x = np.array([0.3, -0.5, 0.8])
+    for c in (1.0, -1.0):
+        check_grads(updated_in_one_branch, x, c)
