@@ -123,7 +123,7 @@ def unused_may_raise(s, classes: dict, ranks: dict, numpy_values: set) -> bool:
     if not (isinstance(s, ir.Assign) and s.target is not None):
         return True
     p = s.prim
-    if p in _BOOKKEEPING:
+    if _member(p, _BOOKKEEPING):
         return False
     if not (not s.kwargs and s.args and all(_number(a) or (isinstance(a, ir.Var) and a.kind in ("num", "int"))
                                             for a in s.args)):
@@ -133,16 +133,16 @@ def unused_may_raise(s, classes: dict, ranks: dict, numpy_values: set) -> bool:
         return False  # (a copy of an array, a Buffer's included, or an array of its shape)
     if any(isinstance(a, ir.Var) and a.is_buffer for a in s.args):
         return True
-    if p in _DIVISIONS:
+    if _member(p, _DIVISIONS):
         numpy = any(a in numpy_values for a in s.args if isinstance(a, ir.Var))
         divisor = s.args[-1]
         nonzero = _finite_number(divisor) and divisor.value != 0 and (p is not operator.pow or divisor.value > 0)
         return not (_broadcast_together(s.args, classes) and (numpy or nonzero))
-    if p in _ARITHMETIC or (isinstance(p, np.ufunc) and p.nout == 1 and p.nin == len(s.args)):
+    if _member(p, _ARITHMETIC) or (isinstance(p, np.ufunc) and p.nout == 1 and p.nin == len(s.args)):
         return not _broadcast_together(s.args, classes)
-    if p in _PRODUCTS and len(s.args) == 2:
+    if _member(p, _PRODUCTS) and len(s.args) == 2:
         return not _contractible(s.args, classes, ranks)
-    return not (len(s.args) == 1 and (p in _WHOLE_SUMS or (isinstance(p, ir.Method) and p.name in ("sum", "mean"))))
+    return not (len(s.args) == 1 and (_member(p, _WHOLE_SUMS) or (isinstance(p, ir.Method) and p.name in ("sum", "mean"))))
 
 
 def _member(p, table) -> bool:
@@ -159,16 +159,23 @@ _BOOKKEEPING = {ir.SAVE, ir.OWN, ir.SHARES, ir.POSITIONS, ir.SLOTS_AT, ir.BUILD_
 def numpy_values(fn: ir.Function, ranks: dict) -> set:
     """The values surely NumPy's (arrays, NumPy scalars), never Python's numbers: arrays of known
     rank, what a NumPy function or ufunc returns, and an operator's result on one of them."""
+    from .shapes import INT_FUNCTIONS, INT_OF_ONE
     out = {v for v in ir.defined_in(fn.body) | set(fn.params) if ranks.get(v)}
+    operators = _ARITHMETIC | _DIVISIONS | _PRODUCTS
     for s in ir.walk(fn.body):
         if not (isinstance(s, ir.Assign) and s.target is not None and s.target.kind == "num"):
             continue
         p = s.prim
         module = (getattr(p, "__module__", None) or "") if callable(p) else ""
-        if isinstance(p, np.ufunc) or (module.startswith("numpy") and not isinstance(p, type)) \
-                or (p in _ARITHMETIC | _DIVISIONS | _PRODUCTS and any(a in out for a in s.args if isinstance(a, ir.Var))):
+        python_number = _member(p, INT_FUNCTIONS) or _member(p, INT_OF_ONE) or _member(p, _PYTHON_RESULTS)
+        if isinstance(p, np.ufunc) or (module.startswith("numpy") and not isinstance(p, type) and not python_number) \
+                or (_member(p, operators) and any(a in out for a in s.args if isinstance(a, ir.Var))):
             out.add(s.target)
     return out
+
+
+# NumPy's functions that return Python's numbers or bools (`np.ndim`, `np.count_nonzero` of a whole array)
+_PYTHON_RESULTS = {np.isscalar, np.iscomplexobj, np.isrealobj, np.shape, np.ndim, np.size, np.count_nonzero}
 
 
 def _contractible(ops, classes: dict, ranks: dict) -> bool:

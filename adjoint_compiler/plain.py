@@ -294,9 +294,10 @@ _ELEMENTWISE = (gast.Add, gast.Sub, gast.Mult, gast.Div)  # (binary operators ap
 
 
 def _ufunc_args(e) -> list | None:
-    """The arguments of a call `np.<ufunc>(...)` given all its inputs and no keyword, else None."""
+    """The arguments of a call `np.<ufunc>(...)` of one output given all its inputs and no
+    keyword, else None."""
     func = _numpy_function(e.func) if isinstance(e, gast.Call) else None
-    if isinstance(func, np.ufunc) and func.nin == len(e.args) and not e.keywords \
+    if isinstance(func, np.ufunc) and func.nout == 1 and func.nin == len(e.args) and not e.keywords \
             and not any(isinstance(a, gast.Starred) for a in e.args):
         return list(e.args)
     return None

@@ -668,6 +668,8 @@ class PythonLowering:
         if not consumed:
             return "the function it is passed to may change what they read"
         block = self.block_of(s)
+        if not any(t is s for t in block):
+            return None  # (a statement the lowering made: read where it was made, as before)
         top = load
         while top is not None and not any(top is t for t in block):
             top = self.parents.get(id(top))
