@@ -148,13 +148,22 @@ def _chain(call, facts: Facts):
     if len(call.args) != 2 or call.keywords:
         return None
     c, d = call.args
-    value = -c.operand.value if isinstance(c, gast.UnaryOp) and isinstance(c.op, gast.USub) \
-        and isinstance(c.operand, gast.Constant) else getattr(c, "value", None) if isinstance(c, gast.Constant) else None
-    if type(value) not in (int, float) or value == 0 or not math.isfinite(value):
-        return _chain_of_numbers(c, d, facts)
+    value = _nonzero_number(c)
+    if value is None:
+        return _chain_of_numbers(c, d, facts) or _number_times_scaled(c, d, facts)
     if value == 1 and isinstance(d, (gast.BinOp, gast.UnaryOp)):
         return d
     return gast.BinOp(left=c, op=gast.Mult(), right=d)
+
+
+def _nonzero_number(e):
+    """The value of a nonzero finite int or float literal `e` (`2`, `-0.5`), else None."""
+    negated = isinstance(e, gast.UnaryOp) and isinstance(e.op, gast.USub)
+    node = e.operand if negated else e
+    value = node.value if isinstance(node, gast.Constant) else None
+    if type(value) not in (int, float) or value == 0 or not math.isfinite(value):
+        return None
+    return -value if negated else value
 
 
 def _chain_of_numbers(g, d, facts: Facts):
@@ -169,6 +178,19 @@ def _chain_of_numbers(g, d, facts: Facts):
         return None
     zero = gast.BinOp(left=astwalk.clone(g), op=gast.Mult(), right=gast.Constant(value=0.0, kind=None))
     return gast.IfExp(test=astwalk.clone(g), body=gast.BinOp(left=g, op=gast.Mult(), right=d), orelse=zero)
+
+
+def _number_times_scaled(g, d, facts: Facts):
+    """`rt.chain(g, k * x)` (or `x * k`) of a number `g` and a nonzero finite number literal `k`:
+    `rt.chain(g * k, x)`, zero exactly where `g` is, with the scaling done on the number and not
+    on the array (`np.sum(r ** 2)`'s gradient `g * (2 * r)` in one pass over `r`, not two)."""
+    if not (isinstance(g, gast.Name) and facts.ranks.get(g.id) == 0 and isinstance(d, gast.BinOp)
+            and isinstance(d.op, gast.Mult)):
+        return None
+    for k, x in ((d.left, d.right), (d.right, d.left)):
+        if _nonzero_number(k) is not None:
+            return rtcall.call(rt.chain, gast.BinOp(left=g, op=gast.Mult(), right=k), x)
+    return None
 
 
 EXPRESSIONS = {rt.written_total: _written_total, rt.written_adjoint: _written_adjoint,
@@ -501,6 +523,78 @@ def _unit_products(code: list, facts: Facts, stored: dict, updated: set) -> list
     return out
 
 
+def _scaled_chains(code: list, facts: Facts, reads: dict, stored: dict, updated: set) -> list:
+    """`b = rt.chain(n, x)` of a number `n`, whose one reader scales it by a number (`a = -b`,
+    `a = b * k`, `a = k * b`), is `a = rt.chain(-n, x)` (`n * k`, `k * n`): the number is scaled
+    and the array made once (`r = y - X @ w` passes `-r_bar` on: no second pass over the slots).
+    A zero `n` still gives exactly zero. `b` must be bound once, read once and never written."""
+    from .backward import Mark
+    from .simplify import stores
+    out = []
+    for item in code:
+        if isinstance(item, BIf):
+            item = BIf(item.cond, _scaled_chains(item.body, facts, reads, stored, updated),
+                       _scaled_chains(item.orelse, facts, reads, stored, updated), item.loc)
+        elif isinstance(item, BLoop):
+            item = BLoop(item.loop, _scaled_chains(item.body, facts, reads, stored, updated), item.loc)
+        out.append(item)
+    k = 0
+    while k < len(out):
+        c = out[k]
+        k += 1
+        target = _single_target(c)
+        call = c.stmt.value if target is not None else None
+        if not (_is_rt(call, rt.chain) and len(call.args) == 2 and not call.keywords and _scalar(call.args[0], facts)
+                and reads.get(target) == 1 and stored.get(target) == 1 and target not in updated):
+            continue
+        needs = {n.id for a in call.args for n in astwalk.walk(a) if isinstance(n, gast.Name)} | {target}
+        for j in range(k, len(out)):
+            item = out[j]
+            if isinstance(item, Mark):
+                if needs & {v.name for v in ir_defined(item.stmt)}:
+                    break
+                continue
+            if not isinstance(item, Code) or item.restore is not None:
+                break
+            if any(isinstance(n, gast.Name) and n.id == target for n in astwalk.walk(item.stmt)):
+                number = _scaling(item.stmt, target, call.args[0], facts)
+                if number is not None:
+                    item.stmt.value = rtcall.call(rt.chain, number, call.args[1])
+                    k -= 1
+                    del out[k]
+                break
+            if needs & set().union(*stores(item.stmt)):
+                break
+    return out
+
+
+def _single_target(item):
+    """The name a `Code` item `name = value` binds, else None."""
+    if isinstance(item, Code) and item.restore is None and isinstance(item.stmt, gast.Assign) \
+            and len(item.stmt.targets) == 1 and isinstance(item.stmt.targets[0], gast.Name):
+        return item.stmt.targets[0].id
+    return None
+
+
+def _scaling(stmt, name: str, n, facts: Facts):
+    """For `a = -name`, `a = name * k` or `a = k * name` (k a number), the number `n` scaled
+    alike; else None."""
+    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)):
+        return None
+    e = stmt.value
+
+    def is_name(node) -> bool:
+        return isinstance(node, gast.Name) and node.id == name
+    if isinstance(e, gast.UnaryOp) and isinstance(e.op, gast.USub) and is_name(e.operand):
+        return gast.UnaryOp(op=gast.USub(), operand=n)
+    if isinstance(e, gast.BinOp) and isinstance(e.op, gast.Mult):
+        if is_name(e.left) and _scalar(e.right, facts) and not any(map(is_name, astwalk.walk(e.right))):
+            return gast.BinOp(left=n, op=gast.Mult(), right=e.right)
+        if is_name(e.right) and _scalar(e.left, facts) and not any(map(is_name, astwalk.walk(e.left))):
+            return gast.BinOp(left=e.left, op=gast.Mult(), right=n)
+    return None
+
+
 def _times_one(e):
     """`b` for `1.0 * b` or `b * 1.0` (`b` a name), else None."""
     if not (isinstance(e, gast.BinOp) and isinstance(e.op, gast.Mult)):
@@ -528,7 +622,9 @@ def rewrite(code: list, facts: Facts) -> list:
     """`code` with the settled helper calls replaced (nested blocks included)."""
     code = _rewrite(code, facts)
     numbers = Facts(facts.ints, dict(facts.ranks), facts.classes, facts.differentiable)  # (+ the names made numbers)
-    code = _rewrite(_scalar_gradients(code, numbers, _name_counts(code, gast.Load), _updated_names(code)), facts)
+    code = _rewrite(_scalar_gradients(code, numbers, _name_counts(code, gast.Load), _updated_names(code)), numbers)
+    code = _scaled_chains(code, numbers, _name_counts(code, gast.Load), _name_counts(code, gast.Store),
+                          _updated_names(code))
     return _unit_products(code, facts, _name_counts(code, gast.Store), _updated_names(code))
 
 

@@ -309,6 +309,8 @@ def _two_norm_adjoint(g, x, y, axis, keepdims):
 def norm_adjoint(g, x, y, ord=None, axis=None, keepdims=False):
     """The gradient of `x` in `y = np.linalg.norm(x, ord, axis, keepdims)`. Vector ord: p-norms,
     inf and -inf (ties split equally); matrix ord: 'fro', 'nuc', 2, -2, 1, -1, inf, -inf."""
+    if ord is None and axis is None and type(x) is np.ndarray and x.dtype.kind == "f" and not keepdims:
+        return x * (g * 0.0 if y == 0 else g / y)  # the 2-norm of all the slots, the common call
     x = np.asarray(x)
     matrix = (axis is None and ord is not None and x.ndim == 2) or (np.ndim(axis) == 1 and len(axis) == 2)
     if not matrix:

@@ -46,6 +46,8 @@ RUNTIME_SAME_SHAPE = {rt.zeros_like, rt.shape_of, rt.own}  # (`own` of an array:
 # entries moved), whatever their other arguments
 RANK_KEEPING = {np.flip, np.fliplr, np.flipud, np.rot90, np.transpose, np.swapaxes, np.moveaxis, np.roll, np.real,
                 np.imag}
+DOT = ir.Method("dot")  # `a.dot(b)`: np.dot(a, b) of an array `a` (a rank is known for arrays alone)
+MATRIX_PRODUCTS = (operator.matmul, np.matmul, np.dot, DOT)  # of vectors and matrices: one rule of ranks
 FROM_LENGTH = {np.zeros, np.ones, np.empty, np.full, Buffer.zeros}  # (n, ...) -> an array of n numbers
 
 
@@ -262,7 +264,7 @@ class Shapes:
         ranks = [self.rank(a) for a in s.args]
         if is_elementwise(s) and not s.kwargs and ranks and None not in ranks:
             return max(ranks)
-        if p in (operator.matmul, np.matmul, np.dot) and len(ranks) == 2 and ranks[0] in (1, 2) \
+        if p in MATRIX_PRODUCTS and len(ranks) == 2 and ranks[0] in (1, 2) \
                 and ranks[1] in (1, 2):
             return ranks[0] + ranks[1] - 2
         if p in FROM_LENGTH and s.args and self.rank(s.args[0]) == 0 \
@@ -457,8 +459,8 @@ class Shapes:
             return None
         if is_elementwise(s):
             return _broadcast(operands)
-        if p in (operator.matmul, np.matmul, np.dot) and len(tokens) == 2 and 0 not in tokens:
-            return None if p is np.dot and len(tokens[1].ids) > 2 else _matmul(tokens[0], tokens[1])
+        if p in MATRIX_PRODUCTS and len(tokens) == 2 and 0 not in tokens:
+            return None if p in (np.dot, DOT) and len(tokens[1].ids) > 2 else _matmul(tokens[0], tokens[1])
         if (p == ir.Attr("T") or p is np.transpose) and len(args) == 1:
             return _token(first.ids[::-1])
         if (p in REDUCTIONS or (isinstance(p, ir.Method) and p.name in REDUCING_METHODS)) \

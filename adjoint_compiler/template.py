@@ -482,12 +482,13 @@ class _DropUnbroadcast(gast.NodeTransformer):
 
 
 def _plain_matmul(body: list, stmt: ir.Assign, ndims: dict) -> list:
-    """`rt.matmul_left(g, x, y)` -> `g @ y.T` (and `x.T @ g` for the right; `rt.dot_left`,
-    `rt.dot_right` alike) when the operands' ranks are known (matrix or vector): no rank dispatch
+    """`rt.matmul_left(g, x, y)` -> `g @ y.T` (and `x.T @ g` for the right; `g * y` for two vectors;
+    `rt.dot_left`, `rt.dot_right` alike) when the operands' ranks are known (matrix or vector): no rank dispatch
     at run time."""
     ranks = tuple(ndims.get(a) for a in stmt.args)
     left, right = runtime.matmul_left, runtime.matmul_right
-    forms = {(2, 2): {left: "{g} @ {y}.T", right: "{x}.T @ {g}"},
+    forms = {(1, 1): {left: "{g} * {y}", right: "{g} * {x}"},  # (a number: the scalar product's)
+             (2, 2): {left: "{g} @ {y}.T", right: "{x}.T @ {g}"},
              (2, 1): {left: "np.multiply.outer({g}, {y})", right: "{x}.T @ {g}"},
              (1, 2): {left: "{y} @ {g}", right: "np.multiply.outer({x}, {g})"}}.get(ranks)
     if forms is not None:  # np.dot of matrices and vectors is the matrix product

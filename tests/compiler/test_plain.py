@@ -129,8 +129,31 @@ SHAPED = plain.Facts(set(), {"x": 1, "y": 1, "s": 0}, {"x": "A", "y": "B"})
 def test_a_broadcast_number_multiplied_elementwise_is_read_as_the_number():
     assert rewritten("a = rt.expand_reduced(1.0 / rt.reduced_size(x, None), x, None, False)",
                      "b = rt.chain(a, 2 * x)", "c = a * x", facts=SHAPED) == \
-        ["a = rt.broadcast_number(1.0 / rt.reduced_size(x, None))", "b = rt.chain(a, 2 * x)", "c = a * x"]
+        ["a = rt.broadcast_number(1.0 / rt.reduced_size(x, None))", "b = rt.chain(a * 2, x)", "c = a * x"]
     assert rewritten("a = rt.expand_reduced(1.0, x, None, False)", "c = a * x", facts=SHAPED) == ["c = x"]  # (unit products)
+
+
+def test_a_number_times_a_scaled_array_scales_the_number():
+    """`rt.chain(g, k * x)` of a number g: the literal scales the number, the array is read once."""
+    assert rewritten("b = rt.chain(s, 2 * x)", "c = rt.chain(s, x * -0.5)", facts=SHAPED) == \
+        ["b = rt.chain(s * 2, x)", "c = rt.chain(s * -0.5, x)"]
+    keep = [("b = rt.chain(a, 2 * x)",),  # `a` may be an array
+            ("b = rt.chain(s, 0.0 * x)",),  # (0 * inf is nan: the product's, not a zero cotangent's)
+            ("b = rt.chain(s, y * x)",)]  # no literal
+    for lines in keep:
+        assert rewritten(*lines, facts=SHAPED) == list(lines)
+
+
+def test_a_chain_of_a_number_scaled_by_its_one_reader_scales_the_number():
+    assert rewritten("b = rt.chain(s, x)", "c = -b", facts=SHAPED) == ["c = rt.chain(-s, x)"]
+    assert rewritten("b = rt.chain(s, x)", "d = y * 2.0", "c = 3.0 * b", facts=SHAPED) == \
+        ["d = y * 2.0", "c = rt.chain(3.0 * s, x)"]
+    keep = [("b = rt.chain(s, x)", "c = -b", "e = b + 1.0"),  # read twice
+            ("b = rt.chain(s, x)", "s = 2.0", "c = -b"),  # the number rebound between
+            ("b = rt.chain(s, x)", "c = b * y"),  # scaled by an array
+            ("b = rt.chain(s, x)", "c = b / 2.0")]  # (a division by a Python zero raises)
+    for lines in keep:
+        assert rewritten(*lines, facts=SHAPED) == list(lines)
 
 
 def test_a_broadcast_number_read_any_other_way_stays_an_array():
@@ -212,7 +235,7 @@ def test_a_chain_of_numbers_is_its_branches_inline():
     cotangent is zero the result is zero even for an infinite or nan derivative, as the helper's."""
     facts = plain.Facts(ints=set(), ranks={"g": 0, "x": 0, "b": 1})
     assert rewritten("y = rt.chain(g, 2.0 * x)", facts=facts) == ["y = g * (2.0 * x) if g else g * 0.0"]
-    assert rewritten("y = rt.chain(g, 2.0 * b)", facts=facts) == ["y = rt.chain(g, 2.0 * b)"]  # (an array)
+    assert rewritten("y = rt.chain(g, 2.0 * b)", facts=facts) == ["y = rt.chain(g * 2.0, b)"]  # (an array: a call)
     assert rewritten("y = rt.chain(g, np.cos(x))", facts=facts) == ["y = rt.chain(g, np.cos(x))"]  # (a call)
     for g, x in ((0.0, float("nan")), (0.0, float("inf")), (1.5, 2.0), (-2.0, float("inf"))):
         with np.errstate(all="ignore"):
