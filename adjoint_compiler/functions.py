@@ -134,6 +134,20 @@ class Closure(FunctionValue):
         self.outer = outer  # free names of the body that are local to an enclosing function
         self.display = display
         self.loc = loc
+        self.builder, self.nesting = None, 0  # where it was made (a write there is seen by its defaults)
+
+    def held(self) -> list:
+        """(how a message names it, operand) for each value the function holds: its defaults,
+        which are the objects Python evaluated at the `def` (an array written later is seen)."""
+        positional = [p.id for p in self.node.args.posonlyargs + self.node.args.args]
+        named = positional[len(positional) - len(self.defaults):]
+        return [(f"the default of {p} of {self.display}", d) for p, d in zip(named, self.defaults)] + \
+            [(f"the default of {p} of {self.display}", d) for p, d in self.kw_defaults.items()]
+
+    def rebind(self, old, new) -> None:
+        """`new` in place of `old` among the values held (a write made them one array)."""
+        self.defaults = [new if d is old else d for d in self.defaults]
+        self.kw_defaults = {p: new if d is old else d for p, d in self.kw_defaults.items()}
 
     def __repr__(self) -> str:
         return f"<function {self.display}>"
@@ -147,6 +161,21 @@ class Partial(FunctionValue):
         self.args = list(args)
         self.kwargs = dict(kwargs)
         self.display = display
+        self.builder, self.nesting = None, 0  # where it was made (a write there is seen by its arguments)
+
+    def held(self) -> list:
+        """(how a message names it, operand) for each value the partial holds: its bound arguments
+        (and what the function it wraps holds)."""
+        inner = self.func.held() if isinstance(self.func, (Closure, Partial)) else []
+        return [(f"the argument {k + 1} bound by {self.display}", a) for k, a in enumerate(self.args)] + \
+            [(f"the argument {k} bound by {self.display}", a) for k, a in self.kwargs.items()] + inner
+
+    def rebind(self, old, new) -> None:
+        """`new` in place of `old` among the values held (a write made them one array)."""
+        self.args = [new if a is old else a for a in self.args]
+        self.kwargs = {k: new if a is old else a for k, a in self.kwargs.items()}
+        if isinstance(self.func, (Closure, Partial)):
+            self.func.rebind(old, new)
 
     def __repr__(self) -> str:
         return f"<partial {self.display}>"

@@ -249,7 +249,8 @@ def _read_after(fn: ir.Function, value, update, classes: dict, order: list, seen
 
 
 def _refuse_shared(name: str, other, loc) -> None:
-    holder = f"`{other}` names" if other else "another value (an item of the sequence looped over) is"
+    holder = "another value (an item of the sequence looped over) is" if not other else \
+        f"{other} names" if other.startswith("the ") else f"`{other}` names"  # (`the default of c in h`)
     raise MutationError(f"`{name}` is updated in place here, but {holder} the same array or list, "
                         f"and would change too; write into it for a change every name sees "
                         f"(`{name}[...] = {name} + ...`), or `{name} = {name} + ...` for a new value, or copy "

@@ -998,10 +998,12 @@ class SSABuilder:
                        for k, item in enumerate(items) if same(item)]  # so does a tuple display
             others += [path for k, v in builder.env.items() if isinstance(v, _Object)
                        for path in _paths_to(v, old, k)]  # and an object made here (its fields, nested)
+            others += [label for k, v in builder.env.items() if isinstance(v, (Closure, Partial))
+                       for label, item in v.held() if same(item)]  # and a function's default, a partial's argument
             builder = builder.parent
         if isinstance(old, ir.Var) and others:
             written = {n.id for n in astwalk.walk(self.source.node) if isinstance(n, gast.Name)}
-            users = [k for k in others if k.split("[")[0].split(".")[0] in written]  # the user's names
+            users = [k for k in others if k.split("[")[0].split(".")[0] in written or k.startswith("the ")]  # the user's names
             if len(holders) < len(others):  # (some other holds `old` itself, not only its object on entry)
                 self.shared_updates.append((old, shown or name, users[0] if users else None, self.loc(at), False))
             for v in [h for k, h in enumerate(holders) if all(h is not g for g in holders[:k])]:
@@ -1360,6 +1362,8 @@ class SSABuilder:
                     builder.env[k] = new
                 elif isinstance(v, _Object) and self.in_block_of(v):
                     _rebind_held(v, old, new, seen)
+                elif isinstance(v, (Closure, Partial)) and self.in_block_of(v):
+                    v.rebind(old, new)  # (its defaults, its bound arguments: the objects themselves)
             builder = builder.parent
 
     def in_block_of(self, obj) -> bool:
@@ -1859,8 +1863,10 @@ class SSABuilder:
         kw_defaults = {p.id: self.operand(d, allow_function=True)
                        for p, d in zip(fn.args.kwonlyargs, node.kw_defaults) if d is not None}
         display = node.display if node.display != "lambda" else "the lambda"
-        return Closure(fn, self.source, self, defaults, kw_defaults, frozenset(r.id for r in node.reads),
-                       display, self.loc(at))
+        closure = Closure(fn, self.source, self, defaults, kw_defaults, frozenset(r.id for r in node.reads),
+                          display, self.loc(at))
+        closure.builder, closure.nesting = self, self.nesting
+        return closure
 
     def function_item(self, prim, args: list):
         """`SEQ[k]` of a global list, tuple or dict of functions at a constant key: that function,
@@ -2222,6 +2228,16 @@ class SSABuilder:
             builder = builder.parent
         return builder
 
+    def check_held(self, fv, value, at) -> None:
+        """A default or bound argument that is an array written since the function was made, by a
+        write in a loop or branch there (a write in the block that made it rebinds it): Python
+        would pass the written array, which this version is not."""
+        if isinstance(value, ir.Var) and not self.current(value):
+            label = next(label for label, item in fv.held() if item is value)
+            raise MutationError(f"{label} is an array written after the function was made, inside a "
+                                "loop or `if`: the gradient cannot follow it; pass the array as an argument at the call "
+                                "instead", self.loc(at))
+
     def make_partial(self, args: list, kwargs: dict, value, at) -> Partial:
         """`functools.partial(func, *args, **kwargs)`: `func` must be known at compile time."""
         func = args[0] if args else kwargs.get("func")
@@ -2229,13 +2245,17 @@ class SSABuilder:
             raise UnsupportedSyntaxError("functools.partial of a value computed inside the differentiated function "
                                          "is not supported; pass a function by name", self.loc(at))
         display = func.display if isinstance(func, FunctionValue) else func.path
-        return Partial(func, args[1:], {k: v for k, v in kwargs.items() if k != "func"}, f"partial({display})")
+        partial = Partial(func, args[1:], {k: v for k, v in kwargs.items() if k != "func"}, f"partial({display})")
+        partial.builder, partial.nesting = self, self.nesting
+        return partial
 
     def peel_partial(self, callee, args: list, kwargs: dict, at) -> tuple:
         """(the function a call finally calls, its arguments): partials are taken apart, those made
         here and `functools.partial` objects read from globals (their parts baked in as constants)."""
         for _ in range(100):
             if isinstance(callee, Partial):
+                for bound in callee.args + list(callee.kwargs.values()):
+                    self.check_held(callee, bound, at)
                 callee, args, kwargs = callee.func, callee.args + list(args), {**callee.kwargs, **kwargs}
             elif isinstance(callee, ir.Global) and isinstance(callee.value, functools.partial):
                 p = callee.value
@@ -2419,6 +2439,8 @@ class SSABuilder:
         sub.branches = self.branches
         sub.open_loops = self.open_loops
         for p in params:
+            if p.name not in bound.arguments:
+                self.check_held(fv, slots[p.name], at)
             sub.env[p.name] = bound.arguments[p.name] if p.name in bound.arguments else slots[p.name]
         out.extend(sub.block(normalized.body))
         return sub.env[RETURN]

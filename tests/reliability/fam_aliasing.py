@@ -191,3 +191,36 @@ def gen_returns_its_operand(ch) -> Case:
     src = f"def f(a):\n    b = {call}\n    {step}\n    return {read}\n"
     rng = np.random.default_rng(ch.int(0, 10_000))
     return Case(src, [rng.uniform(0.3, 1.7, size=(2, 2) if matrix else 3)])
+
+
+@family("aliasing")
+def gen_function_holds_array(ch) -> Case:
+    """A function value that holds an array or list (a lambda's or def's default, keyword-only
+    or not; `functools.partial`'s bound argument, of NumPy's function or of the user's), which is
+    written, updated or appended to after the function is made, in straight-line code, a loop or
+    an `if`, then called: Python passes the written object (a default is evaluated once, at the
+    `def`). Followed, or refused; a rebinding (`a = a + ...`) leaves the held object alone."""
+    n = ch.int(3, 5)
+    holder = ch.choice(["lam", "def", "kwonly", "partial_np", "partial_user", "partial_kw"])
+    made = ch.choice(["np.zeros(n)", "x * 0.5", "np.ones(n)", "list(x * 1.0)"]).replace("n)", f"{n})")
+    is_list = made.startswith("list")
+    use = "sum(c) * np.sum(t)" if is_list else "np.sum(t * c)"
+    make = {"lam": f"h = lambda t, c=a: {use}",
+            "def": f"def h(t, c=a):\n        return {use}",
+            "kwonly": f"def h(t, *, c=a):\n        return {use}",
+            "partial_np": "h = functools.partial(np.dot, a)",
+            "partial_user": f"h = functools.partial(lambda c, t: {use}, a)",
+            "partial_kw": f"h = functools.partial(lambda t, c: {use}, c=a)"}[holder]
+    if is_list and holder == "partial_np":
+        make = f"h = functools.partial(lambda c, t: {use}, a)"
+    k = ch.float(0.5, 3.0)
+    change = ch.choice(["a[0] = x[1] * {k}", "a[1:] = x[:-1] * {k}", "a += x * {k}", "a = a + x * {k}",
+                        "a.append(x[0] * {k})" if is_list else "a[...] = np.sin(x) * {k}"]).format(k=k)
+    where = ch.choice(["line", "loop", "if"])
+    body = {"line": f"    {change}",
+            "loop": f"    for i in range(2):\n        {change}",
+            "if": f"    if x[0] > 0:\n        {change}"}[where]
+    tail = ch.choice(["h(x)", "h(x) + np.sum(x)", "h(x * 2.0) * h(x)"])
+    src = (f"import functools\n\ndef f(x):\n    a = {made}\n    " + make.replace("\n        ", "\n        ") +
+           f"\n{body}\n    return {tail}\n")
+    return Case(src, [_vec(ch, n)])
