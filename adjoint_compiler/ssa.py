@@ -988,10 +988,18 @@ class SSABuilder:
                 # (the argument's array, which `old` may be without being its value: a loop's, a branch's)
                 self.shared_updates.append((self.entry_object(v), shown or name, k[len(ARGUMENT):], self.loc(at),
                                             "argument"))  # (the array on entry: a loop's param may be dropped)
+        # a list's `append`/`extend`/`pop` run once per run of a calling block (no branch or loop
+        # of the functions between encloses it) is seen by that block's names for the list
+        straight = bool(getattr(at, "list_method", None))
         while builder is not None:
-            followers += [(builder, k) for k, v in builder.env.items() if v is old and k.startswith(ARGUMENT)]
-            others += [k for k, v in builder.env.items() if not (builder is self and k == name)
-                       and not k.startswith(ARGUMENT) and same(v)]
+            follows = builder is not self and straight
+            followers += [(builder, k) for k, v in builder.env.items()
+                          if v is old and (k.startswith(ARGUMENT) or follows)]
+            theirs = set() if builder is self else {n.id for n in astwalk.walk(builder.source.node)
+                                                     if isinstance(n, gast.Name)}
+            others += [f"the calling function's `{k}`" if k in theirs else k for k, v in builder.env.items()
+                       if not (builder is self and k == name) and not k.startswith(ARGUMENT)
+                       and not (follows and v is old) and same(v)]
             others += [f"{k}[{key!r}]" for k, v in builder.env.items() if isinstance(v, _Dict)
                        for key, item in v.items.items() if same(item)]  # a dict holds the same array
             others += [f"{t.display}[{k}]" for t, items in builder.tuples.items()
@@ -1000,6 +1008,7 @@ class SSABuilder:
                        for path in _paths_to(v, old, k)]  # and an object made here (its fields, nested)
             others += [label for k, v in builder.env.items() if isinstance(v, (Closure, Partial))
                        for label, item in v.held() if same(item)]  # and a function's default, a partial's argument
+            straight = straight and not builder.nesting
             builder = builder.parent
         if isinstance(old, ir.Var) and others:
             written = {n.id for n in astwalk.walk(self.source.node) if isinstance(n, gast.Name)}

@@ -574,3 +574,56 @@ def test_value_and_grad_through_calls():
     v, g = value_and_grad(nested_calls, (0, 1))(0.6, 1.3)
     assert np.isclose(v, nested_calls(0.6, 1.3), rtol=1e-12)
     check_grads(nested_calls, 0.6, 1.3, wrt=(0, 1))
+
+
+# -- a helper that appends to (extends, pops) a list it was given: the caller's list changes -----
+
+def collect(acc, v):
+    acc.append(np.sin(v) * 2.0)
+
+
+def collect_two_then_drop(acc, v):
+    acc.extend([v, v * v])
+    acc.pop()
+
+
+def collects_in_straight_line(x):
+    acc = [x[1] * 0.5]
+    seen = acc
+    collect(acc, x[0])
+    collect_two_then_drop(acc, x[2])
+    return sum(acc) * acc[0] + seen[-1]
+
+
+def collects_in_a_loop(x):
+    acc = []
+    for v in x:
+        collect(acc, v)
+    return sum(a * a for a in acc) + len(acc) * acc[-1]
+
+
+@pytest.mark.parametrize("f", [collects_in_straight_line, collects_in_a_loop])
+def test_a_helper_appending_to_the_callers_list(f):
+    """Python's callers see the items a helper appends (once refused: "`acc` names the same list")."""
+    x = np.array([0.3, -0.8, 1.1])
+    check_grads(f, x)
+    assert value_and_grad(f)(x)[0] == pytest.approx(f(x))
+
+
+def collect_if_positive(acc, v):
+    if v > 0:
+        acc.append(v * 2.0)  # <-- HERE
+
+
+def collects_under_the_helpers_branch(x):
+    acc = [x[0]]
+    collect_if_positive(acc, x[1])
+    return sum(acc)
+
+
+def test_a_helper_appending_under_its_own_branch_is_refused_at_the_line():
+    from adjoint_compiler import MutationError
+    with pytest.raises(MutationError, match="the calling function's `acc` names the same") as info:
+        grad(collects_under_the_helpers_branch)(np.array([0.3, 0.8, 1.1]))
+    lines, first = inspect.getsourcelines(collect_if_positive)
+    assert f"line {first + 2}" in str(info.value)

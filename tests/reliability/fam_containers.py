@@ -301,3 +301,33 @@ def gen_user_operators_and_array_named_methods(ch) -> Case:
            f"def f(x):\n    p = V(x * 0.5 + 1.0)\n    return {use}\n")
     rng = np.random.default_rng(ch.int(0, 10_000))
     return Case(src, [rng.uniform(0.3, 1.7, size=3)])
+
+
+@family("containers")
+def gen_helper_changes_callers_list(ch) -> Case:
+    """A helper that `append`s to, `extend`s or `pop`s a list it was given (a common way to collect
+    results), called in straight-line code or in the caller's loop, maybe through a second helper,
+    with the update in the helper's own `if` or loop or not, and the caller holding the list under
+    a second name or not. Python changes the caller's list: the gradient follows it, or refuses."""
+    update = ch.choice(["acc.append(v * {k})", "acc.append(np.sin(v) * {k})", "acc.extend([v, v * {k}])",
+                        "acc.append(v * acc[-1] * {k})" if ch.coin() else "acc.extend((v ** 2, {k}))"])
+    update = update.format(k=ch.float(0.5, 2.0))
+    inner = ch.choice(["plain", "plain", "if", "loop", "pop"])
+    body = {"plain": f"    {update}\n",
+            "if": f"    if v > 0.7:\n        {update}\n",
+            "loop": f"    for _ in range(2):\n        {update}\n",
+            "pop": f"    {update}\n    acc.pop()\n"}[inner]
+    helpers = f"def collect(acc, v):\n{body}\n\n"
+    call = "collect(acc, v)"
+    if ch.coin(0.3):
+        helpers += "def through(acc, v):\n    collect(acc, v * 1.5)\n    return v\n\n\n"
+        call = "through(acc, v)"
+    caller = ch.choice(["loop", "straight"])
+    uses = (f"    for v in x:\n        {call}\n" if caller == "loop" else
+            "".join(f"    {call.replace('v)', f'x[{i}])')}\n" for i in range(3)))
+    alias = ch.coin(0.3)
+    read = ch.choice(["sum(acc) * acc[0]", "sum(v * v for v in acc)", "acc[-1] + len(acc) * acc[0]"])
+    src = helpers + "def f(x):\n    acc = [x[1] * 0.5]\n" + ("    b = acc\n" if alias else "") + uses + \
+        f"    return {read}" + (" + b[-1]" if alias else "") + "\n"
+    return Case(src, [np.array([ch.float(0.5, 1.5) for _ in range(3)])],
+                must_work=inner in ("plain", "pop") and not alias)
