@@ -10,7 +10,8 @@ as decorators that set one attribute on the function and change nothing else:
     @reads_only_shapes           reads every argument for its shape alone
     @reads_only_dtype(2)         reads argument 2 for its dtype alone; when that parameter
                                  defaults to None, the argument may be left out
-    @identity_when_alone         called with one argument, returns it (`rt.through_dtype(g)` is g)
+    @identity_unless(1)          returns its first argument unless argument 1 is given (not
+                                 None): `rt.through_dtype(g)` is g
     @numeric                     returns a number or an array, never a list or tuple
     @updates                     writes into its first argument (in place)
 
@@ -33,7 +34,7 @@ class Facts:
     all_shapes: bool = False  # every argument is read only for its shape
     dtype_only: int | None = None  # position of an argument read only for its dtype
     dtype_optional: bool = False  # ... and that argument may be left out (its parameter defaults to None)
-    identity_alone: bool = False  # with one argument, returns it unchanged
+    identity_unless: int | None = None  # returns its first argument unless the one at this position is given
     numeric: bool = False  # returns a number or an array (never a list or a tuple)
     updates: bool = False  # writes into its first argument
 
@@ -94,6 +95,9 @@ def updates(function):
     return _record(function, updates=True)
 
 
-def identity_when_alone(function):
-    """Called with one argument, the helper returns that argument unchanged."""
-    return _record(function, identity_alone=True)
+def identity_unless(position: int):
+    """The helper returns its first argument unchanged unless the argument at `position` is
+    given (left out, or None: `rt.through_dtype(g)`, `rt.cast_adjoint(g, None, x)`)."""
+    def decorate(function):
+        return _record(function, identity_unless=position)
+    return decorate

@@ -162,11 +162,27 @@ def log_of_base(base):
     return 1.0 if base is None else np.log(base)
 
 
-@_facts.reads_only_dtype(1)
-def cast_adjoint(g, y):
-    """The gradient through a cast to `y`'s dtype: none through a cast to integers or booleans."""
-    if _runtime._integer_storage(y):
-        return np.zeros(np.shape(g))
+def _cast_is_constant(dtype, x) -> bool:
+    """Whether converting `x` to `dtype` is piecewise constant (no gradient): a conversion to
+    booleans, or to integers of numbers that are not integers (floats, complex numbers). An
+    integer `x` converted to integers keeps its value: its gradient passes, as through `x * 1.0`.
+    `x` is read for its dtype alone (an array, a scalar or a ShapeOf; None: a float); a `dtype`
+    of None keeps `x`'s (never constant)."""
+    if dtype is None:
+        return False
+    kind = np.dtype(dtype).kind
+    return kind == "b" or (kind in "iu" and not _runtime._integer_storage(x))
+
+
+@_facts.identity_unless(1)
+@_facts.reads_only_dtype(2)
+def cast_adjoint(g, dtype, x=None):
+    """The gradient of `x` in its conversion to `dtype` (`x.astype(dtype)`, `np.int64(x)`): `g`
+    itself, or zero where the conversion is piecewise constant (`_cast_is_constant`: floats cast
+    to integers, anything to booleans). A complex `x` cast to a real dtype passes `g` (the
+    gradient of its real part). Linear in `g`, and its own transpose."""
+    if _cast_is_constant(dtype, x):
+        return np.zeros(np.shape(g)) if np.ndim(g) else 0.0
     return g
 
 
@@ -258,7 +274,7 @@ def cumprod_adjoint(g, x, y, axis=None):
     return np.moveaxis(before * s, 0, axis)
 
 
-@_facts.identity_when_alone
+@_facts.identity_unless(1)
 def through_dtype(g, dtype=None):
     """`g`, or no gradient when the operation computes in an integer or boolean `dtype`."""
     if dtype is not None and np.dtype(dtype).kind in "biu":
@@ -858,34 +874,33 @@ def vstack_adjoint(g, tup):
     return _split(g, tup, [np.atleast_2d(a) for a in tup], 0)
 
 
-@_facts.reads_only_dtype(2)
-def array_adjoint(g, obj, y=None, ndmin=0):
-    """The gradient of `obj` in `np.array(obj)`: for a (nested) list or tuple, one gradient per
-    item; for an array or a scalar, `g` itself (without the leading axes `ndmin` added). None
-    through a cast to integers or booleans (the result `y` is read for its dtype only)."""
-    if y is not None and _runtime._integer_storage(y):
-        g = np.zeros(np.shape(g))
+def array_adjoint(g, obj, dtype=None, ndmin=0):
+    """The gradient of `obj` in `np.array(obj, dtype, ndmin=ndmin)` (`np.asarray`, ...): for a
+    (nested) list or tuple, one gradient per item; for an array or a scalar, `g` itself (without
+    the leading axes `ndmin` added). An item gets `cast_adjoint`'s gradient: none where `dtype`
+    makes integers of floats (or booleans of anything); integers kept integers pass theirs (with no
+    `dtype`, NumPy never truncates an item: every item passes its gradient). Linear in `g`."""
     if ndmin and np.ndim(g) > 0:
         g = np.reshape(g, np.shape(obj) if not isinstance(obj, (list, tuple)) else np.shape(np.asarray(obj)))
     if isinstance(obj, (list, tuple)):
-        return [array_adjoint(g[i], item) for i, item in enumerate(obj)]
+        return [array_adjoint(g[i], item, dtype) for i, item in enumerate(obj)]
+    g = cast_adjoint(g, dtype, obj)
     return _scalar(g) if not isinstance(obj, np.ndarray) else g
 
 
-def array_adjoint_transpose(h, g, obj, y=None, ndmin=0):
-    """The transpose of `array_adjoint(g, obj, y, ndmin)` in `g` (it is linear in `g`, and reads
-    `obj` for its structure only): the items' gradients `h`, in the structure of `obj`, as one
-    array of `g`'s shape (an item without a gradient, zeros)."""
-    if y is not None and _runtime._integer_storage(y):
-        return np.zeros(np.shape(g))
-
+def array_adjoint_transpose(h, g, obj, dtype=None, ndmin=0):
+    """The transpose of `array_adjoint(g, obj, dtype, ndmin)` in `g` (it is linear in `g`, and
+    reads `obj` for its structure and its items' dtypes only): the items' gradients `h`, in the
+    structure of `obj`, as one array of `g`'s shape (an item without a gradient, or whose
+    conversion is piecewise constant, zeros)."""
     def dense(hi, item):
         if isinstance(item, (list, tuple)):
             return [dense(None if hi is None else hi[k], v) for k, v in enumerate(item)]
-        return np.zeros(np.shape(item)) if hi is None else np.asarray(hi, dtype=np.result_type(hi, float))
-    if isinstance(obj, (list, tuple)):
-        h = np.array(dense(h, obj))
-    return np.reshape(h, np.shape(g)) if h is not None else np.zeros(np.shape(g))
+        if hi is None or _cast_is_constant(dtype, item):
+            return np.zeros(np.shape(item))
+        return np.asarray(hi, dtype=np.result_type(hi, float))
+    h = np.array(dense(h, obj))
+    return np.reshape(h, np.shape(g))
 
 
 def tile_adjoint(g, a, reps):

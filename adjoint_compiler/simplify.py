@@ -326,15 +326,15 @@ def shapes_from_params(backward: list, classes: dict, params: list, top: list = 
     operand the backward pass reads anyway: the value need not be computed or kept for it."""
     read = _value_reads(backward)
     sources = list(params) + [v for v in top if v.name in read and v not in params]
-    by_class = {classes[v]: v.name for v in reversed(sources) if classes.get(v) not in (None, 0)}
+    by_class = {(classes[v], _sort(v)): v.name for v in reversed(sources) if classes.get(v) not in (None, 0)}
     # a value of a loop whose class is one of the loop's own (a carried value's, or of what the
     # loop computes) has that class's shape in its own iteration alone: not a top-level value's
     in_loops = {v for s in ir.walk(body) if isinstance(s, ir.Loop) for v in ir.defined_in([s])}
 
     def varies(token) -> bool:
         return token in in_loops or (isinstance(token, tuple) and any(map(varies, token)))
-    by_name = {v.name: by_class[t] for v, t in classes.items()
-               if t in by_class and not (v in in_loops and varies(t))}
+    by_name = {v.name: by_class[t, _sort(v)] for v, t in classes.items()
+               if (t, _sort(v)) in by_class and not (v in in_loops and varies(t))}
     defs = {s.target: s for s in ir.walk(body) if isinstance(s, ir.Assign) and s.target is not None}
     for v, token in classes.items():
         if token in (None, 0) or v.name in by_name:
@@ -344,7 +344,7 @@ def shapes_from_params(backward: list, classes: dict, params: list, top: list = 
         while source not in seen and source.name not in read:
             seen.add(source)
             s = defs.get(source)
-            same = [a for a in s.args if isinstance(a, ir.Var) and a.kind == "num" and classes.get(a) == token] \
+            same = [a for a in s.args if isinstance(a, ir.Var) and _sort(a) == _sort(v) and classes.get(a) == token] \
                 if s is not None and is_elementwise(s) and not s.kwargs else []
             if not same:
                 break
@@ -352,6 +352,14 @@ def shapes_from_params(backward: list, classes: dict, params: list, top: list = 
         if source is not v:
             by_name[v.name] = source.name
     _read_shapes_from(backward, by_name)
+
+
+def _sort(v: ir.Var) -> tuple:
+    """What a helper reading `v` "for its shape alone" may still branch on besides the shape: an
+    array or a sequence (`getitem_adjoint`, `zeros_like` and `unbroadcast` build a list's gradient
+    for a list), the kind of structure, and real or complex (the zeros made for it). A value is
+    read in place of another of its shape only when both have the same sort."""
+    return v.kind, v.tree, v.complex
 
 
 def _nodes(backward: list):

@@ -422,16 +422,22 @@ class _DropDefaults(gast.NodeTransformer):
     """A keyword argument of a call in the template whose value is a parameter bound to that
     parameter's own default goes (`np.reshape(g, s, order=order)` -> `np.reshape(g, s)` for the
     default order), so the generated code mentions only what the user wrote; then a helper that
-    is the identity with one argument left (`rt.through_dtype(g)`, no dtype) is that argument."""
+    is the identity without a given argument (`runtime_facts.identity_unless`: `rt.through_dtype(g)`,
+    `rt.cast_adjoint(g, dtype, x)` with `dtype` at its default None) is its first argument."""
 
     def __init__(self, defaults: set):
         self.defaults = defaults
+
+    def at_default(self, arg) -> bool:
+        return isinstance(arg, gast.Name) and arg.id in self.defaults or isinstance(arg, gast.Constant) \
+            and arg.value is None
 
     def visit_Call(self, node):
         self.generic_visit(node)
         node.keywords = [k for k in node.keywords
                          if not (isinstance(k.value, gast.Name) and k.value.id in self.defaults)]
-        if rtcall.facts_of(node).identity_alone and len(node.args) == 1 and not node.keywords:
+        at = rtcall.facts_of(node).identity_unless
+        if at is not None and not node.keywords and (len(node.args) <= at or self.at_default(node.args[at])):
             return node.args[0]
         return node
 

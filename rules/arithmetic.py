@@ -135,9 +135,19 @@ def to_float_dot(y, x):
     y_dot = rt.cast_tangent(x_dot, y)
 
 
-# Casts to integers and booleans: integer-valued, no gradient.
-nondifferentiable(np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
-                  np.bool_)
+# Casts to integers: an integer keeps its value and its gradient (as through `k * 1.0`); a float
+# made an integer is piecewise constant, no gradient (`rt.cast_adjoint`). Casts to booleans: none.
+@adjoint(np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)
+def to_integer(y, x):
+    x_bar += rt.cast_adjoint(y_bar, np.int64, x)
+
+
+@tangent(np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)
+def to_integer_dot(y, x):
+    y_dot = rt.cast_adjoint(x_dot, np.int64, x)
+
+
+nondifferentiable(np.bool_)
 
 
 @adjoint(sum)

@@ -137,6 +137,4 @@ def concatenator_dot(y, obj, *items):
     y_dot = rt.concatenator_tangent(obj, items, items_dot)
 
 
-# Integer and boolean scalar types (indices, counts, masks): their values carry no gradient.
-nondifferentiable(np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
-                  np.intp)
+# (The integer scalar types, `np.int64(k)`, are casts: their rules are in arithmetic.py.)

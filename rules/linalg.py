@@ -143,7 +143,7 @@ def diag_dot(y, v, k=0):
 
 @adjoint(np.triu)
 def triu(y, m, k=0):
-    m_bar += np.triu(y_bar, k)
+    m_bar += rt.unbroadcast(np.triu(y_bar, k), m)  # (a 1-D `m` is broadcast to a square: summed back)
 
 
 @tangent(np.triu)
@@ -153,7 +153,7 @@ def triu_dot(y, m, k=0):
 
 @adjoint(np.tril)
 def tril(y, m, k=0):
-    m_bar += np.tril(y_bar, k)
+    m_bar += rt.unbroadcast(np.tril(y_bar, k), m)  # (a 1-D `m` is broadcast to a square: summed back)
 
 
 @tangent(np.tril)

@@ -847,22 +847,22 @@ def correlate_dot(y, a, v, mode="valid"):
 # the reductions and accumulations of ufuncs: np.add.reduce(a) is np.sum(a, axis=0), ...
 @adjoint(np.add.reduce)
 def add_reduce(y, a, axis=0, dtype=None, out=None, *, keepdims=False):
-    a_bar += rt.expand_reduced(rt.through_dtype(y_bar, dtype=dtype), a, axis, keepdims)
+    a_bar += rt.expand_reduced(rt.cast_adjoint(y_bar, dtype, a), a, axis, keepdims)
 
 
 @tangent(np.add.reduce)
 def add_reduce_dot(y, a, axis=0, dtype=None, out=None, *, keepdims=False):
-    y_dot = rt.through_dtype(np.sum(a_dot, axis=axis, keepdims=keepdims), dtype=dtype)
+    y_dot = rt.cast_adjoint(np.sum(a_dot, axis=axis, keepdims=keepdims), dtype, a)
 
 
 @adjoint(np.multiply.reduce)
 def multiply_reduce(y, a, axis=0, dtype=None, out=None, *, keepdims=False):
-    a_bar += rt.prod_adjoint(rt.through_dtype(y_bar, dtype=dtype), a, axis, keepdims)
+    a_bar += rt.prod_adjoint(rt.cast_adjoint(y_bar, dtype, a), a, axis, keepdims)
 
 
 @tangent(np.multiply.reduce)
 def multiply_reduce_dot(y, a, axis=0, dtype=None, out=None, *, keepdims=False):
-    y_dot = rt.through_dtype(rt.prod_tangent(a_dot, a, y, axis, keepdims), dtype=dtype)
+    y_dot = rt.cast_adjoint(rt.prod_tangent(a_dot, a, y, axis, keepdims), dtype, a)
 
 
 FRESH_FUNCTIONS.update({np.maximum.accumulate, np.minimum.accumulate, np.modf, np.divmod, np.add.outer,

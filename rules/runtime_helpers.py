@@ -568,14 +568,25 @@ def einsum_adjoint_dot(grads, g, args):
 
 
 @adjoint(rt.array_adjoint)
-def array_adjoint(h, g, obj, y=None, ndmin=0):
-    """Linear in `g`; `obj` and `y` are read for their structure and dtype only (no gradient)."""
-    g_bar += rt.array_adjoint_transpose(h_bar, g, obj, y, ndmin)
+def array_adjoint(h, g, obj, dtype=None, ndmin=0):
+    """Linear in `g`; `obj` is read for its structure and dtypes only (no gradient)."""
+    g_bar += rt.array_adjoint_transpose(h_bar, g, obj, dtype, ndmin)
 
 
 @tangent(rt.array_adjoint)
-def array_adjoint_dot(h, g, obj, y=None, ndmin=0):
-    h_dot = rt.array_adjoint(g_dot, obj, y, ndmin)
+def array_adjoint_dot(h, g, obj, dtype=None, ndmin=0):
+    h_dot = rt.array_adjoint(g_dot, obj, dtype, ndmin)
+
+
+@adjoint(rt.cast_adjoint)
+def cast_adjoint(h, g, dtype, x=None):
+    """Linear in `g` and its own transpose; `x` is read for its dtype only (no gradient)."""
+    g_bar += rt.cast_adjoint(h_bar, dtype, x)
+
+
+@tangent(rt.cast_adjoint)
+def cast_adjoint_dot(h, g, dtype, x=None):
+    h_dot = rt.cast_adjoint(g_dot, dtype, x)
 
 
 @adjoint(rt.det_adjoint)
@@ -604,11 +615,11 @@ def slogdet_adjoint_dot(d, g, a):
 
 
 @adjoint(rt.array_adjoint_transpose)
-def array_adjoint_transpose(a, h, g, obj, y=None, ndmin=0):
+def array_adjoint_transpose(a, h, g, obj, dtype=None, ndmin=0):
     """Linear in `h`, the transpose of `array_adjoint`: its own transpose is `array_adjoint`."""
-    h_bar += rt.array_adjoint(a_bar, obj, y, ndmin)
+    h_bar += rt.array_adjoint(a_bar, obj, dtype, ndmin)
 
 
 @tangent(rt.array_adjoint_transpose)
-def array_adjoint_transpose_dot(a, h, g, obj, y=None, ndmin=0):
-    a_dot = rt.array_adjoint_transpose(h_dot, g, obj, y, ndmin)
+def array_adjoint_transpose_dot(a, h, g, obj, dtype=None, ndmin=0):
+    a_dot = rt.array_adjoint_transpose(h_dot, g, obj, dtype, ndmin)

@@ -210,7 +210,7 @@ alias("copy", np.copy)
 
 @adjoint("astype", *([np.astype] if hasattr(np, "astype") else []))
 def astype(y, a, dtype):
-    a_bar += rt.cast_adjoint(y_bar, y)
+    a_bar += rt.cast_adjoint(y_bar, dtype, a)
 
 
 @tangent("astype", *([np.astype] if hasattr(np, "astype") else []))
@@ -220,7 +220,7 @@ def astype_dot(y, a, dtype):
 
 @adjoint(np.array, np.asarray, np.asanyarray, np.ascontiguousarray, np.asfortranarray)
 def array(y, object, dtype=None, *, ndmin=0):
-    object_bar += rt.array_adjoint(y_bar, object, y, ndmin=ndmin)
+    object_bar += rt.array_adjoint(y_bar, object, dtype, ndmin=ndmin)
 
 
 @tangent(np.array, np.asarray, np.asanyarray, np.ascontiguousarray, np.asfortranarray)

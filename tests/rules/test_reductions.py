@@ -149,3 +149,19 @@ def test_std_and_prod_over_no_entry():
         assert jvp(e_std_slice, (x,), (np.ones(3),))[1] == 2.0
         a_bar, c_bar = grad(e_std_rows, wrt=(0, 1))(np.zeros((2, 0)), 1.5)
         assert a_bar.shape == (2, 0) and c_bar == 1.0
+
+
+def r_int_dtype_of_ints(n, x):
+    return np.sum(n, dtype=int) * x[0] + np.cumsum(n, dtype=np.int64)[-1] * x[1] + np.prod(n, dtype=int)
+
+
+def r_int_dtype_of_floats(n, x):
+    return np.sum(n * 1.5, dtype=int) * x[0] + np.add.reduce(n * 0.5, dtype=np.int32) + np.mean(n, dtype=int)
+
+
+def test_integer_dtype_passes_the_gradient_of_integers_but_not_of_floats():
+    # integers summed (multiplied) as integers are exact: d/dn of sum(n) x0 + sum(n) x1 + prod(n)
+    n, x = np.array([1, 2, 3]), np.array([2.0, -1.0])
+    np.testing.assert_allclose(grad(r_int_dtype_of_ints)(n, x), x[0] + x[1] + np.prod(n) / n)
+    # floats truncated to integers, and a mean computed in integers, are piecewise constant
+    np.testing.assert_allclose(grad(r_int_dtype_of_floats)(n, x), np.zeros(3))

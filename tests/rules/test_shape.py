@@ -141,6 +141,22 @@ def test_astype_int_passes_no_gradient():
     np.testing.assert_array_equal(grad(s_astype_int)(x), x.astype(int))
 
 
+def s_int_scalar_cast(k, x): return np.int64(k) * 1.0 * x[0] + np.int32(k) * x[1]
+def s_int_array_astype(n, x): return np.sum(n.astype(int) * x) + np.sum(n.astype(np.int32) * 2.0)
+def s_int_array_asarray(n, x): return np.sum(np.asarray(n) * x) + np.sum(np.array(n, dtype=np.int64) ** 2)
+
+
+def test_integer_casts_of_integers_pass_their_gradient():
+    # an integer kept an integer keeps its value: d/dk of k * x[0] + k * x[1] is x[0] + x[1]
+    x = np.array([1.5, -2.0, 0.5])
+    n = np.array([1, 2, 3])
+    assert grad(s_int_scalar_cast)(3, x) == pytest.approx(x[0] + x[1])
+    np.testing.assert_allclose(grad(s_int_array_astype)(n, x), x + 2.0)
+    np.testing.assert_allclose(grad(s_int_array_asarray)(n, x), x + 2.0 * n)
+    # (and the other argument's gradient is the integers themselves, as floats)
+    np.testing.assert_allclose(grad(s_int_array_astype, wrt=1)(n, x), n)
+
+
 def s_diff(x, w):
     return np.sum(np.diff(x) * w)
 
