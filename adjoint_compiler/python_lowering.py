@@ -2,7 +2,8 @@
 
 Guarantees, on top of normalize's: nested `def`s and lambdas are `FunctionNode`s (inlined by ssa
 where they are called); `map`, `filter`, `functools.reduce`, `sorted`/`min`/`max` with `key=`,
-`next` and the `itertools` iterators (`islice count repeat chain accumulate zip_longest`) are
+`next`, the `itertools` iterators (`islice count repeat chain accumulate zip_longest product
+combinations combinations_with_replacement permutations`) and `np.ndindex`/`np.ndenumerate` are
 loops, comprehensions or index arithmetic over what they read; `assert`, `raise`, f-strings and
 `with np.errstate(...)` are calls of runtime helpers (`rt.raise_exception`, `rt.set_errstate`)
 in plain `if`s, so they run in the forward pass exactly where the primal runs them.
@@ -54,6 +55,8 @@ PIECEWISE_ZEROS = "__piecewise_zeros__"  # np.piecewise(x, [c0, c1], [f0, f1]): 
 PIECEWISE_MASK = "__piecewise_mask__"
 PIECEWISE_OTHERWISE = "__piecewise_otherwise__"
 UNPACKED = "__check_unpack__"  # `a, b = v`: rt.check_unpack(v, 2) before `a = v[0]; b = v[1]`
+# product(xs, ys): (xs[p[0]], ys[p[1]]) for p in rt.combinatoric_positions('product', ...)
+POSITIONS = "__positions__"
 
 
 @functools.cache
@@ -69,7 +72,7 @@ def runtime_markers() -> dict:
             VECTORIZE_ITEMS: runtime.vectorize_items, VECTORIZE_RESULT: runtime.vectorize_result,
             PIECEWISE_ZEROS: runtime.piecewise_zeros, PIECEWISE_MASK: runtime.piecewise_mask,
             PIECEWISE_OTHERWISE: runtime.piecewise_otherwise, UFUNC_AT_COPY: runtime.ufunc_at_copy,
-            UNPACKED: runtime.check_unpack}
+            UNPACKED: runtime.check_unpack, POSITIONS: runtime.combinatoric_positions}
 
 
 STREAMS = {
@@ -77,7 +80,12 @@ STREAMS = {
     "islice": itertools.islice, "count": itertools.count, "repeat": itertools.repeat, "chain": itertools.chain,
     "chain.from_iterable": itertools.chain.from_iterable, "accumulate": itertools.accumulate,
     "zip_longest": itertools.zip_longest,
+    "product": itertools.product, "combinations": itertools.combinations, "permutations": itertools.permutations,
+    "combinations_with_replacement": itertools.combinations_with_replacement,
+    "ndindex": np.ndindex, "ndenumerate": np.ndenumerate,
 }
+# The iterators whose items are tuples picked from their arguments by positions (`combinatoric`).
+COMBINATORIC = ("product", "combinations", "permutations", "combinations_with_replacement", "ndindex", "ndenumerate")
 # Calls that take a whole iterable once: a stream given to them is materialized as a list first.
 CONSUMERS = (sum, list, tuple, sorted, min, max, any, all, next, functools.reduce)
 # Methods that change a list or an array in place (refused on a name of an enclosing function).
@@ -500,7 +508,75 @@ class PythonLowering:
             return self.positional(seq, out)
         if kind in ("filter", "accumulate"):
             return self.positional(self.stream_list(e, out), out)
+        if kind in COMBINATORIC:
+            return self.combinatoric(kind, e, out)
         self.refuse(f"this call of `{kind}` is not supported as an iterator here", e)
+
+    def combinatoric(self, kind, e, out) -> tuple:
+        """`product(xs, ys, repeat=r)`, `combinations(xs, r)`, `permutations(xs[, r])`,
+        `combinations_with_replacement(xs, r)`, `np.ndindex(shape)`, `np.ndenumerate(a)` by position:
+        the tuples of positions are computed from the lengths alone (`rt.combinatoric_positions`, integers), and
+        each item picks its entries from the sequences by them, so that the sequences (of numbers or
+        arrays being differentiated, or any other iterable) are read by index as a loop reads them.
+        The length of an item must be known when the code is compiled: `r` a number (or, for
+        `permutations`, of a display or a `range` of numbers, their count)."""
+        args, kw = list(e.args), {k.arg: k.value for k in e.keywords}
+
+        def number(v, what):
+            if not (isinstance(v, gast.Constant) and isinstance(v.value, int) and not isinstance(v.value, bool)):
+                self.refuse(f"`{kind}(...)` here needs {what} written as a number (the length of its items)", e)
+            return v.value
+
+        def positions(lengths, r=None):
+            held, result = self.temp("shape" if kind.startswith("nd") else "lengths"), self.temp(f"{kind}_positions")
+            call = _call(_name(POSITIONS), [_const(kind if kind != "ndenumerate" else "ndindex"), _name(held)]
+                         + ([] if r is None else [_const(r)]))
+            for target, value in ((held, lengths), (result, call)):
+                self.stmt(_located(gast.Assign(targets=[_name(target, True)], value=value, type_comment=None), e), out)
+            return self.positional(_name(result), out)
+
+        if kind in ("ndindex", "ndenumerate"):
+            if kw or not args or (kind == "ndenumerate" and len(args) != 1):
+                self.refuse(f"`np.{kind}` takes {'one array' if kind == 'ndenumerate' else 'a shape'} here", e)
+            if kind == "ndindex":
+                return positions(gast.Tuple(elts=[self.atom(a, out) for a in args], ctx=gast.Load()))
+            a = self.atom(args[0], out)
+            shape = self.atom(gast.copy_location(_call(gast.Attribute(value=_name("np"), attr="shape", ctx=gast.Load()),
+                                                       [a]), e), out)
+            n, index = positions(gast.Tuple(elts=[shape], ctx=gast.Load()))
+            return n, lambda k: gast.Tuple(elts=[index(k), gast.Subscript(value=a, slice=index(k), ctx=gast.Load())],
+                                           ctx=gast.Load())
+        if kind == "product":
+            if set(kw) - {"repeat"} or not args:
+                self.refuse("`product` takes iterables and `repeat=` here", e)
+            r = number(kw["repeat"], "`repeat=`") if "repeat" in kw else 1
+        else:
+            given = args[1] if len(args) == 2 else kw.get("r")
+            if len(args) + len(kw) > 2 or set(kw) - {"r"} or not args:
+                self.refuse(f"`{kind}` takes (iterable, r) here", e)
+            if given is None and kind == "permutations":  # (all of a display, or of `range(3)`)
+                given = self.known_length(args[0])
+            r = number(given, "`r`")
+            args = args[:1]
+        parts = [self.index_form(a, out) for a in args]
+        if any(n is None for n, _ in parts):
+            self.refuse(f"`{kind}` of an endless iterator never ends", e)
+        n, index = positions(gast.Tuple(elts=[m for m, _ in parts], ctx=gast.Load()), None if kind == "product"
+                             and r == 1 else r)
+        width = len(parts) * r if kind == "product" else r
+        return n, lambda k: gast.Tuple(elts=[parts[p % len(parts)][1](gast.Subscript(value=index(k), slice=_const(p),
+                                                                                    ctx=gast.Load()))
+                                             for p in range(width)], ctx=gast.Load())
+
+    def known_length(self, e):
+        """The length of `e` as a constant when the code shows it (a display without starred
+        items, `range` of numbers), else None."""
+        if isinstance(e, (gast.List, gast.Tuple)) and not any(isinstance(x, gast.Starred) for x in e.elts):
+            return _const(len(e.elts))
+        if self.is_builtin_call(e, "range") and not e.keywords and all(
+                isinstance(a, gast.Constant) and type(a.value) is int for a in e.args):
+            return _const(len(range(*(a.value for a in e.args))))
+        return None
 
     def positional(self, seq, out) -> tuple:
         n = self.atom(gast.Call(func=_name("len"), args=[seq], keywords=[]), out)

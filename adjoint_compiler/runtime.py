@@ -1027,6 +1027,21 @@ def sort_order(keys, reverse=False) -> list:
     return sorted(range(len(keys)), key=keys.__getitem__, reverse=reverse)
 
 
+def combinatoric_positions(kind, lengths, r=None) -> list:
+    """The tuples of positions `itertools.<kind>` yields over sequences of `lengths`, in its order:
+    `product(xs, ys, repeat=r)` yields `(xs[i], ys[j], ...)` for `(i, j, ...)` in
+    `combinatoric_positions("product", (len(xs), len(ys)), r)`; `combinations`,
+    `combinations_with_replacement` and `permutations` take one length and `r`;
+    `combinatoric_positions("ndindex", shape)` is `list(np.ndindex(*shape))`."""
+    if kind == "ndindex":
+        return list(np.ndindex(*lengths))
+    import itertools
+    ranges = [range(n) for n in lengths]
+    if kind == "product":
+        return list(itertools.product(*ranges, repeat=1 if r is None else r))
+    return list(getattr(itertools, kind)(*ranges, *(() if r is None else (r,))))
+
+
 def extreme_index(keys, largest) -> int:
     """The position of the item `max(items, key=...)` (largest) or `min(...)` returns."""
     pick = max if largest else min

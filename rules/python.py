@@ -52,6 +52,7 @@ nondifferentiable(*(getattr(cls, name) for cls in (logging.Logger, logging.Logge
 declare_text(REPORTS, "debug", "info", "warning", "error", "critical", "exception", "log")
 # positions of a sort or of an extreme: given text (`sorted(names)`), a question about it again
 nondifferentiable(rt.sort_order, rt.extreme_index, text=KEEPS_TEXT)
+nondifferentiable(rt.combinatoric_positions)  # (positions: integers)
 nondifferentiable(rt.set_errstate, rt.restore_errstate)
 
 # Checks and questions about a value (their results are None, booleans, types or ids).
