@@ -196,9 +196,10 @@ def plan(fn: ir.Function, code: list, namer, classes: dict | None = None, kept: 
             if not runs(s):
                 continue
             if outer is not None:
-                # versions made by writes share one array: writes restore their slots themselves
-                names = [v.name for v in ir.defined_by(s) if v.name in read and v.storage is None
-                         and v not in skip]
+                # versions made by writes share one array and its name: writes restore their
+                # slots themselves; an `if`'s output holding such a version has a name of its own
+                names = [v.name for v in ir.defined_by(s) if v.name in read and v not in skip
+                         and (v.storage is None or v.name != v.storage.name)]
                 if names:
                     nested[s] = names
                     stacks, nones = setup.setdefault(outer, ([], []))
