@@ -887,6 +887,10 @@ class ShapeOf:
 def shape_of(x):
     """What the backward pass keeps of `x` when it reads only its shape: a ShapeOf, but a list or
     tuple itself (the adjoints of its items read its length and its type)."""
+    if type(x) is np.ndarray:  # the common case first
+        kept = ShapeOf.__new__(ShapeOf)
+        kept.shape, kept.dtype = x.shape, x.dtype
+        return kept
     if x is None or x is UNBOUND or isinstance(x, (list, tuple, dict)) or _trees.record_fields(x) is not None:
         return x
     return ShapeOf(x)

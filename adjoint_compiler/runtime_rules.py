@@ -996,11 +996,14 @@ def diff_adjoint(g, n=1, axis=-1):
     and +g to its right one (applied n times)."""
     g = np.asarray(g)
     for _ in range(n):
-        pad = [(0, 0)] * g.ndim
-        pad[axis] = (1, 0)
-        left = np.pad(g, pad)
-        pad[axis] = (0, 1)
-        g = left - np.pad(g, pad)
+        shape = list(g.shape)
+        shape[axis] += 1
+        out = np.zeros(shape, g.dtype)
+        head, tail = [slice(None)] * g.ndim, [slice(None)] * g.ndim
+        head[axis], tail[axis] = slice(None, -1), slice(1, None)
+        out[tuple(tail)] = g
+        out[tuple(head)] -= g
+        g = out
     return g
 
 
@@ -1115,6 +1118,8 @@ def diff_parts_adjoint(g, a, n=1, axis=-1, prepend=None, append=None):
     """(a's, prepend's, append's) gradients in `np.diff(a, n, axis, prepend=, append=)`: the
     differences of the joined array, cut back into its three parts."""
     full = diff_adjoint(g, n, axis)
+    if prepend is None and append is None:
+        return full, None, None
     k0, k1, _ = _diff_lengths(a, axis, prepend, append)
     cut = np.split(full, [k0, k0 + k1], axis=axis)
     def back(part, v):

@@ -46,6 +46,9 @@ RUNTIME_SAME_SHAPE = {rt.zeros_like, rt.shape_of, rt.own}  # (`own` of an array:
 # entries moved), whatever their other arguments
 RANK_KEEPING = {np.flip, np.fliplr, np.flipud, np.rot90, np.transpose, np.swapaxes, np.moveaxis, np.roll, np.real,
                 np.imag}
+# the functions whose result has their first argument's shape whatever their other arguments
+# (its entries moved or their real or imaginary parts taken)
+SHAPE_KEEPING = {np.flip, np.fliplr, np.flipud, np.roll, np.real, np.imag}
 DOT = ir.Method("dot")  # `a.dot(b)`: np.dot(a, b) of an array `a` (a rank is known for arrays alone)
 MATRIX_PRODUCTS = (operator.matmul, np.matmul, np.dot, DOT)  # of vectors and matrices: one rule of ranks
 FROM_LENGTH = {np.zeros, np.ones, np.empty, np.full, Buffer.zeros}  # (n, ...) -> an array of n numbers
@@ -202,6 +205,8 @@ def _same_shape(s) -> bool:
     """`s` is a SAME_SHAPE call that keeps its argument's shape (no `shape=`, no `ndmin=`)."""
     if s.prim in RUNTIME_SAME_SHAPE:
         return len(s.args) == 1 and not s.kwargs
+    if _member(s.prim, SHAPE_KEEPING):
+        return True
     return s.prim in SAME_SHAPE and not ({"shape", "ndmin"} & set(s.kwargs)) and len(s.args) < 5
 
 

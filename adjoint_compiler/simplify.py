@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import gast
 
-from . import astwalk, ir, rtcall, runtime, sink
+from . import aliasing, astwalk, ir, rtcall, runtime, sink
 from .backward import Accum, BIf, BLoop, Code, Mark, Raw, Reset, Restore, counted
 from .fixpoint import fixpoint
 from .printing import operand as operand_text
@@ -435,12 +435,18 @@ def kept_loads(node) -> set:
 
 def prune_restores(stmts, needed: set, views: dict) -> tuple:
     """Keep a restore of overwritten slots only if a later adjoint reads the array's values (itself
-    or through a view, `views` mapping view names to array names).
+    or through a view, `views` mapping view names to array names) before the tape gives its name
+    an earlier trip's array: a `Mark` of the statement that made the array new (`lap = a + b`,
+    one array per trip, sharing memory with no other name), after which the name holds another.
     Returns (kept, arrays whose values are read on entry)."""
     kept: list = []
     needed = set(needed)
+    shared = set(views).union(*views.values())
     for s in reversed(stmts):
-        if isinstance(s, Code) and s.restore:
+        if isinstance(s, Mark):
+            needed -= _made_anew(s.stmt) - shared
+            kept.append(s)
+        elif isinstance(s, Code) and s.restore:
             if s.restore in needed:
                 kept.append(s)
         elif isinstance(s, Code):
@@ -468,6 +474,15 @@ def prune_restores(stmts, needed: set, views: dict) -> tuple:
             kept.append(s)
     kept.reverse()
     return kept, needed
+
+
+def _made_anew(stmt) -> set:
+    """The name of the new array `stmt` makes (a fresh result, not a version a write made), which
+    the tape restores at its `Mark` by rebinding the name; else nothing."""
+    if isinstance(stmt, ir.Assign) and stmt.target is not None and stmt.target.storage is None \
+            and stmt.prim not in ir.WRITES and aliasing.is_fresh(stmt):
+        return {stmt.target.name}
+    return set()
 
 
 def _names_bound(item) -> int:

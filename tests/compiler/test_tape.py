@@ -37,3 +37,63 @@ def test_a_cheap_scalar_of_an_unwritten_array_is_recomputed():
     src = adjoint_source(scaled_rows, 0, (x,))
     assert "s_stack" not in src and src.count("s = x_i * 2.0") == 2
     check_grads(scaled_rows, x)
+
+
+def written_in_a_branch(u0, w):
+    u = u0.copy()
+    s = 0.0
+    for i in range(3):
+        t = np.tanh(u) * w
+        if s > 0.88:
+            t[1:3] = 0.64
+        s = s + np.sum(t * t)
+        u = u + 0.74 * t
+    return np.sum(u * u) + s
+
+
+def test_an_ifs_output_holding_a_written_array_is_saved_per_trip():
+    """`t_2`, the `if`'s name for `t` after its write, is another trip's array in the backward
+    pass unless it is saved too (it read the last trip's `t` in every trip: a wrong gradient)."""
+    u0, w = np.array([0.3, 1.2, 0.7, 1.4]), np.array([0.9, 0.4, 1.3, 0.6])
+    src = adjoint_source(written_in_a_branch, 0, (u0, w))
+    assert "t_2_stack.append(t_2)" in src and "t_2 = t_2_stack.pop()" in src
+    check_grads(written_in_a_branch, u0, w)
+
+
+def boundary_zeroed(u0, kappa):
+    u = u0.copy()
+    for _ in range(3):
+        lap = np.roll(u, 1) - 2 * u + np.roll(u, -1)
+        lap[0] = 0.0
+        lap[-1] = 0.0
+        u = u + kappa * lap
+    return np.sum(u ** 2)
+
+
+def boundary_zeroed_read_before(u0, kappa):
+    u = u0.copy()
+    s = 0.0
+    for _ in range(3):
+        lap = np.roll(u, 1) - 2 * u + np.roll(u, -1)
+        s = s + np.sum(lap * lap)
+        lap[0] = 0.0
+        lap[-1] = 0.0
+        u = u + kappa * lap
+    return np.sum(u ** 2) + s
+
+
+def test_a_new_array_per_trip_is_not_restored_after_its_last_read():
+    """The backward pass reads `lap` (for kappa's gradient) before it gets to the writes, and the
+    tape then gives the name the previous trip's array: the overwritten slots are never read."""
+    u0 = np.array([0.3, 1.2, 0.7, 1.4, 0.2])
+    src = adjoint_source(boundary_zeroed, (0, 1), (u0, 0.2))
+    assert "save_slots" not in src and "lap = lap_stack.pop()" in src
+    check_grads(boundary_zeroed, u0, 0.2, wrt=(0, 1))
+
+
+def test_a_new_array_read_before_its_writes_is_restored():
+    """`lap * lap`'s adjoint, after the writes' in the backward pass, reads the slots they overwrote."""
+    u0 = np.array([0.3, 1.2, 0.7, 1.4, 0.2])
+    src = adjoint_source(boundary_zeroed_read_before, (0, 1), (u0, 0.2))
+    assert src.count("save_slots") == 2 and "lap[0] = lap_saved" in src
+    check_grads(boundary_zeroed_read_before, u0, 0.2, wrt=(0, 1))
