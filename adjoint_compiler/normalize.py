@@ -442,6 +442,18 @@ class Normalizer(PythonLowering):
                 out[-1].in_place = len(out) > before
                 out[-1].list_method = call.func.attr if len(out) > before else None  # (ssa: `seq` is a list)
                 return
+            if (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and call.func.attr == "sort"
+                    and isinstance(call.func.value, gast.Name) and call.func.value.id in self.locals
+                    and not call.args and call.keywords and {k.arg for k in call.keywords} <= {"key", "reverse"}):
+                # `xs.sort(key=..., reverse=...)` (a list's: an array's sort takes neither) rebinds
+                # `xs` to `sorted(xs, key=..., reverse=...)`, as `append` does to a new list
+                seq = call.func.value.id
+                before = len(out)
+                self.stmt(gast.copy_location(gast.Assign(targets=[name(seq, True)], value=gast.Call(
+                    func=name("sorted"), args=[name(seq)], keywords=call.keywords), type_comment=None), s), out)
+                out[-1].in_place = len(out) > before
+                out[-1].list_method = "sort" if len(out) > before else None
+                return
             if isinstance(call, gast.Call) and self.is_copyto(call) and len(call.args) >= 2 \
                     and self.stream_of(call.args[1]) is not None:
                 # copyto(b, <generator, map, islice, iter, ...>) fills b's slots in C order from slot 0

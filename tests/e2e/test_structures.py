@@ -237,6 +237,30 @@ def test_conditional_append(x):
     np.testing.assert_allclose(g, np.where(x > 0, 2 * x, 0.0), rtol=1e-12)
 
 
+def sorted_in_place_by_key(x):
+    xs = [x[0], x[1] * 2.0, x[2] - 1.0]
+    xs.sort(key=abs, reverse=True)
+    return xs[0] * 3.0 + xs[1]
+
+
+def test_list_sort_with_key_rebinds_the_list():
+    x = np.array([0.4, -1.3, 0.2])  # |.|: 0.4, 2.6, 0.8 -> the second, the third, then the first
+    g = check(sorted_in_place_by_key, x)
+    np.testing.assert_allclose(g, [0.0, 6.0, 1.0], rtol=1e-12)
+
+
+def sort_shared_list(x):
+    xs = [x[0], x[1]]
+    ys = xs
+    xs.sort(key=lambda v: -v)
+    return xs[0] + 2.0 * ys[1]
+
+
+def test_list_sort_of_a_list_another_name_holds_is_refused():
+    with pytest.raises(AdjointCompilerError, match="ys"):
+        grad(sort_shared_list)(np.array([0.3, 0.9]))
+
+
 def long_append(x, n):
     ys = []
     for i in range(n):
