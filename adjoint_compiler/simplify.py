@@ -476,6 +476,22 @@ def prune_restores(stmts, needed: set, views: dict) -> tuple:
     return kept, needed
 
 
+def sharing_groups(views: dict) -> dict:
+    """`views` (a name -> the written arrays it may share memory with) made symmetric and
+    transitive: each name -> every other name of its group. A read through any name of an array
+    (a view of it, an `if`'s or a loop's name for it) needs the restores of writes through any
+    other: `t_3`, the `if`'s name for `t_2` after a branch wrote into it, reads what `t_2[1] =
+    t_2_saved` put back."""
+    group: dict = {}
+    for name, arrays in views.items():
+        members = {name, *arrays}
+        for m in list(members):
+            members |= group.get(m, set())
+        for m in members:
+            group[m] = members
+    return {m: members - {m} for m, members in group.items()}
+
+
 def _made_anew(stmt) -> set:
     """The name of the new array `stmt` makes (a fresh result, not a version a write made), which
     the tape restores at its `Mark` by rebinding the name; else nothing."""
@@ -549,7 +565,7 @@ def simplify(backward: list, adjoint_names: dict, seeded: set, returned: set, vi
     resolver = Resolver(adjoint_names, zeros, scalars)
     defined = set(seeded)
     code = resolver.block(backward, defined)
-    code, _ = prune_restores(code, set(), views or {})
+    code, _ = prune_restores(code, set(), sharing_groups(views or {}))
     code, live_in = prune(code, returned & defined)
     return code, live_in, defined
 

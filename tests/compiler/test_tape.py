@@ -97,3 +97,31 @@ def test_a_new_array_read_before_its_writes_is_restored():
     src = adjoint_source(boundary_zeroed_read_before, (0, 1), (u0, 0.2))
     assert src.count("save_slots") == 2 and "lap[0] = lap_saved" in src
     check_grads(boundary_zeroed_read_before, u0, 0.2, wrt=(0, 1))
+
+
+def halved_in_a_branch(w):
+    t = np.array([0.9, 0.7, 0.6, 0.5])
+    s = 0.0
+    for j in range(2):
+        if j > -1:
+            t[1] *= 0.5
+        s = s + np.sum(t * w)
+        t[2] = 0.7
+    return s
+
+
+def test_a_write_in_a_branch_is_restored_for_the_ifs_name_of_the_array():
+    """The backward pass reads `t_3` (the if's name for `t_2` after the branch wrote `t_2[1]`):
+    its value in the first trip needs the second trip's write undone (it was not: a wrong
+    gradient)."""
+    w = np.array([1.1, 0.2, 0.3, 0.8])
+    src = adjoint_source(halved_in_a_branch, 0, (w,))
+    assert "t_2[1] = t_2_saved" in src
+    check_grads(halved_in_a_branch, w)
+
+
+def test_sharing_groups_are_symmetric_and_transitive():
+    from adjoint_compiler.simplify import sharing_groups
+    assert sharing_groups({"t": {"t_2", "t_3"}, "v": {"t_3"}, "a": {"b"}}) == {
+        "t": {"t_2", "t_3", "v"}, "t_2": {"t", "t_3", "v"}, "t_3": {"t", "t_2", "v"}, "v": {"t", "t_2", "t_3"},
+        "a": {"b"}, "b": {"a"}}

@@ -66,3 +66,32 @@ def gen_temporary_written_per_trip(ch) -> Case:
     rng = np.random.default_rng(ch.int(0, 10 ** 6))
     args = [rng.uniform(0.2, 1.5, n), rng.uniform(0.2, 1.5, n)]
     return Case("\n".join(lines) + "\n", args, wrt=ch.choice([0, 1]))
+
+
+@family("temporaries")
+def gen_temporary_written_in_an_inner_loop(ch) -> Case:
+    """The temporary of an outer trip written by an inner loop (its trips' own names for it: loop
+    values holding one array), under branches, and read by both loops."""
+    n = 4
+    inner = ch.choice([f"for j in range({ch.int(1, 3)}):", "for j in range(i + 1):", "j = 0\n        while j < 2:"])
+    lines = ["def f(u0, w):", "    u = u0.copy()", "    s = 0.0", f"    for i in range({ch.int(1, 3)}):",
+             f"        t = {ch.choice(_MADE[:-2]).format(c=_c(ch))}"]
+    lines += [f"        {b}" for b in inner.split("\n        ")]
+    body = []
+    for _ in range(ch.int(1, 2)):
+        write = ch.choice(["t[j % 4] = {v}", "t[j % 4] += {v}", "t[(j + 1) % 4] *= {c}", "t[1:3] = {v}",
+                           "t[0] = t[1] * {c}"]).format(v=ch.choice(_VALUE).format(c=_c(ch)), c=_c(ch))
+        if ch.coin(0.3):
+            body += [f"if s > {ch.float(-1, 1):.2f}:", f"    {write}"]
+        else:
+            body.append(write)
+        if ch.coin(0.5):
+            body.append(ch.choice([f"s = s + t[j % 4] * {_c(ch)}", f"s = s + np.sum(t * w) * {_c(ch)}"]))
+    if inner.startswith("j = 0"):
+        body.append("j = j + 1")
+    lines += [f"            {b}" for b in body]
+    lines += [f"        {b}" for b in ch.choice(_READ).format(c=_c(ch)).split("\n        ")]
+    lines.append("    return np.sum(u * u) + s")
+    rng = np.random.default_rng(ch.int(0, 10 ** 6))
+    return Case("\n".join(lines) + "\n", [rng.uniform(0.2, 1.5, n), rng.uniform(0.2, 1.5, n)],
+                wrt=ch.choice([0, 1]))
