@@ -70,3 +70,35 @@ def gen_branches_in_a_loop(ch) -> Case:
     rng = np.random.default_rng(ch.int(0, 10 ** 6))
     args = [rng.uniform(0.2, 1.5, n), rng.uniform(0.2, 1.5, n)]
     return Case("\n".join(lines) + "\n", args, wrt=ch.choice([0, 1]))
+
+
+@family("branch_loops")
+def gen_branches_in_nested_loops(ch) -> Case:
+    """An inner loop (`for` over a range or the trip count, or a `while`) whose branches write into
+    the outer trip's temporary and the carried state, with views taken in the branches."""
+    n = 4
+    inner = ch.choice([f"for j in range({ch.int(1, 3)}):", "for j in range(i + 1):", "j = 0\n        while j < 2:"])
+    lines = ["def f(u0, w):", "    u = u0.copy()", "    s = 0.0", f"    for i in range({ch.int(1, 3)}):",
+             f"        t = {ch.choice(_MAKE).format(c=_c(ch))}"]
+    lines += [f"        {b}" for b in inner.split("\n        ")]
+    body = []
+    for _ in range(ch.int(1, 2)):
+        cond = ch.choice(_COND).format(c=_c(ch), n=n)
+        branch = _branch_body(ch, n, depth=1)
+        if ch.coin(0.3):
+            branch = [f"v = {ch.choice(['t', 'u'])}[{ch.choice(['1:', ':2', '::-1'])}]",
+                      f"v[0] = {ch.choice(_VALUE).format(c=_c(ch))}"] + branch
+        body += [f"if {cond}:"] + [f"    {b}" for b in branch]
+        if ch.coin(0.5):
+            body += ["else:"] + [f"    {b}" for b in _branch_body(ch, n, depth=1)]
+        if ch.coin(0.6):
+            body.append(ch.choice([f"s = s + np.sum(t * w) * {_c(ch)}", f"s = s + t[j % 4] * u[0]",
+                                   f"s = s + np.dot(u, w) * {_c(ch)}"]))
+    if inner.startswith("j = 0"):
+        body.append("j = j + 1")
+    lines += [f"            {b}" for b in body]
+    lines.append(f"        u = {ch.choice(['u + 0.3 * t', 'u * np.cos(0.2 * t)', '0.5 * (u + t)'])}")
+    lines.append(ch.choice(["    return np.sum(u * u) + s", "    return np.sum(u * t) + s"]))
+    rng = np.random.default_rng(ch.int(0, 10 ** 6))
+    return Case("\n".join(lines) + "\n", [rng.uniform(0.2, 1.5, n), rng.uniform(0.2, 1.5, n)],
+                wrt=ch.choice([0, 1]))
