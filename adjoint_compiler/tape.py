@@ -196,10 +196,10 @@ def plan(fn: ir.Function, code: list, namer, classes: dict | None = None, kept: 
             if not runs(s):
                 continue
             if outer is not None:
-                # versions made by writes share one array and its name: writes restore their
-                # slots themselves; an `if`'s output holding such a version has a name of its own
-                names = [v.name for v in ir.defined_by(s) if v.name in read and v not in skip
-                         and (v.storage is None or v.name != v.storage.name)]
+                # a write's version is its array under the same name: writes restore their slots
+                # themselves; an `if`'s output holding such a version has a name of its own
+                written = isinstance(s, ir.Assign) and s.prim in ir.WRITES
+                names = [v.name for v in ir.defined_by(s) if v.name in read and v not in skip and not written]
                 if names:
                     nested[s] = names
                     stacks, nones = setup.setdefault(outer, ([], []))
