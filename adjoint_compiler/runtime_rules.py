@@ -832,12 +832,22 @@ def _split(g, items, promoted, axis):
     index = [slice(None)] * g.ndim
     start, parts = 0, []
     for p, item in zip(promoted, items):  # (slicing: `np.split` costs ten times more)
-        stop = start + np.shape(p)[axis]
+        stop = start + _shape(p)[axis]
         index[axis] = slice(start, stop)
         part = g[tuple(index)]
-        parts.append(part if part.shape == np.shape(item) else np.reshape(part, np.shape(item)))
+        shape = _shape(item)
+        parts.append(part if part.shape == shape else np.reshape(part, shape))
         start = stop
     return _like(parts, items)
+
+
+def _shape(v) -> tuple:
+    """np.shape(v), without converting an array (or a list of numbers) first."""
+    if type(v) is np.ndarray:
+        return v.shape
+    if type(v) is list and all(type(e) in (float, int, np.float64) for e in v):
+        return (len(v),)
+    return np.shape(v)
 
 
 @_facts.reads_only_shapes
