@@ -893,9 +893,16 @@ def array_adjoint(g, obj, dtype=None, ndmin=0):
     if ndmin and np.ndim(g) > 0:
         g = np.reshape(g, np.shape(obj) if not isinstance(obj, (list, tuple)) else np.shape(np.asarray(obj)))
     if isinstance(obj, (list, tuple)):
-        return [array_adjoint(g[i], item, dtype) for i, item in enumerate(obj)]
-    g = cast_adjoint(g, dtype, obj)
-    return _scalar(g) if not isinstance(obj, np.ndarray) else g
+        return [array_adjoint(g[i], item, dtype) if isinstance(item, (list, tuple)) else _item_adjoint(g[i], item, dtype)
+                for i, item in enumerate(obj)]
+    return _item_adjoint(g, obj, dtype)
+
+
+def _item_adjoint(g, item, dtype):
+    """`array_adjoint` of an array or a number."""
+    if dtype is not None:
+        g = cast_adjoint(g, dtype, item)
+    return g if isinstance(item, np.ndarray) else _scalar(g)
 
 
 def array_adjoint_transpose(h, g, obj, dtype=None, ndmin=0):
